@@ -1,0 +1,282 @@
+"""The game contract every rules engine implements, and the checked wrapper around it.
+
+A rules engine is a :class:`Game`: a stateless object whose methods take a mutable game state
+``S``. The engine is pure: no I/O, no clock, no global random state; randomness comes from the
+:class:`~games.rng.Rng` stored in the state, so the same seed and the same choices give the same
+match byte for byte, and a snapshot (``dump``) restores the generator too.
+
+A turn is a sequence of small decisions. At any moment exactly one seat must decide (or nobody,
+when the match is over): :meth:`Game.decision` names that seat, the kind of decision and its
+legal choices. A choice is a small map, ``{"kind": ..., <arguments>}``, and the legal list is
+in a stable order so that clients may answer with an index. Decisions that belong to another
+player in the middle of someone's turn are ordinary decisions for that player's seat.
+
+:meth:`Game.apply` is the trusted path: it receives a choice that :class:`Match` has already
+checked (game not over, right seat, choice among the legal ones) and mutates the state. Untrusted
+input goes through :meth:`Match.act`, which raises a typed :mod:`games.errors` error and leaves
+the state untouched.
+
+Views are plain data (maps with string keys, lists, ints, floats, strings, bools, None). Each
+audience's view is split in two parts so the server can diff and encode the common part once per
+revision: a *shared* part, identical for every audience (spectators included), and each seat's
+*own* part (its secrets, and its legal choices when it must decide). Nothing hidden from an
+audience may appear in what it is sent: not other seats' secrets, not the order of face-down
+piles and decks, never the generator state.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar, Generic, TypeAlias, TypeVar
+
+from games.errors import (
+    GameOverError,
+    IllegalChoice,
+    MalformedChoice,
+    NotYourTurnError,
+    OptionsError,
+)
+from games.rng import Rng
+
+JSON: TypeAlias = bool | int | float | str | list["JSON"] | dict[str, "JSON"] | None
+"""What views, choices, events and snapshots are made of (msgpack and JSON both carry it)."""
+
+Choice: TypeAlias = dict[str, JSON]
+"""A legal choice: ``{"kind": str, ...arguments}``."""
+
+S = TypeVar("S")
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """Who must decide now, what kind of decision it is, and the legal choices in order."""
+
+    seat: int
+    kind: str
+    choices: Sequence[Choice]
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Something that happened, for logs and animations, projected per audience.
+
+    ``data`` is seen by everyone; ``private`` adds fields for one seat only (for example the card
+    a player drew: everyone sees that a card was drawn, only the drawer sees which).
+    """
+
+    kind: str
+    data: Mapping[str, JSON] = field(default_factory=dict)
+    private: Mapping[int, Mapping[str, JSON]] = field(default_factory=dict)
+
+    def project(self, seat: int | None) -> dict[str, JSON]:
+        """The event as ``seat`` sees it (``None``: a spectator)."""
+        out: dict[str, JSON] = {"kind": self.kind}
+        out.update(self.data)
+        if seat is not None:
+            extra = self.private.get(seat)
+            if extra:
+                out.update(extra)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """The end of a match: score and per-category breakdown per seat, the winners (ties share)."""
+
+    scores: tuple[int, ...]
+    winners: tuple[int, ...]
+    breakdown: tuple[Mapping[str, int], ...]
+    turns: int
+
+    def to_json(self) -> dict[str, JSON]:
+        return {
+            "scores": list(self.scores),
+            "winners": list(self.winners),
+            "breakdown": [dict(b) for b in self.breakdown],
+            "turns": self.turns,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """One audience's view: the part every audience shares and its own part (None: spectator)."""
+
+    shared: dict[str, JSON]
+    own: dict[str, JSON] | None
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"shared": self.shared, "own": self.own}
+
+
+class Game(ABC, Generic[S]):
+    """A rules engine. Stateless: every method takes the state it works on."""
+
+    name: ClassVar[str]
+    """Registry name, lower case (``"ishtar"``)."""
+    title: ClassVar[str]
+    min_players: ClassVar[int]
+    max_players: ClassVar[int]
+
+    def check_options(self, players: int, options: Mapping[str, object]) -> dict[str, JSON]:
+        """Validate untrusted room options and return them normalised (defaults filled in).
+
+        Raises :class:`OptionsError` naming what is wrong. The default accepts no options.
+        """
+        if not self.min_players <= players <= self.max_players:
+            raise OptionsError(
+                f"{self.title} is for {self.min_players} to {self.max_players} players, "
+                f"not {players}"
+            )
+        if options:
+            raise OptionsError(f"unknown options: {', '.join(sorted(map(str, options)))}")
+        return {}
+
+    @abstractmethod
+    def setup(self, players: int, options: Mapping[str, JSON], seed: int) -> S:
+        """A new match. ``options`` come from :meth:`check_options`."""
+
+    @abstractmethod
+    def decision(self, state: S) -> Decision | None:
+        """The pending decision, or None when the match is over."""
+
+    @abstractmethod
+    def apply(self, state: S, choice: Choice) -> list[Event]:
+        """Apply a legal choice of the pending decision (trusted), mutating ``state``."""
+
+    @abstractmethod
+    def shared_view(self, state: S) -> dict[str, JSON]:
+        """What every audience sees. At the end it reveals everything and holds the breakdown."""
+
+    @abstractmethod
+    def own_view(self, state: S, seat: int) -> dict[str, JSON]:
+        """What only ``seat`` sees (its hand, its face-down cards...)."""
+
+    @abstractmethod
+    def result(self, state: S) -> Result | None:
+        """Scores and winners once the match is over, else None."""
+
+    @abstractmethod
+    def dump(self, state: S) -> dict[str, JSON]:
+        """The whole state as plain data, generator included: ``load(dump(s))`` equals ``s``."""
+
+    @abstractmethod
+    def load(self, data: Mapping[str, JSON]) -> S:
+        """Rebuild a state from :meth:`dump` output; raise SnapshotError if it is not one."""
+
+    @abstractmethod
+    def hidden_variant(self, state: S, viewer: int | None, rng: Rng) -> S:
+        """A copy of ``state`` with everything ``viewer`` may not see re-dealt at random.
+
+        Other seats' secrets, the order of face-down piles and decks, and the generator state
+        change; everything the viewer may see stays. Used by the leak check: the viewer's view
+        must be identical for both states.
+        """
+
+    def why_illegal(self, state: S, choice: Choice) -> str | None:
+        """Optionally explain why a well-formed choice is not legal now, for the error message."""
+        return None
+
+
+def audience_view(game: Game[S], state: S, seat: int | None) -> View:
+    """The view of ``seat`` (None: spectators) with the contract's common fields.
+
+    ``shared``: ``{"game": <game shared view>, "turn": {"seat", "decision"} | None,
+    "result": <Result.to_json()> | None}``; ``own`` (seats only): ``{"seat", "private": <game own
+    view>, "choices": <legal choices if this seat must decide, else []>}``.
+    """
+    return View(shared_part(game, state), None if seat is None else own_part(game, state, seat))
+
+
+def shared_part(game: Game[S], state: S, decision: Decision | None = None) -> dict[str, JSON]:
+    if decision is None:
+        decision = game.decision(state)
+    result = game.result(state)
+    return {
+        "game": game.shared_view(state),
+        "turn": None if decision is None else {"seat": decision.seat, "decision": decision.kind},
+        "result": None if result is None else result.to_json(),
+    }
+
+
+def own_part(
+    game: Game[S], state: S, seat: int, decision: Decision | None = None
+) -> dict[str, JSON]:
+    if decision is None:
+        decision = game.decision(state)
+    choices: list[JSON] = []
+    if decision is not None and decision.seat == seat:
+        choices = list(decision.choices)
+    return {"seat": seat, "private": game.own_view(state, seat), "choices": choices}
+
+
+class Match(Generic[S]):
+    """A game and its state, with every untrusted choice checked before it reaches the engine."""
+
+    __slots__ = ("_decision", "game", "state")
+
+    def __init__(self, game: Game[S], state: S) -> None:
+        self.game = game
+        self.state = state
+        self._decision: Decision | None = game.decision(state)
+
+    @classmethod
+    def new(cls, game: Game[S], players: int, options: Mapping[str, object], seed: int) -> Match[S]:
+        checked = game.check_options(players, options)
+        return cls(game, game.setup(players, checked, seed))
+
+    @property
+    def decision(self) -> Decision | None:
+        return self._decision
+
+    @property
+    def over(self) -> bool:
+        return self._decision is None
+
+    def resolve(self, seat: int, choice: object) -> Choice:
+        """Turn an untrusted answer (an index or a choice map) into a legal choice, or raise."""
+        decision = self._decision
+        if decision is None:
+            raise GameOverError("the match is over")
+        if seat != decision.seat:
+            raise NotYourTurnError(
+                f"seat {decision.seat} must decide ({decision.kind}), not {seat}"
+            )
+        if isinstance(choice, bool):
+            raise MalformedChoice("a choice is an index into the legal list or a choice map")
+        if isinstance(choice, int):
+            if 0 <= choice < len(decision.choices):
+                return decision.choices[choice]
+            raise IllegalChoice(
+                f"choice index {choice} out of range: {len(decision.choices)} legal choices"
+            )
+        if not isinstance(choice, Mapping) or not isinstance(choice.get("kind"), str):
+            raise MalformedChoice("a choice is an index into the legal list or a choice map")
+        for legal in decision.choices:
+            if legal == choice:
+                return legal
+        if choice["kind"] != decision.kind and all(
+            c.get("kind") != choice["kind"] for c in decision.choices
+        ):
+            raise IllegalChoice(
+                f"a {choice['kind']!r} choice is not possible now ({decision.kind})"
+            )
+        why = self.game.why_illegal(self.state, dict(choice))
+        raise IllegalChoice(why or f"not a legal {decision.kind} choice now")
+
+    def act(self, seat: int, choice: object) -> list[Event]:
+        """Check and apply one choice of ``seat``; on error the state is unchanged."""
+        legal = self.resolve(seat, choice)
+        events = self.game.apply(self.state, legal)
+        self._decision = self.game.decision(self.state)
+        return events
+
+    def view(self, seat: int | None) -> View:
+        decision = self._decision
+        shared = shared_part(self.game, self.state, decision)
+        own = None if seat is None else own_part(self.game, self.state, seat, decision)
+        return View(shared, own)
+
+    def result(self) -> Result | None:
+        return self.game.result(self.state)

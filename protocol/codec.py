@@ -1,0 +1,158 @@
+"""msgpack framing: every WebSocket binary frame is one msgpack map with a ``type`` string.
+
+Decoding untrusted bytes never raises anything but :class:`~protocol.errors.FrameError`: the
+limits below are enforced while unpacking (msgpack's own length limits) and then by one
+iterative walk (depth, allowed types, string keys), so no input can hang the decoder, exhaust
+memory beyond the frame's own size, or escape with a library exception.
+
+Allowed types: nil, bool, int (64-bit), float, str (UTF-8), array, map with string keys. Binary
+and extension types are refused. Encoding trusts its input (it is ours) but uses the same types.
+
+The *canonical* encoding (used by the view hash) is the msgpack of the same value with every map's
+keys in ascending order of their UTF-8 bytes; ints use their smallest form and floats are always
+64-bit, as msgpack does by default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import msgpack
+
+from protocol.errors import ErrorCode, FrameError
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Bounds on one incoming frame. The defaults suit client-to-server frames."""
+
+    max_frame_bytes: int = 64 * 1024
+    max_depth: int = 16
+    max_container: int = 1024
+    max_str: int = 16 * 1024
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            "max_frame_bytes": self.max_frame_bytes,
+            "max_depth": self.max_depth,
+            "max_container": self.max_container,
+            "max_str": self.max_str,
+        }
+
+
+DEFAULT_LIMITS = Limits()
+
+
+def encode(message: Mapping[str, Any]) -> bytes:
+    """Encode one frame (trusted input: our own messages)."""
+    return msgpack.packb(message, use_bin_type=True)  # type: ignore[no-any-return]
+
+
+def decode(data: bytes, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
+    """Decode one untrusted frame into a map with a string ``type``, or raise FrameError."""
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise FrameError(ErrorCode.TEXT_FRAME, "frames are binary msgpack, not text")
+    if len(data) > limits.max_frame_bytes:
+        raise FrameError(
+            ErrorCode.FRAME_TOO_LARGE,
+            f"frame of {len(data)} bytes; the limit is {limits.max_frame_bytes}",
+        )
+    try:
+        value = msgpack.unpackb(
+            data,
+            raw=False,
+            use_list=True,
+            strict_map_key=False,
+            max_str_len=limits.max_str,
+            max_bin_len=0,
+            max_ext_len=0,
+            max_array_len=limits.max_container,
+            max_map_len=limits.max_container,
+        )
+    except ValueError as exc:
+        text = str(exc)
+        if "exceeds max_" in text or "_len(" in text:
+            raise FrameError(ErrorCode.CONTAINER_TOO_LARGE, text) from None
+        raise FrameError(ErrorCode.MALFORMED_FRAME, f"not one msgpack value: {text}") from None
+    except Exception as exc:  # msgpack raises several unrelated types on garbage
+        raise FrameError(
+            ErrorCode.MALFORMED_FRAME, f"not one msgpack value: {type(exc).__name__}"
+        ) from None
+    check_value(value, limits)
+    if not isinstance(value, dict):
+        raise FrameError(ErrorCode.BAD_ENVELOPE, "a frame is a map")
+    kind = value.get("type")
+    if not isinstance(kind, str) or not kind:
+        raise FrameError(ErrorCode.BAD_ENVELOPE, "a frame needs a string 'type'")
+    return value
+
+
+def check_value(value: object, limits: Limits = DEFAULT_LIMITS) -> None:
+    """Check depth, types and string keys of a decoded value without recursion."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            if depth > limits.max_depth:
+                raise FrameError(ErrorCode.TOO_DEEP, f"nesting deeper than {limits.max_depth}")
+            for key, child in item.items():  # type: ignore[attr-defined]
+                if type(key) is not str:
+                    raise FrameError(ErrorCode.BAD_TYPE, "map keys must be strings")
+                if type(child) in (dict, list):
+                    stack.append((child, depth + 1))
+                elif type(child) not in _SCALARS:
+                    raise FrameError(ErrorCode.BAD_TYPE, f"{type(child).__name__} not allowed")
+        elif kind is list:
+            if depth > limits.max_depth:
+                raise FrameError(ErrorCode.TOO_DEEP, f"nesting deeper than {limits.max_depth}")
+            for child in item:  # type: ignore[attr-defined]
+                if type(child) in (dict, list):
+                    stack.append((child, depth + 1))
+                elif type(child) not in _SCALARS:
+                    raise FrameError(ErrorCode.BAD_TYPE, f"{type(child).__name__} not allowed")
+        elif kind not in _SCALARS:
+            raise FrameError(ErrorCode.BAD_TYPE, f"{kind.__name__} not allowed")
+
+
+_SCALARS = frozenset({type(None), bool, int, float, str})
+
+
+def _sorted(value: Any) -> Any:
+    kind = type(value)
+    if kind is dict:
+        return {k: _sorted(value[k]) for k in sorted(value, key=_key_bytes)}
+    if kind is list or kind is tuple:
+        return [_sorted(v) for v in value]
+    return value
+
+
+def _key_bytes(key: str) -> bytes:
+    return key.encode()
+
+
+def canonical(value: Any) -> bytes:
+    """The canonical msgpack encoding of a JSON-like value (sorted map keys)."""
+    return msgpack.packb(_sorted(value), use_bin_type=True)  # type: ignore[no-any-return]
+
+
+def canonical_map(encoded_values: Mapping[str, bytes]) -> bytes:
+    """The canonical encoding of a map whose values are already canonically encoded.
+
+    Lets the server hash ``{"own": ..., "shared": ...}`` without encoding the shared part again
+    for every audience.
+    """
+    keys = sorted(encoded_values, key=_key_bytes)
+    n = len(keys)
+    if n < 16:
+        out = bytearray([0x80 | n])
+    elif n < 1 << 16:
+        out = bytearray(b"\xde" + n.to_bytes(2, "big"))
+    else:
+        out = bytearray(b"\xdf" + n.to_bytes(4, "big"))
+    for key in keys:
+        out += msgpack.packb(key, use_bin_type=True)
+        out += encoded_values[key]
+    return bytes(out)

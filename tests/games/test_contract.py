@@ -1,0 +1,108 @@
+"""The game contract (games.base) and the shared harness, exercised on the tiny test game."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from games import registry
+from games.base import Match
+from games.errors import (
+    GameOverError,
+    IllegalChoice,
+    MalformedChoice,
+    NotYourTurnError,
+    OptionsError,
+)
+from protocol.codec import canonical
+from tests.games.tiny import TINY, TinyState
+from tests.harness import check_playout, play_random
+
+
+def _conserved(state: TinyState) -> None:
+    held = sum(len(h) for h in state.hands)
+    played = sum(state.scores)
+    assert held + len(state.deck) <= 12
+    assert played + sum(map(sum, state.hands)) + sum(state.deck) == 42
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+@pytest.mark.parametrize("seed", range(5))
+def test_harness_passes_on_the_tiny_game(players: int, seed: int) -> None:
+    out = check_playout(TINY, players, seed, invariants=_conserved)
+    assert out.match is not None and out.match.over
+    assert out.steps >= 12
+
+
+def test_same_seed_same_match() -> None:
+    a = play_random(TINY, 3, 42)
+    b = play_random(TINY, 3, 42)
+    assert a.choices == b.choices
+    assert a.match is not None and b.match is not None
+    assert canonical(TINY.dump(a.match.state)) == canonical(TINY.dump(b.match.state))
+
+
+def test_harness_catches_a_leaking_view() -> None:
+    class Leaky(type(TINY)):  # type: ignore[misc]
+        def shared_view(self, state: TinyState) -> dict[str, object]:  # type: ignore[override]
+            return {**super().shared_view(state), "hands_shown": copy.deepcopy(state.hands)}
+
+    with pytest.raises(AssertionError, match="sees something hidden"):
+        check_playout(Leaky(), 2, 1)
+
+
+def test_bad_choices_raise_typed_errors_and_change_nothing() -> None:
+    match = Match.new(TINY, 2, {}, 7)
+    before = canonical(TINY.dump(match.state))
+    decision = match.decision
+    assert decision is not None
+    with pytest.raises(NotYourTurnError):
+        match.act(1 - decision.seat, 0)
+    with pytest.raises(IllegalChoice):
+        match.act(decision.seat, len(decision.choices))
+    with pytest.raises(IllegalChoice):
+        match.act(decision.seat, {"kind": "play", "card": 99})
+    with pytest.raises(IllegalChoice, match="not possible"):
+        match.act(decision.seat, {"kind": "fly"})
+    for bad in ("draw", True, None, [0], {"card": 1}):
+        with pytest.raises(MalformedChoice):
+            match.act(decision.seat, bad)
+    assert canonical(TINY.dump(match.state)) == before
+    match.act(decision.seat, dict(decision.choices[0]))  # a choice map equal to a legal one
+
+
+def test_finished_match_refuses_choices() -> None:
+    out = play_random(TINY, 2, 3)
+    assert out.match is not None
+    with pytest.raises(GameOverError):
+        out.match.act(0, 0)
+    result = out.match.result()
+    assert result is not None
+    assert max(result.scores) == result.scores[result.winners[0]]
+
+
+def test_options_and_player_counts_are_checked() -> None:
+    with pytest.raises(OptionsError):
+        Match.new(TINY, 5, {}, 1)
+    with pytest.raises(OptionsError, match="unknown options"):
+        Match.new(TINY, 2, {"speed": 3}, 1)
+
+
+def test_registry_finds_registered_games_and_names_unknown_ones() -> None:
+    registry.register(TINY)
+    assert registry.get("tiny") is TINY
+    assert "tiny" in registry.names()
+    with pytest.raises(OptionsError, match="unknown game"):
+        registry.get("chess")
+
+
+def test_events_project_private_fields_to_their_seat_only() -> None:
+    match = Match.new(TINY, 2, {}, 11)
+    decision = match.decision
+    assert decision is not None
+    draw = next(i for i, c in enumerate(decision.choices) if c["kind"] == "draw")
+    (event,) = match.act(decision.seat, draw)
+    assert "card" in event.project(decision.seat)
+    assert "card" not in event.project(1 - decision.seat)
+    assert "card" not in event.project(None)

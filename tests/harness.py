@@ -1,0 +1,194 @@
+"""The harness every rules engine runs: seeded random playouts with the contract's checks.
+
+:func:`check_playout` plays one seeded random match and, after every step, checks
+
+- the leak rule: for every audience, a state whose hidden parts were re-dealt
+  (:meth:`Game.hidden_variant`) gives a byte-identical view;
+- the snapshot round trip: ``load(dump(s))`` dumps to the same bytes and gives the same views;
+- the diff round trip of every audience's view, with :func:`protocol.patch.apply` and with the
+  independent ``jsonpatch`` library, and the view hash of the patched document;
+- events are plain data, and a seat's private event fields reach that seat only;
+- the game's own invariants (a callback).
+
+At the end it replays the recorded choices from the seed and from a mid-game snapshot, and
+checks the final state is byte-identical (determinism). :func:`play_random` is the cheap loop
+for many games.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonpatch  # type: ignore[import-untyped]
+
+from games.base import JSON, Game, Match, audience_view
+from games.rng import Rng
+from protocol.codec import Limits, canonical, check_value
+from protocol.patch import apply, diff, view_hash
+
+Invariant = Callable[[Any], None]
+
+
+@dataclass
+class Playout:
+    """What a random playout did: the choices (as indices) and how it ended."""
+
+    seed: int
+    players: int
+    choices: list[int] = field(default_factory=list)
+    match: Match[Any] | None = None
+
+    @property
+    def steps(self) -> int:
+        return len(self.choices)
+
+
+def play_random(
+    game: Game[Any],
+    players: int,
+    seed: int,
+    options: Mapping[str, object] | None = None,
+    *,
+    max_steps: int = 100_000,
+    on_step: Callable[[Match[Any]], None] | None = None,
+) -> Playout:
+    """Play one match choosing uniformly among the legal choices (chooser seeded by ``seed``)."""
+    match = Match.new(game, players, options or {}, seed)
+    chooser = Rng.from_seed(seed ^ 0x5EED)
+    out = Playout(seed, players, match=match)
+    while (decision := match.decision) is not None:
+        assert decision.choices, f"decision {decision.kind} has no legal choice"
+        if len(out.choices) >= max_steps:
+            raise AssertionError(f"no end after {max_steps} decisions (seed {seed})")
+        index = chooser.below(len(decision.choices))
+        match.act(decision.seat, index)
+        out.choices.append(index)
+        if on_step is not None:
+            on_step(match)
+    return out
+
+
+def _audiences(players: int) -> list[int | None]:
+    return [*range(players), None]
+
+
+def _doc(game: Game[Any], state: Any, seat: int | None) -> dict[str, JSON]:
+    return audience_view(game, state, seat).to_json()
+
+
+def check_playout(
+    game: Game[Any],
+    players: int,
+    seed: int,
+    options: Mapping[str, object] | None = None,
+    *,
+    invariants: Invariant | None = None,
+    max_steps: int = 100_000,
+) -> Playout:
+    """One random match with every contract check after every step (see the module doc)."""
+    match = Match.new(game, players, options or {}, seed)
+    chooser = Rng.from_seed(seed ^ 0x5EED)
+    leak_rng = Rng.from_seed(seed ^ 0x1EA4)
+    out = Playout(seed, players, match=match)
+    audiences = _audiences(players)
+    docs = {a: _doc(game, match.state, a) for a in audiences}
+    for doc in docs.values():
+        check_value(doc, _VIEW_LIMITS)
+    snapshot_at = 0
+    snapshot: dict[str, JSON] | None = None
+    if invariants is not None:
+        invariants(match.state)
+    while (decision := match.decision) is not None:
+        assert decision.choices, f"decision {decision.kind} has no legal choice"
+        assert len(out.choices) < max_steps, f"no end after {max_steps} decisions (seed {seed})"
+        _check_leaks(game, match.state, audiences, docs, leak_rng)
+        index = chooser.below(len(decision.choices))
+        events = match.act(decision.seat, index)
+        out.choices.append(index)
+        _check_events(events, players)
+        if invariants is not None:
+            invariants(match.state)
+        dumped = game.dump(match.state)
+        restored = game.load(dumped)
+        assert canonical(game.dump(restored)) == canonical(dumped), "snapshot round trip"
+        new_docs = {a: _doc(game, match.state, a) for a in audiences}
+        for a in audiences:
+            assert canonical(_doc(game, restored, a)) == canonical(new_docs[a]), (
+                f"restored state gives another view to {a}"
+            )
+            _check_diff(docs[a], new_docs[a])
+        docs = new_docs
+        if len(out.choices) == 1 + (seed % 7):
+            snapshot_at, snapshot = len(out.choices), dumped
+    assert game.result(match.state) is not None, "no result at the end"
+    final = canonical(game.dump(match.state))
+    again = replay(game, players, seed, options, out.choices)
+    assert canonical(game.dump(again.state)) == final, "same seed and choices, another match"
+    if snapshot is not None:
+        resumed = Match(game, game.load(snapshot))
+        for index in out.choices[snapshot_at:]:
+            decision = resumed.decision
+            assert decision is not None
+            resumed.act(decision.seat, index)
+        assert canonical(game.dump(resumed.state)) == final, "restored snapshot diverged"
+    return out
+
+
+def replay(
+    game: Game[Any],
+    players: int,
+    seed: int,
+    options: Mapping[str, object] | None,
+    choices: list[int],
+) -> Match[Any]:
+    match = Match.new(game, players, options or {}, seed)
+    for index in choices:
+        decision = match.decision
+        assert decision is not None, "match ended before its choices ran out"
+        match.act(decision.seat, index)
+    return match
+
+
+_VIEW_LIMITS = Limits(max_frame_bytes=1 << 30, max_depth=32, max_container=1 << 20, max_str=1 << 20)
+
+
+def _check_leaks(
+    game: Game[Any],
+    state: Any,
+    audiences: list[int | None],
+    docs: Mapping[int | None, dict[str, JSON]],
+    rng: Rng,
+) -> None:
+    for viewer in audiences:
+        variant = game.hidden_variant(state, viewer, rng)
+        assert canonical(_doc(game, variant, viewer)) == canonical(docs[viewer]), (
+            f"audience {viewer} sees something hidden from it"
+        )
+
+
+def _check_events(events: list[Any], players: int) -> None:
+    for event in events:
+        for seat in range(players):
+            check_value(event.project(seat), _VIEW_LIMITS)
+            assert set(event.private) <= set(range(players)), "private part for no seat"
+        public = event.project(None)
+        check_value(public, _VIEW_LIMITS)
+        for seat, extra in event.private.items():
+            for other in range(players):
+                if other != seat:
+                    seen = event.project(other)
+                    for key in extra:
+                        assert key not in seen or key in event.data, (
+                            f"seat {other} sees {key!r} meant for seat {seat}"
+                        )
+
+
+def _check_diff(old: dict[str, JSON], new: dict[str, JSON]) -> None:
+    ops = diff(old, new)
+    ours = apply(old, ops)
+    assert canonical(ours) == canonical(new), "apply(old, diff(old, new)) != new"
+    assert view_hash(ours) == view_hash(new)
+    theirs = jsonpatch.apply_patch(old, ops)
+    assert theirs == new, "jsonpatch disagrees with our diff"
