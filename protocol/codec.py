@@ -73,7 +73,11 @@ def decode(data: bytes, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
         )
     except ValueError as exc:
         text = str(exc)
-        if "exceeds max_" in text or "_len(" in text:
+        if "max_bin_len" in text or "max_ext_len" in text:
+            raise FrameError(
+                ErrorCode.BAD_TYPE, "binary and extension types are not allowed"
+            ) from None
+        if "exceeds max_" in text:
             raise FrameError(ErrorCode.CONTAINER_TOO_LARGE, text) from None
         raise FrameError(ErrorCode.MALFORMED_FRAME, f"not one msgpack value: {text}") from None
     except Exception as exc:  # msgpack raises several unrelated types on garbage

@@ -1,0 +1,5 @@
+import sys
+
+from oasis.cli import main
+
+sys.exit(main())

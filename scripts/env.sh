@@ -1,0 +1,59 @@
+# Sourced by scripts/serve and scripts/test: make sure .venv exists with the project installed
+# (EXTRAS selects extras, e.g. "dev") and that redis-server is on the PATH. Idempotent and quiet
+# when everything is already in place; it reinstalls only when pyproject.toml changed.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${OASIS_VENV:-$ROOT/.venv}"
+EXTRAS="${EXTRAS:-}"
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+apt_install() {
+  echo "oasis: installing Debian packages: $*" >&2
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+pick_python() {
+  for candidate in python3.13 python3.12 python3.11 python3; do
+    if command -v "$candidate" >/dev/null 2>&1 &&
+      "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+      echo "$candidate"
+      return
+    fi
+  done
+  echo "oasis: Python >= 3.11 is required" >&2
+  exit 1
+}
+
+if [ ! -x "$VENV/bin/python" ]; then
+  PY="$(pick_python)"
+  if ! "$PY" -m venv "$VENV" 2>/dev/null; then
+    rm -rf "$VENV"
+    apt_install python3-venv
+    "$PY" -m venv "$VENV"
+  fi
+fi
+
+stamp="$VENV/.oasis-installed"
+want="$(cat "$ROOT/pyproject.toml" | sha256sum | cut -d' ' -f1) extras=$EXTRAS"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  echo "oasis: installing the project into $VENV" >&2
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip 2>&1 | grep -v '^WARNING: Location' >&2 || true
+  spec="$ROOT"
+  [ -n "$EXTRAS" ] && spec="$ROOT[$EXTRAS]"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e "$spec" 2>&1 |
+    grep -v '^WARNING: Location' >&2 || true
+  "$VENV/bin/python" -c 'import protocol, games' # fails loudly if the install did not happen
+  echo "$want" >"$stamp"
+fi
+
+if ! command -v redis-server >/dev/null 2>&1; then
+  apt_install redis-server
+fi
+
+export PATH="$VENV/bin:$PATH"
+cd "$ROOT"

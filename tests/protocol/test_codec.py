@@ -1,0 +1,116 @@
+"""protocol.codec: frames decode to a typed map or raise FrameError, nothing else escapes."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import msgpack
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from protocol.codec import DEFAULT_LIMITS, Limits, canonical, canonical_map, decode, encode
+from protocol.errors import ErrorCode, FrameError, ProtocolError
+from tests.protocol.strategies import documents
+
+
+def _code(data: Any, limits: Limits = DEFAULT_LIMITS) -> ErrorCode:
+    with pytest.raises(FrameError) as info:
+        decode(data, limits)
+    return info.value.code
+
+
+def test_round_trip_of_a_frame() -> None:
+    frame = {"type": "act", "id": 7, "room": "r1", "rev": 3, "choice": {"kind": "x", "n": -1.5}}
+    assert decode(encode(frame)) == frame
+
+
+def test_oversized_frames_are_refused_before_decoding() -> None:
+    data = encode({"type": "chat", "text": "x" * 2000})
+    assert _code(data, Limits(max_frame_bytes=1000)) == ErrorCode.FRAME_TOO_LARGE
+
+
+def test_deep_nesting_is_refused() -> None:
+    value: Any = 1
+    for _ in range(40):
+        value = [value]
+    assert _code(encode({"type": "x", "v": value})) == ErrorCode.TOO_DEEP
+    assert _code(b"\x91" * 60000 + b"\x01") in {ErrorCode.TOO_DEEP, ErrorCode.MALFORMED_FRAME}
+
+
+def test_big_containers_are_refused() -> None:
+    frame = encode({"type": "x", "v": list(range(5000))})
+    assert _code(frame) == ErrorCode.CONTAINER_TOO_LARGE
+    assert _code(encode({"type": "x", "s": "y" * 20000})) == ErrorCode.CONTAINER_TOO_LARGE
+
+
+@pytest.mark.parametrize(
+    ("data", "code"),
+    [
+        (msgpack.packb({"type": "x", "b": b"bin"}), ErrorCode.BAD_TYPE),
+        (msgpack.packb({"type": "x", "e": msgpack.ExtType(1, b"")}), ErrorCode.BAD_TYPE),
+        (msgpack.packb({"type": "x", 1: 2}), ErrorCode.BAD_TYPE),
+        (msgpack.packb([1, 2]), ErrorCode.BAD_ENVELOPE),
+        (msgpack.packb({"kind": "x"}), ErrorCode.BAD_ENVELOPE),
+        (msgpack.packb({"type": ""}), ErrorCode.BAD_ENVELOPE),
+        (msgpack.packb({"type": 3}), ErrorCode.BAD_ENVELOPE),
+        (b"", ErrorCode.MALFORMED_FRAME),
+        (b"\xc1", ErrorCode.MALFORMED_FRAME),
+        (msgpack.packb({"type": "x"}) + b"\x00", ErrorCode.MALFORMED_FRAME),
+        (b"\x81\xa4type", ErrorCode.MALFORMED_FRAME),
+        (b"\x81\xa2\xff\xfe\x01", ErrorCode.MALFORMED_FRAME),
+        ("text frame", ErrorCode.TEXT_FRAME),
+    ],
+)
+def test_each_kind_of_bad_frame_has_its_code(data: Any, code: ErrorCode) -> None:
+    assert _code(data) == code
+
+
+def test_frame_errors_carry_close_codes() -> None:
+    with pytest.raises(FrameError) as info:
+        decode(b"\xc1")
+    assert info.value.close_code == 1002
+    assert ProtocolError(ErrorCode.NOT_FOUND, "no room").close_code is None
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=300))
+def test_random_bytes_decode_or_raise_frame_error(data: bytes) -> None:
+    try:
+        frame = decode(data)
+    except FrameError:
+        return
+    assert isinstance(frame, dict)
+    assert isinstance(frame["type"], str)
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(documents(), st.data())
+def test_mutated_frames_decode_or_raise_frame_error(doc: Any, data: st.DataObject) -> None:
+    raw = bytearray(encode({"type": "act", "payload": doc}))
+    for _ in range(data.draw(st.integers(1, 4))):
+        action = data.draw(st.sampled_from(["flip", "cut", "insert"]))
+        at = data.draw(st.integers(0, max(0, len(raw) - 1)))
+        if action == "flip" and raw:
+            raw[at] ^= data.draw(st.integers(1, 255))
+        elif action == "cut":
+            del raw[at:]
+        else:
+            raw[at:at] = data.draw(st.binary(min_size=1, max_size=4))
+    with contextlib.suppress(FrameError):
+        decode(bytes(raw))
+
+
+def test_canonical_sorts_keys_at_every_level() -> None:
+    a = {"b": {"y": 1, "x": 2}, "a": [{"d": 1, "c": 2}]}
+    b = {"a": [{"c": 2, "d": 1}], "b": {"x": 2, "y": 1}}
+    assert canonical(a) == canonical(b)
+    assert msgpack.unpackb(canonical(a)) == a
+    assert list(msgpack.unpackb(canonical(a))) == ["a", "b"]
+
+
+@given(documents(), documents())
+def test_canonical_map_of_encoded_parts_equals_canonical_of_the_map(a: Any, b: Any) -> None:
+    parts = {"shared": canonical(a), "own": canonical(b)}
+    assert canonical_map(parts) == canonical({"own": b, "shared": a})

@@ -1,0 +1,118 @@
+"""protocol.patch: diff/apply round trips (ours and jsonpatch's), pointers, the view hash."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import jsonpatch  # type: ignore[import-untyped]
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from protocol.codec import canonical
+from protocol.patch import PatchError, apply, diff, escape, pointer, unescape, view_hash
+from tests.protocol.strategies import documents, related_pairs
+
+
+@settings(max_examples=400, deadline=None)
+@given(related_pairs())
+def test_apply_of_diff_gives_the_new_document(pair: tuple[Any, Any]) -> None:
+    a, b = pair
+    before = canonical(a)
+    ops = diff(a, b)
+    assert canonical(apply(a, ops)) == canonical(b)
+    assert canonical(a) == before, "apply must not mutate its input"
+
+
+@settings(max_examples=400, deadline=None)
+@given(related_pairs())
+def test_jsonpatch_applies_our_diff(pair: tuple[Any, Any]) -> None:
+    a, b = pair
+    ops = diff(a, b)
+    assert jsonpatch.apply_patch(copy.deepcopy(a), ops) == b
+    assert {op["op"] for op in ops} <= {"add", "remove", "replace"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(documents(), documents())
+def test_hash_equal_iff_canonical_encodings_equal(a: Any, b: Any) -> None:
+    assert (view_hash(a) == view_hash(b)) == (canonical(a) == canonical(b))
+    assert len(view_hash(a)) == 16
+
+
+def test_hash_ignores_key_order_and_sees_types() -> None:
+    assert view_hash({"a": 1, "b": 2}) == view_hash({"b": 2, "a": 1})
+    assert view_hash({"a": 1}) != view_hash({"a": True})
+    assert view_hash({"a": 1}) != view_hash({"a": 1.0})
+
+
+def test_identical_documents_give_no_operations() -> None:
+    doc = {"a": [1, {"b": None}], "c": "x"}
+    assert diff(doc, copy.deepcopy(doc)) == []
+
+
+def test_type_changes_are_replaced_even_when_python_calls_them_equal() -> None:
+    assert diff({"a": 1}, {"a": True}) == [{"op": "replace", "path": "/a", "value": True}]
+    assert diff([1], [1.0]) == [{"op": "replace", "path": "/0", "value": 1.0}]
+    assert diff({"a": [1]}, {"a": [True]}) == [{"op": "replace", "path": "/a/0", "value": True}]
+
+
+def test_list_growing_or_shrinking_at_the_end_gives_small_patches() -> None:
+    long = list(range(100))
+    assert diff(long, [*long, 100]) == [{"op": "add", "path": "/100", "value": 100}]
+    assert diff(long, long[:98]) == [
+        {"op": "remove", "path": "/99"},
+        {"op": "remove", "path": "/98"},
+    ]
+
+
+def test_pointer_escaping_round_trips() -> None:
+    assert escape("a/b~c") == "a~1b~0c"
+    assert unescape("a~1b~0c") == "a/b~c"
+    assert unescape("~01") == "~1"
+    assert pointer("x/y", 3, "~") == "/x~1y/3/~0"
+    ops = diff({"a/b": 1, "~": 2}, {"a/b": 2, "~": 3})
+    assert {op["path"] for op in ops} == {"/a~1b", "/~0"}
+
+
+@pytest.mark.parametrize(
+    "ops",
+    [
+        [{"op": "remove", "path": "/missing"}],
+        [{"op": "replace", "path": "/list/9", "value": 1}],
+        [{"op": "add", "path": "/list/01", "value": 1}],
+        [{"op": "add", "path": "no-slash", "value": 1}],
+        [{"op": "test", "path": "/a", "value": 2}],
+        [{"op": "jump", "path": "/a"}],
+        [{"path": "/a"}],
+        [{"op": "add", "path": "/a/b/c", "value": 1}],
+        [{"op": "move", "from": "/list", "path": "/list/0"}],
+    ],
+)
+def test_bad_patches_raise_patch_error_and_leave_the_input_alone(ops: list[Any]) -> None:
+    doc = {"a": 1, "list": [1, 2]}
+    with pytest.raises(PatchError):
+        apply(doc, ops)
+    assert doc == {"a": 1, "list": [1, 2]}
+
+
+def test_apply_supports_the_whole_rfc6902_vocabulary() -> None:
+    doc = {"a": {"b": 1}, "l": [1, 2, 3]}
+    ops = [
+        {"op": "test", "path": "/a/b", "value": 1},
+        {"op": "copy", "from": "/a", "path": "/c"},
+        {"op": "move", "from": "/l/0", "path": "/l/-"},
+        {"op": "add", "path": "/l/-", "value": 9},
+        {"op": "replace", "path": "", "value": {"whole": True}},
+    ]
+    assert apply(doc, ops[:4]) == {"a": {"b": 1}, "c": {"b": 1}, "l": [2, 3, 1, 9]}
+    assert apply(doc, ops) == {"whole": True}
+    assert jsonpatch.apply_patch(doc, ops[:4]) == apply(doc, ops[:4])
+
+
+@given(st.lists(st.integers(), max_size=20), st.lists(st.integers(), max_size=20))
+def test_list_diffs_touch_only_changed_positions(a: list[int], b: list[int]) -> None:
+    ops = diff(a, b)
+    changed = sum(1 for x, y in zip(a, b, strict=False) if x != y)
+    assert len(ops) == changed + abs(len(a) - len(b))
