@@ -47,7 +47,9 @@ class RedisServer:
     def start(self) -> None:
         binary = shutil.which("redis-server")
         if binary is None:
-            raise RuntimeError("redis-server is not installed (the README's test command installs it)")
+            raise RuntimeError(
+                "redis-server is not installed (the README's test command installs it)"
+            )
         if not self.port:
             self.port = free_port()
         self.directory.mkdir(parents=True, exist_ok=True)
