@@ -1,0 +1,150 @@
+"""The Yspahan rules engine: the :class:`~games.base.Game` contract over this package's modules.
+
+This class only wires the pieces together: setup, the pending decision
+(:mod:`~games.yspahan.decisions`), applying a choice (:mod:`~games.yspahan.actions`), views
+(:mod:`~games.yspahan.views`), snapshots (:mod:`~games.yspahan.state`) and the result
+(:mod:`~games.yspahan.scoring`). See the package docstring for the rules decisions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from games.base import JSON, Choice, Decision, Event, Game, Result
+from games.rng import Rng
+from games.yspahan import actions, city, data, decisions, scoring, tower, views
+from games.yspahan import state as snapshot
+from games.yspahan.state import CATEGORIES, YState
+from games.yspahan.turn import start_day
+
+
+class Yspahan(Game[YState]):
+    """Yspahan for 2 to 4 players (2 players with Ystari's official 2-player rules)."""
+
+    name = "yspahan"
+    title = "Yspahan"
+    min_players = 2
+    max_players = 4
+
+    def setup(self, players: int, options: Mapping[str, JSON], seed: int) -> YState:
+        """2 gold each, no camel, no card; deck shuffled; a random first player; day 1 of week 1."""
+        rng = Rng.from_seed(seed)
+        deck = list(data.DECK)
+        rng.shuffle(deck)
+        pawn = rng.below(players)
+        state = YState(
+            players=players,
+            rng=rng,
+            gold=[data.START_GOLD] * players,
+            camels=[data.START_CAMELS] * players,
+            score=[0] * players,
+            breakdown=[dict.fromkeys(CATEGORIES, 0) for _ in range(players)],
+            hands=[[] for _ in range(players)],
+            built=[[] for _ in range(players)],
+            no_camels=[0] * players,
+            no_gold=[0] * players,
+            deck=deck,
+            discard=[],
+            shops=[-1] * len(data.SHOP_IDS),
+            souk_owner=[-1] * len(data.SOUKS),
+            souk_fill=[0] * len(data.SOUKS),
+            steward=data.CENTRE,
+            caravan=[],
+            week=1,
+            day=1,
+            pawn=pawn,
+            order=[],
+            turn=0,
+            tower=tower.empty_tower(),
+            yellow=0,
+            stage="yellow",
+            actor=pawn,
+        )
+        start_day(state, [])
+        return state
+
+    def decision(self, state: YState) -> Decision | None:
+        return decisions.decision(state)
+
+    def apply(self, state: YState, choice: Choice) -> list[Event]:
+        return actions.apply(state, choice)
+
+    def shared_view(self, state: YState) -> dict[str, JSON]:
+        return views.shared_view(state)
+
+    def own_view(self, state: YState, seat: int) -> dict[str, JSON]:
+        return views.own_view(state, seat)
+
+    def result(self, state: YState) -> Result | None:
+        return scoring.result(state)
+
+    def dump(self, state: YState) -> dict[str, JSON]:
+        return snapshot.dump(state)
+
+    def load(self, data: Mapping[str, JSON]) -> YState:
+        return snapshot.load(data)
+
+    def hidden_variant(self, state: YState, viewer: int | None, rng: Rng) -> YState:
+        return views.hidden_variant(state, viewer, rng)
+
+    def why_illegal(self, state: YState, choice: Choice) -> str | None:
+        """Say why a well-formed choice is refused, for the most common mistakes."""
+        kind = choice.get("kind")
+        seat = state.actor
+        if kind == "place":
+            return _why_not_shop(state, choice.get("shop"))
+        if kind == "take":
+            floor = choice.get("floor")
+            if floor not in data.FLOORS:
+                return f"no tower floor named {floor!r}"
+            index = data.FLOORS.index(str(floor))
+            if state.stage != "turn":
+                return "a group is taken at the start of a turn only"
+            if state.tower[index][0] == 0:
+                return f"the {floor} floor holds no group"
+            if decisions.group_size(state, index) == 0:
+                return "only the first player may take a group made only of yellow dice"
+            if choice.get("action") == "floor" and "extra" not in choice:
+                return 'a floor action names its extra-die card, or "extra": null'
+            extra = choice.get("extra")
+            if extra is not None and extra not in state.hands[seat]:
+                return f"no {extra!r} card in hand to add as an extra die"
+            return None
+        if kind == "build":
+            building = choice.get("building")
+            if building not in data.BUILDING_INDEX:
+                return f"no building named {building!r}"
+            if data.BUILDING_INDEX[str(building)] in state.built[seat]:
+                return f"the {building} is already built"
+            if state.built_this_turn:
+                return "only one building per turn"
+            return f"the {building} costs more camels or gold than you have"
+        if kind == "play":
+            card = choice.get("card")
+            if card not in state.hands[seat]:
+                return f"no {card!r} card in hand"
+            return "that card has no legal use now"
+        if kind == "move":
+            return "the steward cannot end there: wrong distance, or not enough gold to adjust it"
+        return None
+
+
+def _why_not_shop(state: YState, shop_id: object) -> str | None:
+    if not isinstance(shop_id, str) or shop_id not in data.SHOP_INDEX:
+        return f"no shop named {shop_id!r}"
+    shop = data.SHOP_INDEX[shop_id]
+    souk = data.SHOP_SOUK[shop]
+    if state.shops[shop] >= 0:
+        return f"shop {shop_id} already holds a good"
+    owner = state.souk_owner[souk]
+    if owner >= 0 and owner != state.actor:
+        return f"souk {data.SOUKS[souk].id} is occupied by seat {owner}"
+    if state.quarter >= 0 and data.SOUKS[souk].quarter != state.quarter:
+        return f"goods go to the {data.QUARTERS[state.quarter]} quarter"
+    quarter = data.SOUKS[souk].quarter
+    if shop not in city.legal_shops(state, state.actor, quarter):
+        return "finish your partly filled souk of this quarter before starting another"
+    return None
+
+
+GAME = Yspahan()

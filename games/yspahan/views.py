@@ -1,0 +1,97 @@
+"""What each audience sees, and the re-deal of everything a viewer may not see.
+
+Hidden: the cards in a hand (its owner sees them; everyone sees the count), the order of the
+deck (everyone sees its size) and the generator. Everything else is public: the tower, the city,
+the caravan, the steward, gold, camels, buildings and build-without credits, scores with their
+breakdown, the face-up discard pile, the day and week, and what the turn in progress is waiting
+for. The views never read ``state.deck`` beyond its length, nor ``state.rng`` at all.
+"""
+
+from __future__ import annotations
+
+from games.base import JSON
+from games.rng import Rng
+from games.yspahan import caravan, data
+from games.yspahan.state import CATEGORIES, YState, dump, jlist, load
+
+
+def _seat(value: int) -> JSON:
+    return None if value < 0 else value
+
+
+def shared_view(state: YState) -> dict[str, JSON]:
+    """The view every audience shares (spectators included).
+
+    The city is one list per souk (``"sk3": [None, 0, None]``: shop ``sk3.1`` holds seat 0's
+    good), which shows each souk's occupant and fill at a glance and keeps the view small.
+    """
+    players: list[JSON] = [
+        {
+            "gold": state.gold[p],
+            "camels": state.camels[p],
+            "score": state.score[p],
+            "cards": len(state.hands[p]),
+            "buildings": [data.BUILDINGS[b].id for b in state.built[p]],
+            "no_camels": state.no_camels[p],
+            "no_gold": state.no_gold[p],
+            "breakdown": {c: state.breakdown[p][c] for c in CATEGORIES},
+        }
+        for p in range(state.players)
+    ]
+    tower: list[JSON] = [
+        {"floor": name, "value": f[0], "white": f[1], "yellow": f[2]}
+        for name, f in zip(data.FLOORS, state.tower, strict=True)
+    ]
+    city: dict[str, JSON] = {
+        s.id: [_seat(state.shops[shop]) for shop in s.shops] for s in data.SOUKS
+    }
+    return {
+        "players": players,
+        "week": state.week,
+        "day": state.day,
+        "pawn": state.pawn,
+        "order": jlist(state.order),
+        "turn": state.turn,
+        "stage": state.stage,
+        "actor": state.actor,
+        "tower": tower,
+        "yellow": state.yellow,
+        "city": city,
+        "steward": data.SQUARES[state.steward].id,
+        "caravan": {"capacity": caravan.capacity(state.players), "goods": jlist(state.caravan)},
+        "deck": len(state.deck),
+        "discard": jlist(state.discard),
+        "pending": {
+            "goods": state.pending if state.stage == "place" else 0,
+            "value": state.pending if state.stage == "steward" else 0,
+            "quarter": data.QUARTERS[state.quarter] if state.quarter >= 0 else None,
+            "queue": [data.SHOP_IDS[s] for s in state.queue],
+            "card": state.card or None,
+        },
+    }
+
+
+def own_view(state: YState, seat: int) -> dict[str, JSON]:
+    """What only ``seat`` sees: its hand, sorted so that draw order does not show."""
+    return {"hand": jlist(sorted(state.hands[seat]))}
+
+
+def copy_state(state: YState) -> YState:
+    """An independent copy (through the snapshot form, which also checks it)."""
+    return load(dump(state))
+
+
+def hidden_variant(state: YState, viewer: int | None, rng: Rng) -> YState:
+    """A copy with the deck order, the other hands and the generator re-dealt at random."""
+    out = copy_state(state)
+    out.rng = Rng(rng.next_u64())
+    pool = list(out.deck)
+    for seat, hand in enumerate(out.hands):
+        if seat != viewer:
+            pool.extend(hand)
+    rng.shuffle(pool)
+    out.deck = [pool.pop() for _ in out.deck]
+    for seat, hand in enumerate(out.hands):
+        if seat != viewer:
+            out.hands[seat] = [pool.pop() for _ in hand]
+    return out
