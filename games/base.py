@@ -256,14 +256,17 @@ class Match(Generic[S]):
         for legal in decision.choices:
             if legal == choice:
                 return legal
-        if choice["kind"] != decision.kind and all(
-            c.get("kind") != choice["kind"] for c in decision.choices
-        ):
+        try:
+            why = self.game.why_illegal(self.state, dict(choice))
+        except Exception:  # an explanation must never turn a refusal into a crash
+            why = None
+        if why:
+            raise IllegalChoice(why)
+        if all(c.get("kind") != choice["kind"] for c in decision.choices):
             raise IllegalChoice(
                 f"a {choice['kind']!r} choice is not possible now ({decision.kind})"
             )
-        why = self.game.why_illegal(self.state, dict(choice))
-        raise IllegalChoice(why or f"not a legal {decision.kind} choice now")
+        raise IllegalChoice(f"not a legal {decision.kind} choice now")
 
     def act(self, seat: int, choice: object) -> list[Event]:
         """Check and apply one choice of ``seat``; on error the state is unchanged."""

@@ -129,7 +129,7 @@ def test_why_illegal_for_buildings_and_cards() -> None:
     with pytest.raises(IllegalChoice, match="no building named"):
         match.act(0, {"kind": "build", "building": "tower"})
     match.act(0, {"kind": "build", "building": "pen"})
-    with pytest.raises(IllegalChoice, match="not possible"):
+    with pytest.raises(IllegalChoice, match="only one building per turn"):
         match.act(0, {"kind": "build", "building": "stall"})
     state.built_this_turn = True
     assert (
