@@ -1,0 +1,471 @@
+"""The frame types of protocol v1: client requests parsed from untrusted maps, server frames built.
+
+Client frames arrive as maps already checked by :func:`protocol.codec.decode` (types, depth,
+sizes). :func:`parse` turns one into a typed, frozen request or raises
+:class:`~protocol.errors.RequestError`: ``unknown_type`` for a type this version does not know,
+``bad_request`` naming the first wrong field. Unknown extra fields are ignored so that newer
+clients can talk to this server. Inside the server only the parsed requests travel (the untrusted
+side is the ``dict``, the trusted side the dataclass).
+
+Server frames are built by the small functions at the end; they return plain maps for
+:func:`protocol.codec.encode`. :func:`encode_patch` assembles a ``patch`` frame from an ops
+array whose shared part was encoded once for every audience (DESIGN "Where the time goes").
+
+This module imports nothing of the project outside ``protocol``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+import msgpack
+
+from protocol.errors import ErrorCode, RequestError
+
+RequestId: TypeAlias = int | str | None
+"""What a client puts in ``id`` and the answer echoes: an int or a short string."""
+
+MAX_ID_CHARS = 64
+MAX_NAME_CHARS = 32
+MAX_ROOM_CHARS = 64
+MAX_TOKEN_CHARS = 128
+MAX_CHAT_CHARS = 500
+MAX_DELAY_SECONDS = 3600.0
+
+
+@dataclass(frozen=True, slots=True)
+class Hello:
+    id: RequestId
+    version: int
+    client: str
+
+
+@dataclass(frozen=True, slots=True)
+class ListRooms:
+    id: RequestId
+    game: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Create:
+    id: RequestId
+    game: str
+    players: int
+    options: dict[str, Any] = field(default_factory=dict)
+    public: bool = True
+    spectator_delay: float = 0.0
+    spectator_chat: bool = True
+    seed: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Join:
+    """Take a seat (``seat`` or the first free one), or resume one with ``token`` (+ ``rev``)."""
+
+    id: RequestId
+    room: str
+    seat: int | None
+    name: str
+    token: str | None
+    rev: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Quick:
+    id: RequestId
+    game: str
+    players: int
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Spectate:
+    id: RequestId
+    room: str
+    rev: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Leave:
+    id: RequestId
+    room: str
+
+
+@dataclass(frozen=True, slots=True)
+class Start:
+    id: RequestId
+    room: str
+    bots: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Act:
+    id: RequestId
+    room: str
+    rev: int
+    choice: int | dict[str, Any]
+    seat: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Sync:
+    id: RequestId
+    room: str
+
+
+@dataclass(frozen=True, slots=True)
+class Chat:
+    id: RequestId
+    room: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Ping:
+    id: RequestId
+
+
+Request: TypeAlias = (
+    Hello | ListRooms | Create | Join | Quick | Spectate | Leave | Start | Act | Sync | Chat | Ping
+)
+RoomRequest: TypeAlias = Join | Spectate | Leave | Start | Act | Sync | Chat
+"""Requests the lobby hands to one room's inbox (they all carry ``room``)."""
+
+
+class _Fields:
+    """Typed getters over one untrusted frame; every failure names the field."""
+
+    __slots__ = ("frame", "kind")
+
+    def __init__(self, frame: Mapping[str, Any]) -> None:
+        self.frame = frame
+        self.kind = frame["type"]
+
+    def _bad(self, name: str, what: str) -> RequestError:
+        return RequestError(ErrorCode.BAD_REQUEST, f"{self.kind}: '{name}' must be {what}")
+
+    def int_(
+        self, name: str, *, lo: int = 0, hi: int = 2**53, default: int | None = None
+    ) -> int | None:
+        value = self.frame.get(name)
+        if value is None:
+            return default
+        if type(value) is not int or not lo <= value <= hi:
+            raise self._bad(name, f"an integer from {lo} to {hi}")
+        return value
+
+    def need_int(self, name: str, *, lo: int = 0, hi: int = 2**53) -> int:
+        value = self.int_(name, lo=lo, hi=hi)
+        if value is None:
+            raise self._bad(name, f"an integer from {lo} to {hi}")
+        return value
+
+    def str_(self, name: str, *, limit: int, default: str | None = None) -> str | None:
+        value = self.frame.get(name)
+        if value is None:
+            return default
+        if type(value) is not str or not 0 < len(value) <= limit:
+            raise self._bad(name, f"a non-empty string of at most {limit} characters")
+        return value
+
+    def need_str(self, name: str, *, limit: int) -> str:
+        value = self.str_(name, limit=limit)
+        if value is None:
+            raise self._bad(name, f"a non-empty string of at most {limit} characters")
+        return value
+
+    def bool_(self, name: str, default: bool) -> bool:
+        value = self.frame.get(name)
+        if value is None:
+            return default
+        if type(value) is not bool:
+            raise self._bad(name, "true or false")
+        return value
+
+    def number(self, name: str, *, hi: float, default: float) -> float:
+        value = self.frame.get(name)
+        if value is None:
+            return default
+        if type(value) not in (int, float) or not 0 <= value <= hi:
+            raise self._bad(name, f"a number from 0 to {hi}")
+        return float(value)
+
+    def map_(self, name: str) -> dict[str, Any]:
+        value = self.frame.get(name)
+        if value is None:
+            return {}
+        if type(value) is not dict:
+            raise self._bad(name, "a map")
+        return value
+
+    def room(self) -> str:
+        return self.need_str("room", limit=MAX_ROOM_CHARS)
+
+    def name(self) -> str:
+        return self.str_("name", limit=MAX_NAME_CHARS, default="player") or "player"
+
+
+def request_id(frame: Mapping[str, Any]) -> RequestId:
+    """The frame's ``id`` if it is a valid one, else None (used even when parsing fails)."""
+    value = frame.get("id")
+    if type(value) is int and -(2**53) <= value <= 2**53:
+        return value
+    if type(value) is str and len(value) <= MAX_ID_CHARS:
+        return value
+    return None
+
+
+def _hello(f: _Fields, rid: RequestId) -> Hello:
+    version = f.need_int("version", hi=2**31)
+    return Hello(rid, version, f.str_("client", limit=MAX_NAME_CHARS * 2, default="") or "")
+
+
+def _list_rooms(f: _Fields, rid: RequestId) -> ListRooms:
+    return ListRooms(rid, f.str_("game", limit=MAX_NAME_CHARS))
+
+
+def _create(f: _Fields, rid: RequestId) -> Create:
+    return Create(
+        rid,
+        f.need_str("game", limit=MAX_NAME_CHARS),
+        f.need_int("players", lo=1, hi=16),
+        f.map_("options"),
+        f.bool_("public", True),
+        f.number("spectator_delay", hi=MAX_DELAY_SECONDS, default=0.0),
+        f.bool_("spectator_chat", True),
+        f.int_("seed", hi=2**63 - 1),
+    )
+
+
+def _join(f: _Fields, rid: RequestId) -> Join:
+    return Join(
+        rid,
+        f.room(),
+        f.int_("seat", hi=15),
+        f.name(),
+        f.str_("token", limit=MAX_TOKEN_CHARS),
+        f.int_("rev"),
+    )
+
+
+def _quick(f: _Fields, rid: RequestId) -> Quick:
+    return Quick(
+        rid,
+        f.need_str("game", limit=MAX_NAME_CHARS),
+        f.need_int("players", lo=1, hi=16),
+        f.name(),
+    )
+
+
+def _spectate(f: _Fields, rid: RequestId) -> Spectate:
+    return Spectate(rid, f.room(), f.int_("rev"))
+
+
+def _act(f: _Fields, rid: RequestId) -> Act:
+    choice = f.frame.get("choice")
+    if type(choice) is not int and type(choice) is not dict:
+        raise f._bad("choice", "an index into the legal choices or a choice map")
+    return Act(rid, f.room(), f.need_int("rev"), choice, f.int_("seat", hi=15))
+
+
+def _chat(f: _Fields, rid: RequestId) -> Chat:
+    text = f.frame.get("text")
+    if type(text) is not str or not len(text.strip()) > 0 or len(text) > MAX_CHAT_CHARS:
+        raise f._bad("text", f"a non-blank string of at most {MAX_CHAT_CHARS} characters")
+    return Chat(rid, f.room(), text)
+
+
+_PARSERS: dict[str, Callable[[_Fields, RequestId], Request]] = {
+    "hello": _hello,
+    "list_rooms": _list_rooms,
+    "create": _create,
+    "join": _join,
+    "quick": _quick,
+    "spectate": _spectate,
+    "leave": lambda f, rid: Leave(rid, f.room()),
+    "start": lambda f, rid: Start(rid, f.room(), f.bool_("bots", False)),
+    "act": _act,
+    "sync": lambda f, rid: Sync(rid, f.room()),
+    "chat": _chat,
+    "ping": lambda f, rid: Ping(rid),
+}
+
+CLIENT_TYPES = frozenset(_PARSERS)
+SERVER_TYPES = frozenset(
+    {"welcome", "rooms", "joined", "patch", "state", "ack", "error", "chat", "room", "pong", "bye"}
+)
+
+
+def parse(frame: Mapping[str, Any]) -> Request:
+    """Validate one decoded client frame (with a string ``type``) into a request."""
+    parser = _PARSERS.get(frame["type"])
+    if parser is None:
+        raise RequestError(ErrorCode.UNKNOWN_TYPE, f"unknown frame type {frame['type']!r}")
+    if "id" in frame and frame["id"] is not None and request_id(frame) is None:
+        raise RequestError(
+            ErrorCode.BAD_REQUEST, f"'id' must be an integer or a string of <= {MAX_ID_CHARS}"
+        )
+    return parser(_Fields(frame), request_id(frame))
+
+
+# Server frames ------------------------------------------------------------------------------
+
+
+def _with_id(frame: dict[str, Any], rid: RequestId) -> dict[str, Any]:
+    if rid is not None:
+        frame["id"] = rid
+    return frame
+
+
+def welcome(
+    rid: RequestId,
+    session: str,
+    version: int,
+    server: str,
+    limits: Mapping[str, Any],
+    games: list[str],
+) -> dict[str, Any]:
+    return _with_id(
+        {
+            "type": "welcome",
+            "session": session,
+            "version": version,
+            "server": server,
+            "limits": dict(limits),
+            "games": games,
+        },
+        rid,
+    )
+
+
+def rooms(rid: RequestId, listing: list[dict[str, Any]]) -> dict[str, Any]:
+    return _with_id({"type": "rooms", "rooms": listing}, rid)
+
+
+def joined(
+    rid: RequestId,
+    room: str,
+    seat: int | None,
+    token: str | None,
+    rev: int,
+    view: Any,
+    view_hash: str | None,
+    info: Mapping[str, Any],
+    chat: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """``view`` None means: the patches after ``rev`` follow (resume), keep your own view.
+
+    ``chat``: the room's recent chat lines this audience may see, oldest first.
+    """
+    frame: dict[str, Any] = {
+        "type": "joined",
+        "room": room,
+        "seat": seat,
+        "rev": rev,
+        "view": view,
+        "hash": view_hash,
+        "info": dict(info),
+        "chat": chat or [],
+    }
+    if token is not None:
+        frame["token"] = token
+    return _with_id(frame, rid)
+
+
+def state(rid: RequestId, room: str, rev: int, view: Any, view_hash: str) -> dict[str, Any]:
+    return _with_id(
+        {"type": "state", "room": room, "rev": rev, "view": view, "hash": view_hash}, rid
+    )
+
+
+def ack(rid: RequestId, room: str | None = None, rev: int | None = None) -> dict[str, Any]:
+    frame: dict[str, Any] = {"type": "ack"}
+    if room is not None:
+        frame["room"] = room
+    if rev is not None:
+        frame["rev"] = rev
+    return _with_id(frame, rid)
+
+
+def error(rid: RequestId, code: ErrorCode, message: str, room: str | None = None) -> dict[str, Any]:
+    frame: dict[str, Any] = {"type": "error", "code": code.value, "message": message}
+    if room is not None:
+        frame["room"] = room
+    return _with_id(frame, rid)
+
+
+def chat(room: str, seat: int | None, name: str, text: str, rev: int, ts: float) -> dict[str, Any]:
+    return {
+        "type": "chat",
+        "room": room,
+        "from": {"seat": seat, "name": name},
+        "text": text,
+        "rev": rev,
+        "ts": ts,
+    }
+
+
+def room_info(info: Mapping[str, Any]) -> dict[str, Any]:
+    return {"type": "room", "room": info["room"], "info": dict(info)}
+
+
+def pong(rid: RequestId, ts: float) -> dict[str, Any]:
+    return _with_id({"type": "pong", "ts": ts}, rid)
+
+
+def bye(reason: str) -> dict[str, Any]:
+    return {"type": "bye", "reason": reason}
+
+
+def _pack(value: Any) -> bytes:
+    return msgpack.packb(value, use_bin_type=True)  # type: ignore[no-any-return]
+
+
+def array_header(n: int) -> bytes:
+    if n < 16:
+        return bytes([0x90 | n])
+    if n < 1 << 16:
+        return b"\xdc" + n.to_bytes(2, "big")
+    return b"\xdd" + n.to_bytes(4, "big")
+
+
+def encode_ops(ops: list[dict[str, Any]]) -> bytes:
+    """The concatenated encodings of ``ops`` (no array header), to splice into many frames."""
+    return b"".join(_pack(op) for op in ops)
+
+
+def encode_patch(
+    room: str,
+    rev: int,
+    shared_ops: bytes,
+    shared_count: int,
+    own_ops: list[dict[str, Any]],
+    view_hash: str,
+    events: list[Any],
+) -> bytes:
+    """A ``patch`` frame whose ops are the pre-encoded shared ops followed by ``own_ops``.
+
+    Decodes to ``{type, room, rev, ops, hash, events}`` exactly as :func:`protocol.codec.encode`
+    of that map would; only the shared ops' bytes are reused rather than encoded again.
+    """
+    return b"".join(
+        (
+            b"\x86",
+            _pack("type"),
+            _pack("patch"),
+            _pack("room"),
+            _pack(room),
+            _pack("rev"),
+            _pack(rev),
+            _pack("ops"),
+            array_header(shared_count + len(own_ops)),
+            shared_ops,
+            *(_pack(op) for op in own_ops),
+            _pack("hash"),
+            _pack(view_hash),
+            _pack("events"),
+            _pack(events),
+        )
+    )

@@ -1,0 +1,264 @@
+"""The asyncio + websockets shell: accept, decode, hand to the lobby or a room, encode, send.
+
+This layer only moves data (STYLE 2). Per frame: rate check, :func:`protocol.codec.decode`
+(a :class:`~protocol.errors.FrameError` closes with the code of ``CLOSE_CODES``),
+:func:`protocol.messages.parse`, the connection's lifecycle table, then one handler. Every
+exception of a request becomes one ``error`` frame through :func:`server.errors.wire_error`,
+the only place that maps errors to the wire.
+
+HTTP on the same port (``process_request``): ``/healthz`` (the process answers), ``/readyz``
+(accepting and the store is usable; 503 while shutting down) and ``/metrics`` (Prometheus).
+
+Graceful stop (SIGTERM in :mod:`server.main`): not ready, stop accepting, let each room finish
+what is in its inbox, send ``bye`` to everyone, close every socket with 1001, close the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import http
+import secrets
+import time
+from typing import Any
+
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+
+from games import registry
+from protocol import PROTOCOL_VERSION
+from protocol import messages as m
+from protocol.codec import Limits, decode
+from protocol.errors import ErrorCode, FrameError, RequestError
+from server import logging as oasis_logging
+from server.config import Config
+from server.connection import Connection, ConnEvent
+from server.errors import Closing, close_code, wire_error
+from server.limits import IpCounter, SendBuffer, TokenBucket
+from server.lobby import Lobby
+from server.metrics import Metrics
+from server.room import Gone, Resync
+from server.store import MemoryStore, Store
+
+SERVER_NAME = "oasis/0.1"
+
+
+class App:
+    def __init__(self, config: Config, store: Store | None = None) -> None:
+        self.config = config
+        self.store: Store = store if store is not None else MemoryStore()
+        self.metrics = Metrics()
+        self.lobby = Lobby(config, self.store, self.metrics)
+        self.limits = Limits(max_frame_bytes=config.max_frame_bytes)
+        self.ips = IpCounter(config.max_connections_per_ip)
+        self.connections: set[Connection] = set()
+        self.server: Server | None = None
+        self.stopping = False
+        self.log = oasis_logging.get()
+
+    @property
+    def port(self) -> int:
+        assert self.server is not None
+        return int(self.server.sockets[0].getsockname()[1])
+
+    async def start(self) -> None:
+        c = self.config
+        self.server = await serve(
+            self._serve,
+            c.host,
+            c.port,
+            process_request=self._http,
+            max_size=2 * c.max_frame_bytes,
+            max_queue=16,
+            ping_interval=c.ping_interval,
+            ping_timeout=c.ping_timeout,
+            close_timeout=c.close_timeout,
+            # No permessage-deflate: it compresses every frame once per socket, which would undo
+            # "encode once per audience" (and its buffers cost memory per connection).
+            compression=None,
+            server_header=SERVER_NAME,
+        )
+        self.log.info("listening", host=c.host, port=self.port)
+
+    async def stop(self) -> None:
+        """Graceful stop; idempotent."""
+        if self.stopping or self.server is None:
+            return
+        self.stopping = True
+        self.log.info("stopping", connections=len(self.connections))
+        self.server.close(close_connections=False)
+        await self.lobby.stop()
+        for conn in list(self.connections):
+            conn.send(m.bye("server shutting down"))
+        closing = [conn.ws.close(1001, "server shutting down") for conn in self.connections]
+        if closing:
+            await asyncio.wait(
+                [asyncio.ensure_future(c) for c in closing], timeout=self.config.shutdown_grace
+            )
+        try:
+            async with asyncio.timeout(self.config.shutdown_grace):
+                await self.server.wait_closed()
+        except TimeoutError:
+            self.log.warning("stop_timeout")
+        await self.store.close()
+        self.log.info("stopped")
+
+    # HTTP ----------------------------------------------------------------------------------
+
+    def _http(self, ws: ServerConnection, request: Request) -> Response | None:
+        path = request.path.split("?", 1)[0]
+        if path == "/healthz":
+            return ws.respond(http.HTTPStatus.OK, "ok\n")
+        if path == "/readyz":
+            if self.stopping or not self.store.ready():
+                return ws.respond(http.HTTPStatus.SERVICE_UNAVAILABLE, "not ready\n")
+            return ws.respond(http.HTTPStatus.OK, "ready\n")
+        if path == "/metrics":
+            body, content_type = self.metrics.render()
+            response = ws.respond(http.HTTPStatus.OK, body.decode())
+            del response.headers["Content-Type"]
+            response.headers["Content-Type"] = content_type
+            return response
+        if self.ips.full(_ip(ws)):
+            self.metrics.rejected.labels("per_ip").inc()
+            return ws.respond(http.HTTPStatus.TOO_MANY_REQUESTS, "too many connections\n")
+        return None
+
+    # WebSocket -----------------------------------------------------------------------------
+
+    async def _serve(self, ws: ServerConnection) -> None:
+        ip = _ip(ws)
+        if not self.ips.acquire(ip):
+            self.metrics.rejected.labels("per_ip").inc()
+            await ws.close(1008, "too many connections")
+            return
+        c = self.config
+        conn = Connection(
+            secrets.token_hex(8),
+            ws,
+            ip,
+            TokenBucket(c.rate_per_second, c.rate_burst),
+            SendBuffer(c.send_buffer_bytes, c.lag_window),
+            self.metrics,
+            c.resync_timeout,
+            self._resync,
+        )
+        log = self.log.bind(conn=conn.session, ip=ip)
+        self.connections.add(conn)
+        self.metrics.connections.inc()
+        try:
+            await self._loop(conn, log)
+        except Closing as closing:
+            log.info("closing", code=closing.code, reason=closing.reason)
+            await ws.close(closing.code, closing.reason)
+        except ConnectionClosed:
+            pass
+        except Exception:  # a bug in the shell itself: log it, tell the client nothing more
+            log.exception("connection_failed")
+            await ws.close(1011, "internal error")
+        finally:
+            conn.handle(ConnEvent.CLOSE)
+            self.connections.discard(conn)
+            self.metrics.connections.dec()
+            self.ips.release(ip)
+            for room_id in list(conn.rooms):
+                room = self.lobby.rooms.get(room_id)
+                if room is not None:
+                    try:
+                        room.submit(conn, Gone())
+                    except RequestError:
+                        conn.rooms.pop(room_id, None)
+
+    async def _loop(self, conn: Connection, log: Any) -> None:
+        c = self.config
+        while True:
+            waiting = c.hello_timeout if conn.client == "" and not conn.rooms else c.idle_timeout
+            try:
+                async with asyncio.timeout(waiting):
+                    data = await conn.ws.recv()
+            except TimeoutError:
+                conn.send(m.bye("idle"))
+                raise Closing(1000, "idle") from None
+            await self._frame(conn, data, log)
+
+    async def _frame(self, conn: Connection, data: str | bytes, log: Any) -> None:
+        if not conn.bucket.take():
+            self._error(conn, None, ErrorCode.RATE_LIMITED, "too many frames", None)
+            raise Closing(close_code(ErrorCode.RATE_LIMITED) or 1008, "rate limited")
+        try:
+            # A text frame reaches decode as str, which it refuses with text_frame.
+            frame = decode(data, self.limits)  # type: ignore[arg-type]
+        except FrameError as exc:
+            self._error(conn, None, exc.code, exc.message, None)
+            raise Closing(exc.close_code or 1002, exc.code.value) from None
+        rid = m.request_id(frame)
+        kind = frame["type"]
+        self.metrics.frames_in.labels(kind if kind in m.CLIENT_TYPES else "unknown").inc()
+        room = frame.get("room") if isinstance(frame.get("room"), str) else None
+        try:
+            request = m.parse(frame)
+            conn.handle(ConnEvent.HELLO if isinstance(request, m.Hello) else ConnEvent.REQUEST)
+            await self._dispatch(conn, request)
+        except Exception as exc:
+            code, message, expected = wire_error(exc)
+            if not expected:
+                log.exception("request_failed", type=kind)
+            self._error(conn, rid, code, message, room)
+            closing = close_code(code)
+            if closing is not None:
+                raise Closing(closing, code.value) from None
+
+    def _error(
+        self, conn: Connection, rid: m.RequestId, code: ErrorCode, message: str, room: str | None
+    ) -> None:
+        self.metrics.errors.labels(code.value).inc()
+        conn.send(m.error(rid, code, message, room))
+
+    async def _dispatch(self, conn: Connection, req: m.Request) -> None:
+        if self.stopping and not isinstance(req, m.Ping):
+            raise RequestError(ErrorCode.UNAVAILABLE, "the server is shutting down")
+        if isinstance(req, m.Hello):
+            if req.version != PROTOCOL_VERSION:
+                raise RequestError(
+                    ErrorCode.UNSUPPORTED_VERSION,
+                    f"this server speaks protocol version {PROTOCOL_VERSION}, not {req.version}",
+                )
+            conn.client = req.client or "unnamed"
+            conn.send(
+                m.welcome(
+                    req.id,
+                    conn.session,
+                    PROTOCOL_VERSION,
+                    SERVER_NAME,
+                    {**self.limits.to_json(), **self.config.limits()},
+                    registry.names(),
+                )
+            )
+        elif isinstance(req, m.Ping):
+            conn.send(m.pong(req.id, time.time()))
+        elif isinstance(req, m.ListRooms):
+            conn.send(m.rooms(req.id, self.lobby.listing(req.game)))
+        elif isinstance(req, m.Create):
+            room = await self.lobby.create(req, conn.session)
+            conn.send({**m.ack(req.id, room.id, 0), "info": room.info()})
+        elif isinstance(req, m.Quick):
+            room = await self.lobby.quick(req, conn.session)
+            room.submit(conn, m.Join(req.id, room.id, None, req.name, None, None))
+        else:
+            self.lobby.get(req.room).submit(conn, req)
+
+    def _resync(self, conn: Connection) -> None:
+        """A lagging connection drained: every room it is in sends it the full view."""
+        for room_id in list(conn.rooms):
+            room = self.lobby.rooms.get(room_id)
+            if room is not None:
+                with contextlib.suppress(RequestError):
+                    room.submit(conn, Resync())
+
+
+def _ip(ws: ServerConnection) -> str:
+    address = ws.remote_address
+    if isinstance(address, tuple) and address:
+        return str(address[0])
+    return "unknown"

@@ -1,0 +1,124 @@
+"""Server configuration: environment variables first, command-line flags over them.
+
+Every setting has an ``OASIS_*`` variable (``REDIS_URL`` keeps its customary name) and a flag of
+the same name in kebab case (``OASIS_MAX_FRAME_BYTES`` -> ``--max-frame-bytes``). Defaults suit a
+single public server; tests shrink the limits to provoke them quickly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    host: str = "127.0.0.1"
+    port: int = 8765
+    redis_url: str = ""
+    log_format: str = "json"
+    """``json`` (one JSON object per line) or ``console`` (for people)."""
+    log_level: str = "info"
+
+    max_frame_bytes: int = 64 * 1024
+    """Largest accepted client frame; up to twice this gets a typed error, beyond it the
+    WebSocket layer closes with 1009 before reading it all."""
+    rate_per_second: float = 40.0
+    rate_burst: int = 80
+    max_connections_per_ip: int = 32
+    hello_timeout: float = 10.0
+    idle_timeout: float = 300.0
+    ping_interval: float = 20.0
+    ping_timeout: float = 20.0
+    close_timeout: float = 2.0
+    """How long a closing handshake may take before the TCP connection is dropped. A flooding
+    client whose frames fill the receive queue cannot answer in time, so keep it short."""
+
+    send_buffer_bytes: int = 1 << 20
+    """Bytes waiting in one socket's write buffer before the client counts as slow."""
+    resync_timeout: float = 10.0
+    """How long a slow client may take to drain before it is closed instead of resynced."""
+    lag_window: float = 60.0
+    """A second overflow within this many seconds of a resync closes the connection."""
+
+    inbox_size: int = 1024
+    patch_buffer: int = 64
+    """Revisions kept per room for resume (older resumes get the full view)."""
+    snapshot_every: int = 50
+    """Revisions between two full-state snapshots in the store (and one at the end)."""
+    chat_per_minute: int = 20
+    chat_log: int = 500
+    room_idle_ttl: float = 600.0
+    """A room nobody is connected to is closed after this many seconds."""
+    max_rooms: int = 10_000
+
+    bot_delay: float = 0.0
+    """Seconds a server-side bot waits before it moves (0: at once, for tests and load runs)."""
+    allow_seed: bool = False
+    """Let ``create`` fix the seed (tests, replays). Never on a public server: a known seed
+    reveals every hidden card."""
+    shutdown_grace: float = 5.0
+
+    def limits(self) -> dict[str, Any]:
+        """The limits a client is told in ``welcome``."""
+        return {
+            "max_frame_bytes": self.max_frame_bytes,
+            "rate_per_second": self.rate_per_second,
+            "rate_burst": self.rate_burst,
+            "idle_timeout": self.idle_timeout,
+            "chat_per_minute": self.chat_per_minute,
+            "patch_buffer": self.patch_buffer,
+        }
+
+
+def _env_name(name: str) -> str:
+    return "REDIS_URL" if name == "redis_url" else "OASIS_" + name.upper()
+
+
+def _convert(kind: Any, text: str) -> Any:
+    if kind in (bool, "bool"):
+        return text.strip().lower() in {"1", "true", "yes", "on"}
+    if kind in (int, "int"):
+        return int(text)
+    if kind in (float, "float"):
+        return float(text)
+    return text
+
+
+def _converter(kind: Any) -> Callable[[str], Any]:
+    def convert(text: str) -> Any:
+        return _convert(kind, text)
+
+    return convert
+
+
+def from_env(env: Mapping[str, str] | None = None) -> Config:
+    env = os.environ if env is None else env
+    values: dict[str, Any] = {}
+    for f in fields(Config):
+        raw = env.get(_env_name(f.name))
+        if raw is not None:
+            values[f.name] = _convert(f.type, raw)
+    return Config(**values)
+
+
+def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> Config:
+    """Flags override the environment, which overrides the defaults."""
+    base = from_env(env)
+    parser = argparse.ArgumentParser(
+        prog="oasis-server", description="The Oasis match server (WebSocket + msgpack)."
+    )
+    for f in fields(Config):
+        flag = "--" + f.name.replace("_", "-")
+        helptext = f"env {_env_name(f.name)} (default {getattr(base, f.name)!r})"
+        if f.type in (bool, "bool"):
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, help=helptext)
+        else:
+            parser.add_argument(flag, type=_converter(f.type), help=helptext)
+    args = parser.parse_args(argv)
+    overrides = {k: v for k, v in vars(args).items() if v is not None}
+    return dataclasses.replace(base, **overrides)

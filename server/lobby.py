@@ -1,0 +1,132 @@
+"""The lobby: the rooms of this server, by id. Creating, listing, finding, quick match.
+
+Owned by the :class:`~server.app.App` (no module-global registry of rooms, STYLE "Not to
+copy"). Everything here is synchronous except the store call on create; what happens inside a
+room is the room's business, reached through its inbox.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from games import registry
+from games.base import Match
+from protocol import messages as m
+from protocol.errors import ErrorCode, RequestError
+from server.config import Config
+from server.metrics import Metrics
+from server.room import Room, RoomSettings
+from server.store import Store
+
+
+class Lobby:
+    def __init__(self, config: Config, store: Store, metrics: Metrics) -> None:
+        self.config = config
+        self.store = store
+        self.metrics = metrics
+        self.rooms: dict[str, Room] = {}
+
+    def get(self, room_id: str) -> Room:
+        room = self.rooms.get(room_id)
+        if room is None:
+            raise RequestError(ErrorCode.NOT_FOUND, f"no room {room_id!r}")
+        return room
+
+    def listing(self, game: str | None) -> list[dict[str, Any]]:
+        """Public rooms, oldest first (optionally of one game)."""
+        return [
+            room.info()
+            for room in self.rooms.values()
+            if room.settings.public and (game is None or room.settings.game == game)
+        ]
+
+    async def create(self, req: m.Create, host: str, *, quick: bool = False) -> Room:
+        if len(self.rooms) >= self.config.max_rooms:
+            raise RequestError(ErrorCode.UNAVAILABLE, "this server holds all the rooms it can")
+        game = registry.get(req.game)
+        options = game.check_options(req.players, req.options)
+        if req.seed is not None and not self.config.allow_seed:
+            raise RequestError(ErrorCode.NOT_ALLOWED, "this server does not accept seeds")
+        seed = req.seed if req.seed is not None else secrets.randbits(63)
+        match = Match(game, game.setup(req.players, options, seed))
+        settings = RoomSettings(
+            game=game.name,
+            players=req.players,
+            options=options,
+            public=req.public,
+            spectator_delay=req.spectator_delay,
+            spectator_chat=req.spectator_chat,
+            quick=quick,
+            host=host,
+        )
+        room = self._room(secrets.token_hex(5), settings, match, seed)
+        meta = room.meta()
+        meta["seed"] = seed
+        await self.store.create_room(room.id, meta)
+        self._add(room)
+        return room
+
+    def restore(self, room_id: str, meta: dict[str, Any], match: Match[Any], rev: int) -> Room:
+        """Bring back a room rebuilt from the store (issue 6's recovery hands it over here)."""
+        settings = RoomSettings(
+            game=str(meta["game"]),
+            players=int(meta["players"]),
+            options=dict(meta.get("options") or {}),
+            public=bool(meta.get("public", True)),
+            spectator_delay=float(meta.get("spectator_delay") or 0.0),
+            spectator_chat=bool(meta.get("spectator_chat", True)),
+            quick=bool(meta.get("quick", False)),
+            host="",
+        )
+        room = self._room(room_id, settings, match, int(meta.get("seed") or 0))
+        room.adopt(rev, meta)
+        self._add(room)
+        return room
+
+    def _room(self, room_id: str, settings: RoomSettings, match: Match[Any], seed: int) -> Room:
+        c = self.config
+        return Room(
+            room_id,
+            settings,
+            match,
+            store=self.store,
+            metrics=self.metrics,
+            patch_buffer=c.patch_buffer,
+            inbox_size=c.inbox_size,
+            chat_per_minute=c.chat_per_minute,
+            chat_log=c.chat_log,
+            bot_delay=c.bot_delay,
+            idle_ttl=c.room_idle_ttl,
+            seed=seed,
+            snapshot_every=c.snapshot_every,
+            on_close=self._closed,
+        )
+
+    def _add(self, room: Room) -> None:
+        self.rooms[room.id] = room
+        self.metrics.rooms.labels(room.state.value).inc()
+        room.start_task()
+
+    async def quick(self, req: m.Quick, host: str) -> Room:
+        """The oldest open public quick room of this game and size with a free seat, or a new."""
+        for room in self.rooms.values():
+            s = room.settings
+            if (
+                s.quick
+                and s.public
+                and s.game == req.game
+                and s.players == req.players
+                and room.state.value == "open"
+                and room.free_seats() > 0
+            ):
+                return room
+        create = m.Create(req.id, req.game, req.players)
+        return await self.create(create, host, quick=True)
+
+    def _closed(self, room: Room) -> None:
+        self.rooms.pop(room.id, None)
+
+    async def stop(self) -> None:
+        for room in list(self.rooms.values()):
+            await room.stop()

@@ -1,0 +1,147 @@
+"""Rebuild matches from what the store kept: live rooms after a restart, archives for replays.
+
+The engines are deterministic (the generator lives in the state), so a match is its latest
+snapshot plus the choices after it, or, with no snapshot yet, ``Match.new`` from the seed and
+options in the room's meta plus every choice. Replaying goes through :meth:`Match.act`, the
+checked path, so a stored choice that is no longer legal (a corrupt log, or an engine that
+changed its rules under a stored match) is reported instead of silently producing another match.
+
+Every failure is a :class:`RecoveryError` naming the room; :func:`restore_all` collects them per
+room so one bad room never stops the others from loading.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from games import registry
+from games.base import Event, Match, Result
+from games.errors import GameError, OptionsError, SnapshotError
+from server.redis_store import (
+    ArchiveRecord,
+    CorruptRecordError,
+    RedisStore,
+    RoomRecord,
+)
+from server.store import Action, StoreError
+
+
+class RecoveryError(Exception):
+    """A stored room or archive that cannot be turned back into its match."""
+
+    def __init__(self, room: str, detail: str) -> None:
+        super().__init__(f"room {room}: {detail}")
+        self.room = room
+
+
+@dataclass(frozen=True, slots=True)
+class Restored:
+    """A live room brought back: its record (meta, chat...) and its match at ``rev``."""
+
+    record: RoomRecord
+    match: Match[Any]
+    rev: int
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """A finished match played again: the final match, the events of each rev, the result."""
+
+    match: Match[Any]
+    events: list[list[Event]]
+    result: Result | None
+
+
+def rebuild(record: RoomRecord) -> Match[Any]:
+    """The match of a live room at ``record.rev``: snapshot (or a fresh setup) plus the tail."""
+    meta = record.meta
+    game = _game(record.room, meta.get("game"))
+    snapshot = record.snapshot
+    try:
+        if snapshot is not None:
+            match: Match[Any] = Match(game, game.load(snapshot.state))
+        else:
+            match = Match.new(game, *_setup(record.room, meta))
+    except (SnapshotError, OptionsError) as exc:
+        raise RecoveryError(record.room, f"cannot set the match up: {exc}") from None
+    _replay(record.room, match, record.actions, None)
+    return match
+
+
+def replay(record: ArchiveRecord) -> Replay:
+    """Play an archived match again from its seed, options and every choice."""
+    game = _game(record.room, record.game)
+    try:
+        match: Match[Any] = Match.new(game, record.players, record.options, record.seed)
+    except OptionsError as exc:
+        raise RecoveryError(record.room, f"cannot set the match up: {exc}") from None
+    events: list[list[Event]] = []
+    _replay(record.room, match, record.actions, events)
+    return Replay(match, events, match.result())
+
+
+def replay_archive(record: ArchiveRecord) -> tuple[list[list[Event]], Result | None]:
+    """The events of every rev (``events[rev - 1]``) and the result of an archived match.
+
+    The caller (``oasis replay ROOM``) compares the result with the stored one.
+    """
+    played = replay(record)
+    return played.events, played.result
+
+
+async def restore_all(store: RedisStore) -> tuple[list[Restored], list[RecoveryError]]:
+    """Every unfinished room rebuilt; the rooms that could not be, each with why.
+
+    Reads are batched (:meth:`RedisStore.load_rooms`); a Redis failure is not a per-room error
+    and propagates as StoreError.
+    """
+    rooms = await store.unfinished_rooms()
+    loaded = await store.load_rooms(rooms)
+    restored: list[Restored] = []
+    failed: list[RecoveryError] = []
+    for room in rooms:
+        found = loaded[room]
+        if found is None:
+            continue  # finished or deleted between the two reads
+        if isinstance(found, CorruptRecordError):
+            failed.append(RecoveryError(room, str(found).removeprefix(f"room {room}: ")))
+            continue
+        try:
+            restored.append(Restored(found, rebuild(found), found.rev))
+        except RecoveryError as exc:
+            failed.append(exc)
+        except (StoreError, GameError, KeyError, TypeError, ValueError) as exc:
+            failed.append(RecoveryError(room, f"{type(exc).__name__}: {exc}"))
+    return restored, failed
+
+
+def _game(room: str, name: object) -> Any:
+    if not isinstance(name, str):
+        raise RecoveryError(room, f"meta names no game ({name!r})")
+    try:
+        return registry.get(name)
+    except OptionsError as exc:
+        raise RecoveryError(room, str(exc)) from None
+
+
+def _setup(room: str, meta: Mapping[str, Any]) -> tuple[int, Mapping[str, object], int]:
+    players, options, seed = meta.get("players"), meta.get("options", {}), meta.get("seed")
+    if not isinstance(players, int) or not isinstance(seed, int) or not isinstance(options, dict):
+        raise RecoveryError(room, "meta lacks players, options or seed, and there is no snapshot")
+    return players, options, seed
+
+
+def _replay(
+    room: str, match: Match[Any], actions: list[Action], events: list[list[Event]] | None
+) -> None:
+    for action in actions:
+        try:
+            happened = match.act(action.seat, action.choice)
+        except GameError as exc:
+            raise RecoveryError(
+                room, f"rev {action.rev} (seat {action.seat}, {action.choice!r}): {exc}"
+            ) from None
+        if events is not None:
+            events.append(happened)

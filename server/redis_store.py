@@ -1,0 +1,681 @@
+"""The Redis store: every accepted choice on disk before it is acknowledged, rooms that survive.
+
+Key layout (``P`` is the prefix, ``oasis`` by default; ``{room}`` is a Redis Cluster hash tag, so
+every key of one room lives in one slot and a room's scripts and transactions stay legal there)::
+
+    P:{room}:meta     hash    top-level meta fields -> msgpack value (game, players, options, seed,
+                              seats with token digests, state...); update_room merges fields
+    P:{room}:log      stream  the recovery log: entry id ``<rev>-0``, field ``a`` = msgpack
+                              ``[seat, choice]``; trimmed up to the latest snapshot
+    P:{room}:choices  list    the same ``[seat, choice]`` blobs, every one of the match (index
+                              ``rev - 1``); never trimmed while the room lives
+    P:{room}:snap     hash    ``rev`` (decimal) and ``state`` = msgpack ``{"schema_version", "rev",
+                              "state": game.dump(...)}`` (generator included)
+    P:{room}:chat     list    msgpack chat lines, the last ``chat_keep`` of them
+    P:{room}:archive  string  msgpack archive of a finished match (see :class:`ArchiveRecord`)
+    P:rooms           zset    live (unfinished) rooms, score = creation time
+    P:archived        zset    archived rooms, score = finish time
+
+Everything a room does while it plays (append, snapshot, chat, meta updates) touches only its own
+slot. The two global indexes are written in the same MULTI as the room's keys when a room is
+created, archived or deleted, which a single Redis allows; on a Redis Cluster those three calls
+would send the index update as a separate command.
+
+Write path. :meth:`RedisStore.append` is one EVALSHA (one round trip): a Lua script checks that
+the rev is exactly the next one (the ``choices`` length + 1) and that the room is live, then
+XADDs the log entry with id ``<rev>-0`` and RPUSHes the same blob to ``choices``. Every check
+runs before the first write, so a refused append writes nothing (Redis scripts do not roll
+back). The same rev with the same blob again is accepted without a second entry, so resending
+an append whose reply was lost is safe (redis-py retries once on a dropped connection for that
+reason); any other duplicate, gap or older rev raises :class:`RevisionError`. Redis also refuses
+a stream id not above the last one, even after trims: a second guard.
+
+Trim and archive decision. A snapshot (:meth:`RedisStore.snapshot`, one EVALSHA) stores the
+state and XTRIMs the stream to the entries after it, so recovery reads exactly the tail it must
+replay (``XRANGE`` of the whole stream). The archive needs every choice, so the full choice list
+is kept beside the stream in the same script (``choices``: one compact blob per choice, about
+the size of the choice itself) rather than archiving from an untrimmed stream; it is what
+:meth:`RedisStore.finish` copies into the archive, after which every live key of the room is
+deleted. The cost is that a live room holds each choice twice until its snapshot trims the
+stream, and once afterwards; a match is a few hundred choices, so this is kilobytes per room.
+
+Redis trouble. Every call is bounded: socket and connect timeouts of ``timeout`` seconds, one
+immediate retry on a dropped connection only, and an overall deadline; any connection error or
+timeout raises :class:`~server.store.StoreError` (so the room refuses the choice with
+``unavailable`` and acknowledges nothing), marks the store not ready (``ready()`` is what
+``/readyz`` reports) and starts a background probe that writes a tiny key every
+``probe_interval`` seconds until Redis stores it again (a PING would call a read-only replica or a
+full Redis ready); listeners registered with :meth:`RedisStore.on_ready_change` hear both
+transitions so rooms can pause and tell their clients. Logical refusals (wrong rev, room gone)
+raise StoreError subclasses but leave ``ready()`` alone: Redis did answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import msgpack
+import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import OutOfMemoryError, ReadOnlyError, RedisError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.typing import EncodableT, FieldT
+
+from server import logging as oasis_logging
+from server.store import Action, StoreError
+
+SCHEMA_VERSION = 1
+"""Version of the snapshot and archive formats; a reader refuses any other."""
+
+
+class RevisionError(StoreError):
+    """An append whose rev is not the next one (a duplicate, a gap or an older rev)."""
+
+
+class RoomGoneError(StoreError):
+    """The room is not live in the store (never created, finished or deleted)."""
+
+
+class CorruptRecordError(StoreError):
+    """A room's stored data cannot be read back; the message names the room and the key."""
+
+    def __init__(self, room: str, detail: str) -> None:
+        super().__init__(f"room {room}: {detail}")
+        self.room = room
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """A full game state (``game.dump``) after ``rev`` choices."""
+
+    rev: int
+    state: dict[str, Any]
+    schema_version: int = SCHEMA_VERSION
+
+
+@dataclass(frozen=True, slots=True)
+class RoomRecord:
+    """What recovery needs of one live room: meta, latest snapshot, the actions after it."""
+
+    room: str
+    meta: dict[str, Any]
+    snapshot: Snapshot | None
+    actions: list[Action]
+    chat: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def rev(self) -> int:
+        """The last stored rev (0 before the first choice)."""
+        if self.actions:
+            return self.actions[-1].rev
+        return self.snapshot.rev if self.snapshot is not None else 0
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveRecord:
+    """A finished match: enough to replay it exactly (seed, options, every choice) and its end."""
+
+    room: str
+    game: str
+    players: int
+    options: dict[str, Any]
+    seed: int
+    actions: list[Action]
+    result: dict[str, Any]
+    chat: list[dict[str, Any]]
+    meta: dict[str, Any]
+    finished: float
+    schema_version: int = SCHEMA_VERSION
+
+
+# Scripts. KEYS are always keys of one room (one slot); every check precedes every write.
+
+_APPEND = """
+local n = redis.call('LLEN', KEYS[3])
+local rev = tonumber(ARGV[1])
+if rev == n + 1 then
+  if redis.call('EXISTS', KEYS[1]) == 0 then
+    return redis.error_reply('OASIS_GONE the room is not live')
+  end
+  redis.call('XADD', KEYS[2], ARGV[1] .. '-0', 'a', ARGV[2])
+  redis.call('RPUSH', KEYS[3], ARGV[2])
+  return 1
+end
+if rev == n and n > 0 and redis.call('LINDEX', KEYS[3], -1) == ARGV[2] then
+  return 0
+end
+return redis.error_reply('OASIS_REV the log is at rev ' .. n .. '; refused rev ' .. ARGV[1])
+"""
+
+_SNAPSHOT = """
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return redis.error_reply('OASIS_GONE the room is not live')
+end
+local n = redis.call('LLEN', KEYS[3])
+local rev = tonumber(ARGV[1])
+if rev > n then
+  return redis.error_reply('OASIS_REV snapshot of rev ' .. ARGV[1] .. ' but the log ends at ' .. n)
+end
+local current = redis.call('HGET', KEYS[4], 'rev')
+if current and tonumber(current) > rev then
+  return 0
+end
+redis.call('HSET', KEYS[4], 'rev', ARGV[1], 'state', ARGV[2])
+redis.call('XTRIM', KEYS[2], 'MINID', ARGV[1] .. '-1')
+return 1
+"""
+
+_UPDATE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return redis.error_reply('OASIS_GONE the room is not live')
+end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+"""
+
+_CHAT = """
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return 0
+end
+redis.call('RPUSH', KEYS[2], ARGV[1])
+redis.call('LTRIM', KEYS[2], -tonumber(ARGV[2]), -1)
+return 1
+"""
+
+
+def _pack(value: Any) -> bytes:
+    return msgpack.packb(value, use_bin_type=True)  # type: ignore[no-any-return]
+
+
+def _unpack(data: bytes) -> Any:
+    return msgpack.unpackb(data, raw=False, use_list=True)
+
+
+@dataclass(frozen=True, slots=True)
+class _Keys:
+    meta: str
+    log: str
+    choices: str
+    snap: str
+    chat: str
+    archive: str
+
+    def live(self) -> tuple[str, str, str, str, str]:
+        return (self.meta, self.log, self.choices, self.snap, self.chat)
+
+
+class RedisStore:
+    """The :class:`~server.store.Store` on Redis, plus snapshots, recovery reads and archives.
+
+    One instance serves every room of a server; each room is its only writer (the room task),
+    which is what makes the read-then-write of :meth:`finish` safe without WATCH.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        prefix: str = "oasis",
+        timeout: float = 1.0,
+        probe_interval: float = 0.5,
+        chat_keep: int = 500,
+        batch: int = 100,
+    ) -> None:
+        self._redis = aioredis.Redis.from_url(
+            url,
+            socket_timeout=timeout,
+            socket_connect_timeout=timeout,
+            # One immediate retry on a dropped connection (a Redis restart leaves stale pooled
+            # connections); never on a timeout, which would only double the wait. Appends are
+            # idempotent, so a retried write cannot store a choice twice.
+            retry=Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
+        )
+        self._prefix = prefix
+        self._deadline = 3 * timeout
+        self._probe_interval = probe_interval
+        self._chat_keep = max(1, chat_keep)
+        self._batch = batch
+        self._append = self._redis.register_script(_APPEND)
+        self._snapshot = self._redis.register_script(_SNAPSHOT)
+        self._update = self._redis.register_script(_UPDATE)
+        self._chat = self._redis.register_script(_CHAT)
+        self._ready: bool | None = None
+        self._probe: asyncio.Task[None] | None = None
+        self._listeners: list[Callable[[bool], None]] = []
+        self._closed = False
+        self._log = oasis_logging.get(component="redis_store")
+
+    # Keys --------------------------------------------------------------------------------------
+
+    def keys(self, room: str) -> _Keys:
+        """The keys of ``room``; its id becomes the hash tag, so it may not contain braces."""
+        if not room or "{" in room or "}" in room:
+            raise StoreError(f"room id {room!r} cannot be a hash tag")
+        base = f"{self._prefix}:{{{room}}}:"
+        return _Keys(
+            base + "meta",
+            base + "log",
+            base + "choices",
+            base + "snap",
+            base + "chat",
+            base + "archive",
+        )
+
+    @property
+    def _rooms_key(self) -> str:
+        return f"{self._prefix}:rooms"
+
+    @property
+    def _archived_key(self) -> str:
+        return f"{self._prefix}:archived"
+
+    # Health ------------------------------------------------------------------------------------
+
+    def ready(self) -> bool:
+        """Whether Redis answered the last call (or the probe). Unknown at first: probe now."""
+        if self._ready is None:
+            self._start_probe()
+            return False
+        return self._ready
+
+    async def start(self) -> None:
+        """Ping once so ``ready()`` is known at start-up; keep probing in the background if not."""
+        try:
+            await self._run("probe", self._write_probe)
+        except StoreError:
+            self._log.warning("redis_unavailable_at_start")
+
+    def on_ready_change(self, listener: Callable[[bool], None]) -> None:
+        """Call ``listener(ready)`` on every transition (from the event loop)."""
+        self._listeners.append(listener)
+
+    def _set_ready(self, ready: bool, why: str = "") -> None:
+        if ready == self._ready:
+            return
+        before, self._ready = self._ready, ready
+        if ready:
+            self._log.info("redis_ready")
+        else:
+            self._log.error("redis_unavailable", error=why)
+            self._start_probe()
+        if before is not None or not ready:
+            for listener in list(self._listeners):
+                listener(ready)
+
+    def _start_probe(self) -> None:
+        if self._closed or (self._probe is not None and not self._probe.done()):
+            return
+        try:
+            self._probe = asyncio.get_running_loop().create_task(self._probe_loop())
+        except RuntimeError:
+            return  # no loop (a synchronous caller): the next call will tell
+
+    async def _probe_loop(self) -> None:
+        first = self._ready is None
+        while not self._closed and self._ready is not True:
+            if not first:
+                await asyncio.sleep(self._probe_interval)
+            first = False
+            try:
+                async with asyncio.timeout(self._deadline):
+                    await self._write_probe()
+            except (RedisError, OSError) as exc:
+                self._set_ready(False, f"{type(exc).__name__}: {exc}")
+                continue
+            self._set_ready(True)
+
+    async def _write_probe(self) -> None:
+        """A write, not a PING: a read-only replica or a full Redis answers PING but stores
+        nothing, and must not count as ready."""
+        await self._redis.set(f"{self._prefix}:probe", b"1", px=60_000)
+
+    async def _run(self, what: str, op: Callable[[], Awaitable[Any]]) -> Any:
+        """Run one bounded Redis call; map every failure to StoreError and track readiness."""
+        try:
+            async with asyncio.timeout(self._deadline):
+                result = await op()
+        except ResponseError as exc:
+            text = str(exc)
+            if _unwritable(exc):
+                self._set_ready(False, text)
+                raise StoreError(f"{what}: redis refuses writes ({text})") from exc
+            self._set_ready(True)
+            if "OASIS_REV" in text:
+                raise RevisionError(f"{what}: {text.split('OASIS_REV', 1)[1].strip()}") from exc
+            if "OASIS_GONE" in text:
+                raise RoomGoneError(f"{what}: {text.split('OASIS_GONE', 1)[1].strip()}") from exc
+            raise StoreError(f"{what}: redis refused: {text}") from exc
+        except (RedisConnectionError, RedisTimeoutError, RedisError, OSError) as exc:
+            why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            self._set_ready(False, why)
+            raise StoreError(f"{what}: redis is unavailable ({why})") from exc
+        self._set_ready(True)
+        return result
+
+    # The Store protocol ------------------------------------------------------------------------
+
+    async def create_room(self, room: str, meta: dict[str, Any]) -> None:
+        """Store a new room's meta and list it as live (one MULTI; leftovers of the id go)."""
+        k = self.keys(room)
+
+        async def op() -> None:
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.delete(*k.live())
+            pipe.hset(k.meta, mapping=_pack_fields(meta))
+            pipe.zadd(self._rooms_key, {room: time.time()})
+            await pipe.execute()
+
+        await self._run(f"create room {room}", op)
+
+    async def update_room(self, room: str, meta: dict[str, Any]) -> None:
+        """Merge ``meta``'s top-level fields into the stored meta (the seed given at creation
+        stays even though the room's later meta omits it). Refused for a room that is not live."""
+        k = self.keys(room)
+        args: list[EncodableT] = []
+        for name, value in _pack_fields(meta).items():
+            args += [name, value]
+        if not args:
+            return
+        await self._run(f"update room {room}", lambda: self._update(keys=[k.meta], args=args))
+
+    async def append(self, room: str, action: Action) -> None:
+        """Store ``action`` before it is acknowledged: one round trip, raise StoreError if not."""
+        k = self.keys(room)
+        blob = _pack([action.seat, action.choice])
+        await self._run(
+            f"append rev {action.rev} to room {room}",
+            lambda: self._append(keys=[k.meta, k.log, k.choices], args=[action.rev, blob]),
+        )
+
+    async def append_chat(self, room: str, line: dict[str, Any]) -> None:
+        """Keep a chat line with the match (the last ``chat_keep``); ignored once it is over."""
+        k = self.keys(room)
+        blob = _pack(line)
+        await self._run(
+            f"chat in room {room}",
+            lambda: self._chat(keys=[k.meta, k.chat], args=[blob, self._chat_keep]),
+        )
+
+    async def finish(self, room: str, result: dict[str, Any]) -> None:
+        """Archive the finished match and drop its live keys (see :meth:`archive`)."""
+        await self.archive(room, result)
+
+    async def close(self) -> None:
+        self._closed = True
+        if self._probe is not None:
+            self._probe.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._probe
+        await self._redis.aclose()
+
+    # Snapshots and recovery --------------------------------------------------------------------
+
+    async def snapshot(self, room: str, rev: int, state: dict[str, Any]) -> None:
+        """Store the full state after ``rev`` (``game.dump``, generator included) and trim the
+        log up to it (one round trip). An older snapshot than the stored one is ignored; one
+        beyond the log is refused. ``state`` is encoded as soon as the call starts; the room
+        awaits it, or hands a task a fresh ``game.dump`` that nothing else mutates."""
+        k = self.keys(room)
+        blob = _pack({"schema_version": SCHEMA_VERSION, "rev": rev, "state": state})
+        await self._run(
+            f"snapshot rev {rev} of room {room}",
+            lambda: self._snapshot(keys=[k.meta, k.log, k.choices, k.snap], args=[rev, blob]),
+        )
+
+    async def unfinished_rooms(self) -> list[str]:
+        """Every live room, oldest first."""
+        raw: list[bytes] = await self._run(
+            "list rooms", lambda: self._redis.zrange(self._rooms_key, 0, -1)
+        )
+        return [r.decode() for r in raw]
+
+    async def load_room(self, room: str) -> RoomRecord | None:
+        """Meta, latest snapshot and the actions after it, read in one MULTI (a consistent view).
+
+        None if the room is not live; :class:`CorruptRecordError` if its data cannot be read.
+        """
+        found = (await self.load_rooms([room]))[room]
+        if isinstance(found, CorruptRecordError):
+            raise found
+        return found
+
+    async def load_rooms(
+        self, rooms: Sequence[str]
+    ) -> dict[str, RoomRecord | CorruptRecordError | None]:
+        """Load many rooms, ``batch`` per round trip; a corrupt room is reported in its entry and
+        does not stop the others."""
+        out: dict[str, RoomRecord | CorruptRecordError | None] = {}
+        for start in range(0, len(rooms), self._batch):
+            chunk = rooms[start : start + self._batch]
+            raw: list[Any] = await self._run(f"load {len(chunk)} rooms", partial(self._read, chunk))
+            for room, parts in zip(chunk, _groups(raw, 5), strict=True):
+                try:
+                    out[room] = _record(room, *parts)
+                except CorruptRecordError as exc:
+                    out[room] = exc
+        return out
+
+    async def _read(self, rooms: Sequence[str]) -> list[Any]:
+        pipe = self._redis.pipeline(transaction=True)
+        for room in rooms:
+            k = self.keys(room)
+            pipe.hgetall(k.meta)
+            pipe.hgetall(k.snap)
+            pipe.xrange(k.log)
+            pipe.llen(k.choices)
+            pipe.lrange(k.chat, 0, -1)
+        return await pipe.execute()
+
+    async def actions_after(self, room: str, rev: int) -> list[Action]:
+        """Every stored action after ``rev`` (from the full list): a room whose append failed
+        with an unknown outcome asks this before it goes on, to adopt a choice that did land."""
+        k = self.keys(room)
+        raw: list[bytes] = await self._run(
+            f"read actions of room {room}", lambda: self._redis.lrange(k.choices, rev, -1)
+        )
+        return [_action(room, rev + 1 + i, blob) for i, blob in enumerate(raw)]
+
+    # Archives ----------------------------------------------------------------------------------
+
+    async def archive(self, room: str, result: dict[str, Any]) -> None:
+        """Write the archive (meta, seed, options, every choice, chat, result) and delete the
+        room's live keys: one read MULTI, one write MULTI. Finishing twice is harmless."""
+        k = self.keys(room)
+
+        async def read() -> list[Any]:
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.hgetall(k.meta)
+            pipe.lrange(k.choices, 0, -1)
+            pipe.lrange(k.chat, 0, -1)
+            pipe.exists(k.archive)
+            return await pipe.execute()
+
+        raw_meta, raw_choices, raw_chat, archived = await self._run(f"read room {room}", read)
+        if not raw_meta:
+            if archived:
+                return
+            raise RoomGoneError(f"archive room {room}: the room is not live")
+        meta = _unpack_fields(room, raw_meta)
+        finished = time.time()
+        blob = _pack(
+            {
+                "schema_version": SCHEMA_VERSION,
+                "room": room,
+                "game": meta.get("game"),
+                "players": meta.get("players"),
+                "options": meta.get("options", {}),
+                "seed": meta.get("seed"),
+                "actions": [_decode(room, "choices", b) for b in raw_choices],
+                "result": result,
+                "chat": [_decode(room, "chat", b) for b in raw_chat],
+                "meta": meta,
+                "finished": finished,
+            }
+        )
+
+        async def write() -> None:
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.set(k.archive, blob)
+            pipe.delete(*k.live())
+            pipe.zrem(self._rooms_key, room)
+            pipe.zadd(self._archived_key, {room: finished})
+            await pipe.execute()
+
+        await self._run(f"archive room {room}", write)
+
+    async def load_archive(self, room: str) -> ArchiveRecord | None:
+        """The archive of a finished match, or None."""
+        k = self.keys(room)
+        raw: bytes | None = await self._run(
+            f"read archive {room}", lambda: self._redis.get(k.archive)
+        )
+        if raw is None:
+            return None
+        return _archive(room, raw)
+
+    async def archived_rooms(self) -> list[str]:
+        """Every archived room, oldest first."""
+        raw: list[bytes] = await self._run(
+            "list archives", lambda: self._redis.zrange(self._archived_key, 0, -1)
+        )
+        return [r.decode() for r in raw]
+
+    async def delete(self, room: str) -> None:
+        """Forget ``room`` entirely, archive included (a room closed before it ever started)."""
+        k = self.keys(room)
+
+        async def op() -> None:
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.delete(*k.live(), k.archive)
+            pipe.zrem(self._rooms_key, room)
+            pipe.zrem(self._archived_key, room)
+            await pipe.execute()
+
+        await self._run(f"delete room {room}", op)
+
+
+# Decoding (every stored byte is untrusted here: a bad one names its room and key) -----------
+
+
+def _unwritable(exc: ResponseError) -> bool:
+    """Redis answers but stores nothing: a replica, out of memory, or a failing disk (MISCONF)."""
+    return isinstance(exc, ReadOnlyError | OutOfMemoryError) or str(exc).startswith("MISCONF")
+
+
+def _pack_fields(meta: dict[str, Any]) -> dict[FieldT, EncodableT]:
+    return {name: _pack(value) for name, value in meta.items()}
+
+
+def _decode(room: str, where: str, blob: bytes) -> Any:
+    try:
+        return _unpack(blob)
+    except Exception as exc:  # msgpack raises several unrelated types on garbage
+        raise CorruptRecordError(room, f"{where}: not msgpack ({type(exc).__name__})") from None
+
+
+def _unpack_fields(room: str, raw: dict[bytes, bytes]) -> dict[str, Any]:
+    return {name.decode(): _decode(room, f"meta field {name!r}", v) for name, v in raw.items()}
+
+
+def _action(room: str, rev: int, blob: bytes) -> Action:
+    value = _decode(room, f"action {rev}", blob)
+    if (
+        not isinstance(value, list)
+        or len(value) != 2
+        or not isinstance(value[0], int)
+        or not isinstance(value[1], dict)
+    ):
+        raise CorruptRecordError(room, f"action {rev}: not [seat, choice]")
+    return Action(rev, value[0], value[1])
+
+
+def _groups(items: list[Any], size: int) -> Iterable[list[Any]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def _record(
+    room: str,
+    raw_meta: dict[bytes, bytes],
+    raw_snap: dict[bytes, bytes],
+    entries: list[tuple[bytes, dict[bytes, bytes]]],
+    length: int,
+    raw_chat: list[bytes],
+) -> RoomRecord | None:
+    if not raw_meta:
+        return None
+    meta = _unpack_fields(room, raw_meta)
+    snapshot: Snapshot | None = None
+    if raw_snap:
+        data = _decode(room, "snapshot", raw_snap.get(b"state", b""))
+        if not isinstance(data, dict) or not isinstance(data.get("state"), dict):
+            raise CorruptRecordError(room, "snapshot: not a snapshot map")
+        if data.get("schema_version") != SCHEMA_VERSION:
+            raise CorruptRecordError(
+                room,
+                f"snapshot: schema_version {data.get('schema_version')!r}, "
+                f"this server reads {SCHEMA_VERSION}",
+            )
+        rev = data.get("rev")
+        if not isinstance(rev, int) or str(rev).encode() != raw_snap.get(b"rev"):
+            raise CorruptRecordError(room, "snapshot: its rev does not match")
+        snapshot = Snapshot(rev, data["state"], SCHEMA_VERSION)
+    base = snapshot.rev if snapshot is not None else 0
+    actions: list[Action] = []
+    for entry_id, fields in entries:
+        rev = _entry_rev(room, entry_id)
+        if rev <= base:
+            continue  # trimmed lazily or snapshotted concurrently: the snapshot covers it
+        if rev != base + len(actions) + 1:
+            raise CorruptRecordError(room, f"log: rev {rev} follows rev {base + len(actions)}")
+        actions.append(_action(room, rev, fields.get(b"a", b"")))
+    last = base + len(actions)
+    if last != length:
+        raise CorruptRecordError(room, f"log ends at rev {last} but {length} choices are stored")
+    chat = [_decode(room, "chat", line) for line in raw_chat]
+    return RoomRecord(room, meta, snapshot, actions, chat)
+
+
+def _entry_rev(room: str, entry_id: bytes) -> int:
+    head, _, tail = entry_id.partition(b"-")
+    if tail != b"0" or not head.isdigit():
+        raise CorruptRecordError(room, f"log: entry id {entry_id!r} is not <rev>-0")
+    return int(head)
+
+
+def _archive(room: str, raw: bytes) -> ArchiveRecord:
+    data = _decode(room, "archive", raw)
+    if not isinstance(data, dict):
+        raise CorruptRecordError(room, "archive: not a map")
+    if data.get("schema_version") != SCHEMA_VERSION:
+        raise CorruptRecordError(
+            room,
+            f"archive: schema_version {data.get('schema_version')!r}, expected {SCHEMA_VERSION}",
+        )
+    try:
+        actions = [
+            Action(i + 1, int(seat), dict(choice))
+            for i, (seat, choice) in enumerate(data["actions"])
+        ]
+        return ArchiveRecord(
+            room=room,
+            game=str(data["game"]),
+            players=int(data["players"]),
+            options=dict(data["options"]),
+            seed=int(data["seed"]),
+            actions=actions,
+            result=dict(data["result"]),
+            chat=list(data["chat"]),
+            meta=dict(data["meta"]),
+            finished=float(data["finished"]),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CorruptRecordError(room, f"archive: {type(exc).__name__}: {exc}") from None

@@ -1,0 +1,87 @@
+"""The spectators of one room and their feed, live or delayed by ``spectator_delay`` seconds.
+
+With a delay, every spectator frame (patches, and chat said by seats) waits in a queue released
+by the event loop's timer; the feed keeps the delayed spectator view up to date by applying the
+released ops, so a newcomer, a ``sync`` or a resume gets the view as of the latest revision that
+is at least the delay old, never a newer one. Only one timer is armed at a time: when the queue
+becomes non-empty, then re-armed by :meth:`SpectatorFeed._release` while frames remain, so the
+loop's clock and :func:`time.monotonic` can never disagree into a stuck queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from protocol.patch import apply
+from server.connection import Connection
+from server.views import Revision
+
+
+@dataclass(frozen=True, slots=True)
+class _Delayed:
+    due: float
+    frame: bytes
+    revision: Revision | None
+
+
+class SpectatorFeed:
+    def __init__(self, delay: float, view: dict[str, Any], view_hash: str) -> None:
+        self.delay = delay
+        self.members: set[Connection] = set()
+        self._pending: deque[_Delayed] = deque()
+        self._doc = view
+        self._rev = 0
+        self._hash = view_hash
+        self.closed = False
+
+    def __len__(self) -> int:
+        return len(self.members)
+
+    def __iter__(self) -> Iterator[Connection]:
+        return iter(self.members)
+
+    def __contains__(self, conn: object) -> bool:
+        return conn in self.members
+
+    def add(self, conn: Connection) -> None:
+        self.members.add(conn)
+
+    def discard(self, conn: Connection) -> None:
+        self.members.discard(conn)
+
+    @property
+    def delayed(self) -> bool:
+        return self.delay > 0
+
+    def delayed_view(self) -> tuple[dict[str, Any], int, str]:
+        """The delayed spectator view, its revision and its hash."""
+        return self._doc, self._rev, self._hash
+
+    def send(self, frame: bytes, revision: Revision | None) -> None:
+        """Send to every spectator now, or after the delay (``revision``: the patch's data)."""
+        if not self.delayed:
+            for conn in self.members:
+                conn.send_bytes(frame)
+            return
+        if not self._pending:
+            asyncio.get_running_loop().call_later(self.delay, self._release)
+        self._pending.append(_Delayed(time.monotonic() + self.delay, frame, revision))
+
+    def _release(self) -> None:
+        now = time.monotonic()
+        while self._pending and self._pending[0].due <= now:
+            item = self._pending.popleft()
+            if item.revision is not None:
+                self._doc = apply(self._doc, item.revision.spectator_ops)
+                self._rev = item.revision.rev
+                self._hash = item.revision.spectator_hash
+            for conn in self.members:
+                conn.send_bytes(item.frame)
+        if self._pending and not self.closed:
+            wait = max(0.001, self._pending[0].due - now)
+            asyncio.get_running_loop().call_later(wait, self._release)

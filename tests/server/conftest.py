@@ -1,0 +1,75 @@
+"""Fixtures for the server tests: a real server on a free loopback port, and clients for it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from games import registry
+from server import logging as oasis_logging
+from server.app import App
+from server.config import Config
+from tests.games.tiny import TINY
+from tests.server.client import Client
+
+registry.register(TINY)
+oasis_logging.configure("json", "warning")
+
+TEST_CONFIG = Config(
+    host="127.0.0.1",
+    port=0,
+    allow_seed=True,
+    rate_per_second=2000.0,
+    rate_burst=4000,
+    hello_timeout=10.0,
+    idle_timeout=60.0,
+    close_timeout=0.5,
+)
+
+MakeApp = Callable[..., Awaitable[App]]
+MakeClient = Callable[..., Awaitable[Client]]
+
+
+@pytest.fixture
+async def make_app() -> AsyncIterator[MakeApp]:
+    """Start servers (``make_app(**config overrides)``); every one is stopped at the end."""
+    apps: list[App] = []
+
+    async def start(**overrides: Any) -> App:
+        import dataclasses
+
+        app = App(dataclasses.replace(TEST_CONFIG, **overrides))
+        await app.start()
+        apps.append(app)
+        return app
+
+    yield start
+    for app in apps:
+        await app.stop()
+
+
+@pytest.fixture
+async def app(make_app: MakeApp) -> App:
+    return await make_app()
+
+
+@pytest.fixture
+async def make_client(app: App) -> AsyncIterator[MakeClient]:
+    """Connected clients of ``app`` (after hello unless ``hello=False``), closed at the end."""
+    clients: list[Client] = []
+
+    async def open_client(
+        name: str = "t", *, hello: bool = True, target: App | None = None
+    ) -> Client:
+        server = target or app
+        client = await Client.open(f"ws://127.0.0.1:{server.port}/", name, hello=hello)
+        clients.append(client)
+        return client
+
+    yield open_client
+    for client in clients:
+        await client.close()
+    for client in clients:
+        assert not client.failures, (client.name, client.failures)

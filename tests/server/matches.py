@@ -1,0 +1,172 @@
+"""Whole matches over real sockets, and the checks the acceptance list asks of them.
+
+Seat clients know nothing of the rules: each waits until its own view lists choices, picks one
+at random by index, and sends it with the rev it saw. After the match the test replays the same
+seed and choices locally and holds every frame every client received against what its audience
+may see (the leak scan): each view sent equals the audience's view at that rev, each op's value
+is the value at its path in the new view, each event is the event as projected for that
+audience. A secret of another seat can therefore appear in no frame.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from games import registry
+from games.base import Match, audience_view
+from protocol.patch import _get
+from tests.server.client import Client
+from tests.server.conftest import MakeClient
+
+
+@dataclass
+class Played:
+    room: str
+    seed: int
+    players: int
+    game: str
+    choices: dict[int, tuple[int, int]] = field(default_factory=dict)
+    """rev -> (seat, index of the choice in the legal list)."""
+    seats: list[Client] = field(default_factory=list)
+    spectators: list[Client] = field(default_factory=list)
+
+
+def my_turn(client: Client, room: str) -> bool:
+    doc = client.view(room)
+    return bool(doc and doc["own"] and doc["own"]["choices"])
+
+
+def over(client: Client, room: str) -> bool:
+    doc = client.view(room)
+    return bool(doc and doc["shared"]["result"] is not None)
+
+
+async def drive_seat(
+    client: Client, room: str, seat: int, played: Played, rng: random.Random
+) -> None:
+    while True:
+        await client.until(lambda: my_turn(client, room) or over(client, room), wait=30)
+        if over(client, room):
+            return
+        rev = client.rev(room)
+        choices = client.view(room)["own"]["choices"]
+        index = rng.randrange(len(choices))
+        answer = await client.request({"type": "act", "room": room, "rev": rev, "choice": index})
+        assert answer["type"] == "ack", answer
+        assert answer["rev"] == rev + 1
+        played.choices[rev + 1] = (seat, index)
+        if rng.random() < played_sync_rate(played):
+            state = await client.request({"type": "sync", "room": room})
+            assert state["type"] == "state"
+
+
+def played_sync_rate(played: Played) -> float:
+    return 1.0 if played.game == "tiny" else 0.1
+
+
+async def syncer(client: Client, room: str) -> None:
+    """Ask for the full view after every revision seen (the reader compares them)."""
+    seen = -1
+    while not over(client, room) or client.rev(room) != seen:
+        await client.until(lambda s=seen: client.rooms[room].rev != s, wait=30)  # type: ignore[misc]
+        seen = client.rev(room)
+        await client.request({"type": "sync", "room": room})
+
+
+async def play(
+    make_client: MakeClient,
+    game: str,
+    players: int,
+    seed: int,
+    *,
+    spectators: int = 2,
+    sync_spectators: bool = True,
+) -> Played:
+    host = await make_client("seat0")
+    created = await host.request({"type": "create", "game": game, "players": players, "seed": seed})
+    assert created["type"] == "ack", created
+    room = created["room"]
+    played = Played(room, seed, players, game)
+    seats = [host] + [await make_client(f"seat{i}") for i in range(1, players)]
+    for i, client in enumerate(seats):
+        joined = await client.request({"type": "join", "room": room, "name": f"p{i}"})
+        assert joined["type"] == "joined" and joined["seat"] == i, joined
+        assert joined["token"]
+    early = await make_client("spectator0")
+    if spectators:
+        joined = await early.request({"type": "spectate", "room": room})
+        assert joined["seat"] is None and "token" not in joined
+    played.seats = seats
+    started = await host.request({"type": "start", "room": room})
+    assert started["type"] == "ack", started
+    rng = random.Random(seed)
+    drivers = [
+        asyncio.create_task(drive_seat(c, room, i, played, random.Random(rng.random())))
+        for i, c in enumerate(seats)
+    ]
+    watchers: list[Client] = [early] if spectators else []
+    if spectators > 1:
+        await seats[0].until(lambda: seats[0].rev(room) >= 3 or over(seats[0], room), 30)
+        late = await make_client("spectator1")
+        joined = await late.request({"type": "spectate", "room": room})
+        assert joined["type"] == "joined"
+        watchers.append(late)
+    played.spectators = watchers
+    syncers = [asyncio.create_task(syncer(w, room)) for w in watchers] if sync_spectators else []
+    await asyncio.gather(*drivers)
+    await asyncio.gather(*syncers)
+    final = max(played.choices)
+    for client in seats + watchers:
+        await client.until(lambda c=client: c.rev(room) == final, wait=30)  # type: ignore[misc]
+        state = await client.request({"type": "sync", "room": room})
+        assert state["rev"] == final and state["view"] == client.view(room)
+    return played
+
+
+def replay(played: Played) -> tuple[list[Any], list[list[Any]]]:
+    """Every rev's full match state dump-free: (matches' views per audience, events per rev)."""
+    game = registry.get(played.game)
+    match = Match.new(game, played.players, {}, played.seed)
+    audiences: list[int | None] = [*range(played.players), None]
+    views = [{a: audience_view(game, match.state, a).to_json() for a in audiences}]
+    events: list[list[Any]] = [[]]
+    for rev in range(1, max(played.choices) + 1):
+        seat, index = played.choices[rev]
+        evs = match.act(seat, index)
+        events.append(evs)
+        views.append({a: audience_view(game, match.state, a).to_json() for a in audiences})
+    assert match.over
+    return views, events
+
+
+def check_frames(played: Played) -> int:
+    """The leak scan and the per-rev view check; returns the number of frames checked."""
+    views, events = replay(played)
+    checked = 0
+    audiences: list[tuple[Client, int | None]] = [(c, i) for i, c in enumerate(played.seats)]
+    audiences += [(c, None) for c in played.spectators]
+    for client, audience in audiences:
+        room = client.rooms[played.room]
+        for rev, doc in room.history.items():
+            assert doc == views[rev][audience], (client.name, rev)
+        for frame in client.frames:
+            if frame.get("room") != played.room:
+                continue
+            kind = frame["type"]
+            if kind in ("joined", "state") and frame.get("view") is not None:
+                assert frame["view"] == views[frame["rev"]][audience]
+            elif kind == "patch":
+                rev = frame["rev"]
+                expected = [e.project(audience) for e in events[rev]]
+                assert frame["events"] == expected, (client.name, rev)
+                for op in frame["ops"]:
+                    assert op["path"].startswith("/shared/") or (
+                        audience is not None and op["path"].startswith("/own/")
+                    ), op
+                    if "value" in op:
+                        assert op["value"] == _get(views[rev][audience], op["path"]), op
+            checked += 1
+    return checked

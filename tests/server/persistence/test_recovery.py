@@ -1,0 +1,118 @@
+"""Rebuilding rooms from the store: every live room back, a corrupt one reported by id."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import AsyncIterator
+
+import msgpack
+import pytest
+import redis.asyncio as aioredis
+
+from protocol.codec import canonical
+from server.recovery import RecoveryError, rebuild, replay_archive, restore_all
+from server.redis_store import CorruptRecordError, RedisStore, RoomRecord, Snapshot
+from server.store import Action
+from tests.games.tiny import TINY
+from tests.server.persistence.conftest import new_match, next_action, tiny_meta
+from tests.services import RedisServer
+
+
+@pytest.fixture
+async def raw(redis_server: RedisServer) -> AsyncIterator[aioredis.Redis]:
+    client = aioredis.Redis.from_url(redis_server.url)
+    try:
+        yield client
+    finally:
+        await client.aclose()
+
+
+async def _play(store: RedisStore, room: str, seed: int, revs: int, snap_every: int) -> bytes:
+    """Create ``room`` and store ``revs`` random choices; the live state's canonical dump."""
+    live = new_match(seed=seed)
+    rng = random.Random(seed)
+    await store.create_room(room, tiny_meta(room, seed=seed))
+    for rev in range(1, revs + 1):
+        action = next_action(live, rev, rng)
+        await store.append(room, action)
+        live.act(action.seat, action.choice)
+        if rev % snap_every == 0:
+            await store.snapshot(room, rev, TINY.dump(live.state))
+    return canonical(TINY.dump(live.state))
+
+
+async def test_restore_all_brings_every_room_back_and_reports_the_corrupt_one(
+    store: RedisStore, raw: aioredis.Redis
+) -> None:
+    expected = {f"room{i}": await _play(store, f"room{i}", i, 3 + i, 4) for i in range(6)}
+    await raw.hset(store.keys("room2").snap, "state", b"\xc1 not msgpack")
+    await raw.xadd(store.keys("room5").log, {"a": b"\x93\x01"}, id="99-0")  # a gap
+
+    restored, failed = await restore_all(store)
+
+    assert sorted(f.room for f in failed) == ["room2", "room5"]
+    assert any("snapshot" in str(f) and "room2" in str(f) for f in failed)
+    assert any("rev 99" in str(f) and "room5" in str(f) for f in failed)
+    assert {r.record.room for r in restored} == {"room0", "room1", "room3", "room4"}
+    for r in restored:
+        assert r.rev == 3 + int(r.record.room[-1])
+        assert canonical(TINY.dump(r.match.state)) == expected[r.record.room]
+    with pytest.raises(CorruptRecordError, match="room2"):
+        await store.load_room("room2")
+
+
+async def test_a_snapshot_of_another_schema_version_is_refused(
+    store: RedisStore, raw: aioredis.Redis
+) -> None:
+    await _play(store, "old", 1, 4, 4)
+    blob = msgpack.packb({"schema_version": 0, "rev": 4, "state": {}})
+    await raw.hset(store.keys("old").snap, "state", blob)
+    with pytest.raises(CorruptRecordError, match="schema_version 0"):
+        await store.load_room("old")
+
+
+def test_a_stored_choice_that_is_not_legal_is_reported_with_its_room_and_rev() -> None:
+    record = RoomRecord("bad", tiny_meta("bad"), None, [Action(1, 2, {"kind": "draw"})])
+    with pytest.raises(RecoveryError, match=r"room bad: rev 1 \(seat 2"):
+        rebuild(record)
+
+
+def test_an_unknown_game_is_reported() -> None:
+    meta = tiny_meta("x") | {"game": "chess"}
+    with pytest.raises(RecoveryError, match="room x: unknown game 'chess'"):
+        rebuild(RoomRecord("x", meta, None, []))
+
+
+def test_rebuild_prefers_the_snapshot_over_the_seed() -> None:
+    live = new_match(seed=5)
+    rng = random.Random(0)
+    for rev in range(1, 4):
+        action = next_action(live, rev, rng)
+        live.act(action.seat, action.choice)
+    # A wrong seed in meta proves the snapshot, not a fresh setup, was used.
+    record = RoomRecord("s", tiny_meta("s", seed=6), Snapshot(3, TINY.dump(live.state)), [])
+    assert canonical(TINY.dump(rebuild(record).state)) == canonical(TINY.dump(live.state))
+
+
+async def test_replay_archive_returns_the_events_of_every_rev_and_the_result(
+    store: RedisStore,
+) -> None:
+    live = new_match(players=2, seed=8)
+    rng = random.Random(8)
+    await store.create_room("done", tiny_meta("done", players=2, seed=8))
+    events = []
+    rev = 0
+    while not live.over:
+        rev += 1
+        action = next_action(live, rev, rng)
+        await store.append("done", action)
+        events.append(live.act(action.seat, action.choice))
+    result = live.result()
+    assert result is not None
+    await store.finish("done", result.to_json())
+    archive = await store.load_archive("done")
+    assert archive is not None
+    replayed, final = replay_archive(archive)
+    assert replayed == events
+    assert final == result
+    assert final is not None and final.to_json() == archive.result

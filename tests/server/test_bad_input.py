@@ -1,0 +1,260 @@
+"""Bad input: each gets its typed error or close code; nothing in any room changes."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import msgpack
+import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidStatus
+
+from games import registry
+from protocol.codec import canonical, encode
+from server.app import App
+from tests.games.tiny import TINY, Tiny, TinyState
+from tests.server.client import Client
+from tests.server.conftest import MakeApp, MakeClient
+
+
+def snapshot(app: App) -> dict[str, Any]:
+    return {
+        rid: (room.rev, room.state, canonical(room.match.game.dump(room.match.state)))
+        for rid, room in app.lobby.rooms.items()
+    }
+
+
+async def playing_room(make_client: MakeClient) -> tuple[str, list[Client]]:
+    host = await make_client("seat0")
+    created = await host.request({"type": "create", "game": "tiny", "players": 2, "seed": 3})
+    room = created["room"]
+    other = await make_client("seat1")
+    await host.request({"type": "join", "room": room})
+    await other.request({"type": "join", "room": room})
+    await host.request({"type": "start", "room": room})
+    return room, [host, other]
+
+
+async def expect_close(client: Client, code: int) -> None:
+    closed = await asyncio.wait_for(asyncio.shield(client.closed), 10)
+    assert closed[0] == code, closed
+
+
+@pytest.mark.parametrize(
+    ("data", "code", "close"),
+    [
+        (b"\xc1", "malformed_frame", 1002),
+        (b"\x92\x01\x02", "bad_envelope", 1002),
+        (encode({"kind": "x"}), "bad_envelope", 1002),
+        (b"\x81\xa4type\xc4\x01x", "bad_type", 1003),
+        ("a text frame", "text_frame", 1003),
+        (
+            msgpack.packb({"type": "ping", "x": [[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]}),
+            "too_deep",
+            1002,
+        ),
+    ],
+)
+async def test_broken_frames_get_their_error_and_close_code(
+    app: App, make_client: MakeClient, data: bytes | str, code: str, close: int
+) -> None:
+    room, seats = await playing_room(make_client)
+    before = snapshot(app)
+    client = await make_client("bad")
+    await client.send_raw(data)
+    error = await client.wait_for(lambda f: f["type"] == "error")
+    assert error["code"] == code
+    await expect_close(client, close)
+    assert snapshot(app) == before
+    ack = await seats[0].request({"type": "act", "room": room, "rev": 0, "choice": 0})
+    assert ack["type"] == "ack"
+
+
+async def test_oversized_frames_close_with_1009(make_app: MakeApp, make_client: MakeClient) -> None:
+    small = await make_app(max_frame_bytes=1000)
+    client = await make_client("big", target=small)
+    await client.send({"type": "ping", "pad": "x" * 1500})
+    error = await client.wait_for(lambda f: f["type"] == "error")
+    assert error["code"] == "frame_too_large"
+    await expect_close(client, 1009)
+    huge = await make_client("huge", target=small)
+    await huge.send({"type": "ping", "pad": "x" * 5000})
+    await expect_close(huge, 1009)
+    fine = await make_client("fine", target=small)
+    assert (await fine.request({"type": "ping"}))["type"] == "pong"
+
+
+async def test_a_flood_is_rate_limited_and_closed(
+    make_app: MakeApp, make_client: MakeClient
+) -> None:
+    strict = await make_app(rate_per_second=5.0, rate_burst=10)
+    client = await make_client("flood", target=strict)
+    for _ in range(30):
+        try:
+            await client.send({"type": "ping"})
+        except Exception:
+            break
+    error = await client.wait_for(lambda f: f.get("code") == "rate_limited")
+    assert error["type"] == "error"
+    await expect_close(client, 1008)
+
+
+@pytest.mark.parametrize(
+    ("frame", "code"),
+    [
+        ({"type": "teleport"}, "unknown_type"),
+        ({"type": "create", "game": 3, "players": 2}, "bad_request"),
+        ({"type": "create", "game": "tiny", "players": "two"}, "bad_request"),
+        ({"type": "create", "game": "tiny", "players": 9}, "bad_options"),
+        ({"type": "create", "game": "chess", "players": 2}, "bad_options"),
+        ({"type": "create", "game": "tiny", "players": 2, "options": {"x": 1}}, "bad_options"),
+        ({"type": "create", "game": "tiny", "players": 2, "public": "yes"}, "bad_request"),
+        ({"type": "join", "room": ["r"]}, "bad_request"),
+        ({"type": "join", "room": "nope"}, "not_found"),
+        ({"type": "act", "room": "nope", "rev": 0, "choice": 0}, "not_found"),
+        ({"type": "act", "room": "x", "rev": -1, "choice": 0}, "bad_request"),
+        ({"type": "act", "room": "x", "rev": 0, "choice": "first"}, "bad_request"),
+        ({"type": "act", "room": "x", "rev": 0}, "bad_request"),
+        ({"type": "chat", "room": "x", "text": "   "}, "bad_request"),
+        ({"type": "chat", "room": "x", "text": "y" * 501}, "bad_request"),
+        ({"type": "hello", "version": 1}, "not_allowed"),
+    ],
+)
+async def test_bad_requests_get_typed_errors_and_the_connection_survives(
+    app: App, make_client: MakeClient, frame: dict[str, Any], code: str
+) -> None:
+    await playing_room(make_client)
+    before = snapshot(app)
+    client = await make_client("bad")
+    error = await client.request(frame)
+    assert error["type"] == "error" and error["code"] == code, error
+    assert isinstance(error["message"], str) and error["message"]
+    assert (await client.request({"type": "ping"}))["type"] == "pong"
+    assert snapshot(app) == before
+
+
+async def test_an_id_of_the_wrong_type_is_a_bad_request(app: App, make_client: MakeClient) -> None:
+    client = await make_client("bad")
+    await client.send({"type": "ping", "id": [1]})
+    error = await client.wait_for(lambda f: f["type"] == "error")
+    assert error["code"] == "bad_request" and "id" not in error
+
+
+async def test_requests_before_hello_are_refused_and_a_wrong_version_closes(
+    app: App, make_client: MakeClient
+) -> None:
+    early = await make_client("early", hello=False)
+    error = await early.request({"type": "list_rooms"})
+    assert error["code"] == "not_allowed"
+    assert (await early.request({"type": "hello", "version": 1}))["type"] == "welcome"
+    future = await make_client("future", hello=False)
+    error = await future.request({"type": "hello", "version": 99})
+    assert error["code"] == "unsupported_version" and "version 1" in error["message"]
+    await expect_close(future, 1002)
+
+
+async def test_choices_are_checked_at_the_boundary(app: App, make_client: MakeClient) -> None:
+    room, (seat0, seat1) = await playing_room(make_client)
+    watcher = await make_client("watcher")
+    await watcher.request({"type": "spectate", "room": room})
+    stranger = await make_client("stranger")
+    before = snapshot(app)
+    cases: list[tuple[Client, dict[str, Any], str]] = [
+        (seat1, {"rev": 0, "choice": 0}, "not_your_turn"),
+        (seat0, {"rev": 0, "choice": 0, "seat": 1}, "not_allowed"),
+        (watcher, {"rev": 0, "choice": 0}, "not_allowed"),
+        (stranger, {"rev": 0, "choice": 0}, "not_allowed"),
+        (seat0, {"rev": 7, "choice": 0}, "stale_rev"),
+        (seat0, {"rev": 0, "choice": 99}, "illegal_choice"),
+        (seat0, {"rev": 0, "choice": {"kind": "fly"}}, "illegal_choice"),
+        (seat0, {"rev": 0, "choice": {"kind": "play", "card": 99}}, "illegal_choice"),
+        (seat0, {"rev": 0, "choice": {"card": 1}}, "malformed_choice"),
+    ]
+    for client, fields, code in cases:
+        error = await client.request({"type": "act", "room": room, **fields})
+        assert (error["type"], error["code"]) == ("error", code), (fields, error)
+        assert error["room"] == room
+    assert snapshot(app) == before
+    ack = await seat0.request({"type": "act", "room": room, "rev": 0, "choice": 0})
+    assert ack["type"] == "ack" and ack["rev"] == 1
+    stale = await seat1.request({"type": "act", "room": room, "rev": 0, "choice": 0})
+    assert stale["code"] == "stale_rev"
+
+
+async def test_a_store_failure_refuses_the_choice_and_changes_nothing(
+    app: App, make_client: MakeClient
+) -> None:
+    room, (seat0, _) = await playing_room(make_client)
+    before = snapshot(app)
+    app.store.fail = True  # type: ignore[attr-defined]
+    error = await seat0.request({"type": "act", "room": room, "rev": 0, "choice": 0})
+    assert error["code"] == "unavailable"
+    assert snapshot(app) == before
+    app.store.fail = False  # type: ignore[attr-defined]
+    assert (await seat0.request({"type": "act", "room": room, "rev": 0, "choice": 0}))["rev"] == 1
+    assert [a.rev for a in app.store.logs[room]] == [1]  # type: ignore[attr-defined]
+
+
+class Boom(Tiny):
+    name = "boom"
+
+    def apply(self, state: TinyState, choice: dict[str, Any]) -> list[Any]:
+        raise RuntimeError("secret internals")
+
+
+async def test_a_bug_gives_internal_with_no_details_and_the_room_goes_on(
+    app: App, make_client: MakeClient, capfd: pytest.CaptureFixture[str]
+) -> None:
+    registry.register(Boom())
+    host = await make_client("host")
+    created = await host.request({"type": "create", "game": "boom", "players": 2})
+    room = created["room"]
+    await host.request({"type": "join", "room": room})
+    await host.request({"type": "start", "room": room, "bots": True})
+    error = await host.request({"type": "act", "room": room, "rev": 0, "choice": 0})
+    assert error == {
+        "type": "error",
+        "code": "internal",
+        "message": "internal error",
+        "id": error["id"],
+        "room": room,
+    }
+    assert "secret internals" in capfd.readouterr().err
+    assert (await host.request({"type": "sync", "room": room}))["rev"] == 0
+    registry.register(TINY)
+
+
+async def test_connections_per_ip_are_limited(make_app: MakeApp, make_client: MakeClient) -> None:
+    tight = await make_app(max_connections_per_ip=2)
+    await make_client("a", target=tight)
+    await make_client("b", target=tight)
+    with pytest.raises(InvalidStatus) as refused:
+        await connect(f"ws://127.0.0.1:{tight.port}/")
+    assert refused.value.response.status_code == 429
+
+
+async def test_a_silent_connection_is_closed_after_the_hello_timeout(
+    make_app: MakeApp, make_client: MakeClient
+) -> None:
+    quick = await make_app(hello_timeout=0.2)
+    client = await make_client("silent", hello=False, target=quick)
+    bye = await client.wait_for(lambda f: f["type"] == "bye")
+    assert bye["reason"] == "idle"
+    await expect_close(client, 1000)
+
+
+async def test_a_store_failure_at_start_keeps_the_room_open_and_seats_no_bots(
+    app: App, make_client: MakeClient
+) -> None:
+    host = await make_client("host")
+    created = await host.request({"type": "create", "game": "tiny", "players": 3})
+    room = created["room"]
+    await host.request({"type": "join", "room": room})
+    app.store.fail = True  # type: ignore[attr-defined]
+    error = await host.request({"type": "start", "room": room, "bots": True})
+    assert error["code"] == "unavailable"
+    held = app.lobby.rooms[room]
+    assert held.state.value == "open" and [s.taken for s in held.seats] == [True, False, False]
+    app.store.fail = False  # type: ignore[attr-defined]
+    assert (await host.request({"type": "start", "room": room, "bots": True}))["type"] == "ack"

@@ -1,0 +1,145 @@
+"""protocol/messages.py: untrusted client frames in, typed requests out; patch frame splicing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from protocol import messages as m
+from protocol.codec import decode, encode
+from protocol.errors import ErrorCode, RequestError
+from protocol.patch import diff
+from tests.protocol.strategies import documents, keys, related_pairs
+
+GOOD: list[tuple[dict[str, Any], Any]] = [
+    ({"type": "hello", "version": 1, "client": "cli"}, m.Hello(None, 1, "cli")),
+    ({"type": "list_rooms", "id": 4}, m.ListRooms(4, None)),
+    (
+        {"type": "create", "game": "tiny", "players": 2, "public": False, "spectator_delay": 5},
+        m.Create(None, "tiny", 2, {}, False, 5.0, True, None),
+    ),
+    ({"type": "join", "room": "r1", "seat": 1}, m.Join(None, "r1", 1, "player", None, None)),
+    (
+        {"type": "join", "room": "r1", "token": "t", "rev": 9},
+        m.Join(None, "r1", None, "player", "t", 9),
+    ),
+    ({"type": "quick", "game": "tiny", "players": 2, "name": "a"}, m.Quick(None, "tiny", 2, "a")),
+    ({"type": "spectate", "room": "r", "id": "x"}, m.Spectate("x", "r", None)),
+    ({"type": "leave", "room": "r"}, m.Leave(None, "r")),
+    ({"type": "start", "room": "r", "bots": True}, m.Start(None, "r", True)),
+    ({"type": "act", "room": "r", "rev": 3, "choice": 0}, m.Act(None, "r", 3, 0, None)),
+    (
+        {"type": "act", "room": "r", "rev": 3, "choice": {"kind": "draw"}, "seat": 1},
+        m.Act(None, "r", 3, {"kind": "draw"}, 1),
+    ),
+    ({"type": "sync", "room": "r"}, m.Sync(None, "r")),
+    ({"type": "chat", "room": "r", "text": "hi"}, m.Chat(None, "r", "hi")),
+    ({"type": "ping", "future": "field"}, m.Ping(None)),
+]
+
+
+@pytest.mark.parametrize(("frame", "request_"), GOOD)
+def test_every_client_frame_type_parses(frame: dict[str, Any], request_: Any) -> None:
+    assert m.parse(frame) == request_
+
+
+def test_every_client_type_is_covered() -> None:
+    assert {frame["type"] for frame, _ in GOOD} == m.CLIENT_TYPES
+
+
+@pytest.mark.parametrize(
+    ("frame", "field"),
+    [
+        ({"type": "hello"}, "version"),
+        ({"type": "hello", "version": True}, "version"),
+        ({"type": "create", "game": "tiny", "players": 2.0}, "players"),
+        ({"type": "create", "game": "tiny", "players": 2, "options": []}, "options"),
+        (
+            {"type": "create", "game": "tiny", "players": 2, "spectator_delay": -1},
+            "spectator_delay",
+        ),
+        ({"type": "join", "room": ""}, "room"),
+        ({"type": "join", "room": "r", "seat": -1}, "seat"),
+        ({"type": "join", "room": "r", "name": "n" * 33}, "name"),
+        ({"type": "act", "room": "r", "rev": 1, "choice": None}, "choice"),
+        ({"type": "act", "room": "r", "rev": 1, "choice": True}, "choice"),
+        ({"type": "chat", "room": "r", "text": 5}, "text"),
+    ],
+)
+def test_wrong_fields_are_bad_requests_naming_the_field(frame: dict[str, Any], field: str) -> None:
+    with pytest.raises(RequestError) as error:
+        m.parse(frame)
+    assert error.value.code == "bad_request" and f"'{field}'" in error.value.message
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from([*sorted(m.CLIENT_TYPES), "nope"]),
+    st.dictionaries(
+        st.sampled_from(["id", "room", "rev", "choice", "game", "players", "text", "seat", "token"])
+        | keys,
+        documents(8),
+        max_size=6,
+    ),
+)
+def test_any_frame_parses_or_is_refused_with_our_error(kind: str, fields: dict[str, Any]) -> None:
+    frame = {**fields, "type": kind}
+    code = None
+    try:
+        m.parse(frame)
+    except RequestError as error:
+        code = error.code
+    assert code in (None, "bad_request", "unknown_type")
+
+
+@settings(max_examples=60, deadline=None)
+@given(related_pairs(), related_pairs(), st.text(max_size=10), st.integers(0, 2**40))
+def test_a_spliced_patch_frame_decodes_like_the_plain_encoding(
+    shared: tuple[Any, Any], own: tuple[Any, Any], room: str, rev: int
+) -> None:
+    shared_ops = diff({"s": shared[0]}, {"s": shared[1]})
+    own_ops = diff({"o": own[0]}, {"o": own[1]})
+    events = [{"kind": "x", "seat": 1}]
+    spliced = m.encode_patch(
+        room, rev, m.encode_ops(shared_ops), len(shared_ops), own_ops, "0" * 16, events
+    )
+    plain = {
+        "type": "patch",
+        "room": room,
+        "rev": rev,
+        "ops": shared_ops + own_ops,
+        "hash": "0" * 16,
+        "events": events,
+    }
+    assert spliced == encode(plain)
+
+
+def test_many_ops_use_the_long_array_headers() -> None:
+    ops = [{"op": "add", "path": f"/{i}", "value": i} for i in range(70_000)]
+    frame = m.encode_patch("r", 1, m.encode_ops(ops[:20]), 20, ops[20:], "h", [])
+    assert frame == encode(
+        {"type": "patch", "room": "r", "rev": 1, "ops": ops, "hash": "h", "events": []}
+    )
+    assert decode(m.encode_patch("r", 1, b"", 0, ops[:17], "h", []))["ops"] == ops[:17]
+
+
+def test_server_frames_echo_the_request_id_only_when_given() -> None:
+    assert m.ack(None) == {"type": "ack"}
+    assert m.ack(7, "r", 2) == {"type": "ack", "room": "r", "rev": 2, "id": 7}
+    assert "id" not in m.error(None, ErrorCode.INTERNAL, "x")
+    frames = [
+        m.welcome(1, "s", 1, "oasis", {}, []),
+        m.rooms(1, []),
+        m.joined(1, "r", 0, "t", 0, {}, "h", {"room": "r"}),
+        m.state(1, "r", 0, {}, "h"),
+        m.ack(1),
+        m.error(1, ErrorCode.INTERNAL, "x"),
+        m.chat("r", 0, "a", "hi", 0, 0.0),
+        m.room_info({"room": "r"}),
+        m.pong(1, 0.0),
+        m.bye("x"),
+    ]
+    assert {f["type"] for f in frames} | {"patch"} == m.SERVER_TYPES

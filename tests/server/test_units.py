@@ -1,0 +1,97 @@
+"""Small pure parts of the server: configuration, limits, lifecycles, tokens, error mapping."""
+
+from __future__ import annotations
+
+import pytest
+
+from games.errors import IllegalChoice, NotYourTurnError, OptionsError
+from protocol.errors import ErrorCode, FrameError, RequestError
+from server.config import Config, from_env, parse_args
+from server.connection import TRANSITIONS as CONN_TRANSITIONS
+from server.connection import ConnEvent, ConnState
+from server.errors import close_code, wire_error
+from server.limits import IpCounter, SendBuffer, SendVerdict, TokenBucket
+from server.room import TRANSITIONS as ROOM_TRANSITIONS
+from server.room import RoomEvent, RoomState
+from server.seats import Seat, digest, find_by_token
+
+
+def test_flags_override_the_environment_which_overrides_defaults() -> None:
+    env = {"OASIS_PORT": "9000", "REDIS_URL": "redis://x", "OASIS_ALLOW_SEED": "yes"}
+    assert from_env(env) == Config(port=9000, redis_url="redis://x", allow_seed=True)
+    config = parse_args(["--port", "9100", "--rate-burst", "5", "--no-allow-seed"], env)
+    assert (config.port, config.rate_burst, config.allow_seed) == (9100, 5, False)
+    assert config.redis_url == "redis://x"
+    assert config.max_frame_bytes == Config().max_frame_bytes
+
+
+def test_a_token_bucket_refills_at_its_rate() -> None:
+    bucket = TokenBucket(rate=2.0, burst=3.0, stamp=0.0)
+    assert [bucket.take(0.0) for _ in range(4)] == [True, True, True, False]
+    assert bucket.take(0.5) and not bucket.take(0.5)
+    assert [bucket.take(100.0) for _ in range(4)] == [True, True, True, False]
+
+
+def test_ip_counter_refuses_past_the_limit_and_forgets_released_addresses() -> None:
+    ips = IpCounter(2)
+    assert ips.acquire("a") and ips.acquire("a") and not ips.acquire("a")
+    assert ips.full("a") and not ips.full("b")
+    ips.release("a")
+    assert ips.acquire("a")
+
+
+def test_send_buffer_lags_then_closes_when_it_lags_again_soon_after_a_resync() -> None:
+    buffer = SendBuffer(limit=100, lag_window=10.0)
+    assert buffer.after_write(100, now=0.0) is SendVerdict.SENT
+    assert buffer.after_write(101, now=1.0) is SendVerdict.LAGGING
+    assert buffer.lagging
+    buffer.resynced(now=2.0)
+    assert [buffer.lagging] == [False]  # (a list: mypy would keep the narrowing above)
+    assert buffer.after_write(500, now=5.0) is SendVerdict.CLOSE
+    buffer.resynced(now=6.0)
+    assert buffer.after_write(500, now=20.0) is SendVerdict.LAGGING
+
+
+def test_lifecycle_tables_allow_only_their_transitions() -> None:
+    assert CONN_TRANSITIONS[(ConnState.AWAITING_HELLO, ConnEvent.HELLO)] is ConnState.READY
+    assert (ConnState.READY, ConnEvent.HELLO) not in CONN_TRANSITIONS
+    assert (ConnState.AWAITING_HELLO, ConnEvent.REQUEST) not in CONN_TRANSITIONS
+    assert ROOM_TRANSITIONS[(RoomState.OPEN, RoomEvent.START)] is RoomState.PLAYING
+    assert (RoomState.FINISHED, RoomEvent.START) not in ROOM_TRANSITIONS
+    assert not any(state is RoomState.CLOSED for state, _ in ROOM_TRANSITIONS)
+
+
+def test_tokens_are_stored_as_digests_and_found_in_constant_time() -> None:
+    seats = [Seat(0), Seat(1)]
+    token = seats[1].claim("ann", conn=None)  # type: ignore[arg-type]
+    assert seats[1].token_digest == digest(token) and token.encode() not in seats[1].token_digest
+    assert find_by_token(seats, token) is seats[1]
+    assert find_by_token(seats, token + "x") is None
+    assert find_by_token(seats, "") is None
+
+
+@pytest.mark.parametrize(
+    ("exc", "code", "expected"),
+    [
+        (NotYourTurnError("x"), ErrorCode.NOT_YOUR_TURN, True),
+        (IllegalChoice("x"), ErrorCode.ILLEGAL_CHOICE, True),
+        (OptionsError("x"), ErrorCode.BAD_OPTIONS, True),
+        (RequestError(ErrorCode.STALE_REV, "x"), ErrorCode.STALE_REV, True),
+        (FrameError(ErrorCode.TOO_DEEP, "x"), ErrorCode.TOO_DEEP, True),
+        (KeyError("secret"), ErrorCode.INTERNAL, False),
+    ],
+)
+def test_errors_map_to_the_wire_in_one_place(
+    exc: Exception, code: ErrorCode, expected: bool
+) -> None:
+    got = wire_error(exc)
+    assert got[0] is code and got[2] is expected
+    if not expected:
+        assert "secret" not in got[1]
+
+
+def test_close_codes_come_from_the_protocol_table() -> None:
+    assert close_code(ErrorCode.FRAME_TOO_LARGE) == 1009
+    assert close_code(ErrorCode.RATE_LIMITED) == 1008
+    assert close_code(ErrorCode.UNSUPPORTED_VERSION) == 1002
+    assert close_code(ErrorCode.STALE_REV) is None
