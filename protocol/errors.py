@@ -27,8 +27,9 @@ class ErrorCode(StrEnum):
     BAD_ENVELOPE = "bad_envelope"
     TEXT_FRAME = "text_frame"
     RATE_LIMITED = "rate_limited"
-    # Requests (the connection survives)
     UNSUPPORTED_VERSION = "unsupported_version"
+    # Requests (the connection survives)
+    SLOW_DOWN = "slow_down"
     UNKNOWN_TYPE = "unknown_type"
     BAD_REQUEST = "bad_request"
     NOT_ALLOWED = "not_allowed"
@@ -55,6 +56,7 @@ CLOSE_CODES: dict[ErrorCode, int] = {
     ErrorCode.BAD_ENVELOPE: 1002,
     ErrorCode.TEXT_FRAME: 1003,
     ErrorCode.RATE_LIMITED: 1008,
+    ErrorCode.UNSUPPORTED_VERSION: 1002,
 }
 """Codes that close the connection, with the WebSocket close code (RFC 6455 section 7.4.1)."""
 

@@ -1,7 +1,7 @@
 """Room chat: who may speak how often, and the recent lines a newcomer is shown.
 
 Chat is rate-limited per connection and room with a token bucket (``per_minute`` lines, bursts
-of up to 5), refused with ``not_allowed`` rather than ``rate_limited`` because a chatty player
+of up to 5), refused with ``slow_down`` rather than ``rate_limited`` because a chatty player
 is not abusing the connection and must not lose it. The room keeps the last ``keep`` lines in
 memory (the store keeps them with the match); a spectator of a delayed room is only shown seats'
 lines older than the delay, like the feed itself.
@@ -32,7 +32,7 @@ class ChatLog:
             self._buckets[session] = bucket
         if not bucket.take():
             raise RequestError(
-                ErrorCode.NOT_ALLOWED, f"at most {self.per_minute} chat lines a minute"
+                ErrorCode.SLOW_DOWN, f"at most {self.per_minute} chat lines a minute"
             )
 
     def add(self, line: dict[str, Any]) -> None:

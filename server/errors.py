@@ -12,10 +12,6 @@ from __future__ import annotations
 from games.errors import GameError
 from protocol.errors import CLOSE_CODES, ErrorCode, ProtocolError
 
-EXTRA_CLOSE_CODES: dict[ErrorCode, int] = {ErrorCode.UNSUPPORTED_VERSION: 1002}
-"""Close codes the protocol table does not (yet) hold: an unknown version ends the connection.
-To move into ``protocol.errors.CLOSE_CODES`` (owned by the protocol package)."""
-
 _BY_VALUE = {code.value: code for code in ErrorCode}
 
 
@@ -32,7 +28,7 @@ def wire_error(exc: BaseException) -> tuple[ErrorCode, str, bool]:
 
 def close_code(code: ErrorCode) -> int | None:
     """The WebSocket close code that ``code`` ends a connection with, or None if it does not."""
-    return CLOSE_CODES.get(code, EXTRA_CLOSE_CODES.get(code))
+    return CLOSE_CODES.get(code)
 
 
 class Closing(Exception):
