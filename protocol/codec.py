@@ -125,16 +125,25 @@ _SCALARS = frozenset({type(None), bool, int, float, str})
 
 
 def _sorted(value: Any) -> Any:
+    """A copy with every map's keys in order; only containers are rebuilt.
+
+    Python orders ``str`` by code point, which is exactly the order of their UTF-8 bytes, so
+    plain ``sorted`` gives the canonical key order without encoding any key.
+    """
     kind = type(value)
     if kind is dict:
-        return {k: _sorted(value[k]) for k in sorted(value, key=_key_bytes)}
+        out = {}
+        for key in sorted(value):
+            child = value[key]
+            ct = type(child)
+            out[key] = _sorted(child) if ct is dict or ct is list or ct is tuple else child
+        return out
     if kind is list or kind is tuple:
-        return [_sorted(v) for v in value]
+        return [_sorted(child) if type(child) in _CONTAINERS else child for child in value]
     return value
 
 
-def _key_bytes(key: str) -> bytes:
-    return key.encode()
+_CONTAINERS = frozenset({dict, list, tuple})
 
 
 def canonical(value: Any) -> bytes:
@@ -148,7 +157,7 @@ def canonical_map(encoded_values: Mapping[str, bytes]) -> bytes:
     Lets the server hash ``{"own": ..., "shared": ...}`` without encoding the shared part again
     for every audience.
     """
-    keys = sorted(encoded_values, key=_key_bytes)
+    keys = sorted(encoded_values)
     n = len(keys)
     if n < 16:
         out = bytearray([0x80 | n])
