@@ -114,3 +114,15 @@ def test_canonical_sorts_keys_at_every_level() -> None:
 def test_canonical_map_of_encoded_parts_equals_canonical_of_the_map(a: Any, b: Any) -> None:
     parts = {"shared": canonical(a), "own": canonical(b)}
     assert canonical_map(parts) == canonical({"own": b, "shared": a})
+
+
+@given(
+    st.dictionaries(
+        st.text(st.characters(blacklist_categories=("Cs",)), max_size=6),
+        st.integers(0, 9),
+        max_size=12,
+    )
+)
+def test_canonical_key_order_is_utf8_byte_order(doc: dict[str, int]) -> None:
+    keys = list(msgpack.unpackb(canonical(doc)))
+    assert keys == sorted(doc, key=lambda k: k.encode("utf-8"))
