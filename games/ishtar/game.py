@@ -1,0 +1,115 @@
+"""The Ishtar rules engine on the game contract: a step table dispatching to the rule modules.
+
+Each turn step names its choice-lister and its applier in ``_STEPS`` (a transition table in the
+h11 manner); ``decision`` looks the step up, ``apply`` runs the applier and drops the cached
+decision. Match has already checked the choice, so appliers trust it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from games.base import JSON, Choice, Decision, Event, Game, Result
+from games.ishtar import actions, snapshot, turn, views
+from games.ishtar import state as st
+from games.ishtar.edition import Edition, default_edition
+from games.ishtar.scoring import final_scores, winners
+from games.ishtar.setup import check_options, new_match
+from games.ishtar.state import State
+from games.rng import Rng
+
+Lister = Callable[[State], list[Choice]]
+Applier = Callable[[State, Choice], list[Event]]
+
+_STEPS: dict[str, tuple[Lister, Applier]] = {
+    st.CHOOSE: (turn.choices_choose, turn.apply_choose),
+    st.PAY: (turn.choices_pay, turn.apply_pay),
+    st.POSITION: (turn.choices_position, turn.apply_position),
+    st.ROTATION: (turn.choices_rotation, turn.apply_rotation),
+    st.SPECIAL: (actions.special_choices, actions.apply_special),
+    st.TAKE_GEM: (actions.choices_take_gem, actions.apply_take_gem),
+    st.BLOOM: (actions.choices_bloom, actions.apply_bloom),
+    st.RESERVE_TREE: (actions.choices_reserve_tree, actions.apply_reserve_tree),
+    st.RESERVE_TILE: (actions.choices_reserve_tile, actions.apply_reserve_tile),
+    st.PLANT: (actions.choices_plant, actions.apply_plant),
+    st.TREE: (actions.choices_tree, actions.apply_tree),
+}
+
+
+class Ishtar(Game[State]):
+    """Ishtar: Gardens of Babylon, 2 to 4 players, on one edition's components."""
+
+    name = "ishtar"
+    title = "Ishtar: Gardens of Babylon"
+    min_players = 2
+    max_players = 4
+
+    def __init__(self, edition: Edition | None = None) -> None:
+        self._edition = edition
+
+    @property
+    def edition(self) -> Edition:
+        if self._edition is None:
+            self._edition = default_edition()
+        return self._edition
+
+    def check_options(self, players: int, options: Mapping[str, object]) -> dict[str, JSON]:
+        return check_options(self.edition, players, options)
+
+    def setup(self, players: int, options: Mapping[str, JSON], seed: int) -> State:
+        return new_match(self.edition, players, options, seed)
+
+    def decision(self, state: State) -> Decision | None:
+        if state.over:
+            return None
+        found = state.cache.get("decision")
+        if found is None:
+            step = state.turn.step
+            found = Decision(state.current, step, _STEPS[step][0](state))
+            state.cache["decision"] = found
+        assert isinstance(found, Decision)
+        return found
+
+    def apply(self, state: State, choice: Choice) -> list[Event]:
+        step = state.turn.step
+        state.cache.clear()
+        events = _STEPS[step][1](state, choice)
+        if state.over:
+            result = self.result(state)
+            assert result is not None
+            events.append(Event("game_over", result.to_json()))
+        return events
+
+    def shared_view(self, state: State) -> dict[str, JSON]:
+        return views.shared_view(state)
+
+    def own_view(self, state: State, seat: int) -> dict[str, JSON]:
+        return views.own_view(state, seat)
+
+    def result(self, state: State) -> Result | None:
+        if not state.over:
+            return None
+        rows = final_scores(state)
+        return Result(
+            tuple(r["total"] for r in rows),
+            winners(rows),
+            tuple(rows),
+            state.turns_played,
+        )
+
+    def dump(self, state: State) -> dict[str, JSON]:
+        return snapshot.dump(state)
+
+    def load(self, data: Mapping[str, JSON]) -> State:
+        return snapshot.load(self.edition, data)
+
+    def hidden_variant(self, state: State, viewer: int | None, rng: Rng) -> State:
+        return snapshot.hidden_variant(state, viewer, rng)
+
+    def why_illegal(self, state: State, choice: Choice) -> str | None:
+        from games.ishtar.explain import why_illegal
+
+        return why_illegal(state, choice)
+
+
+GAME = Ishtar()

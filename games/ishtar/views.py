@@ -1,0 +1,155 @@
+"""What each audience sees: one shared part for everybody and a small own part per seat.
+
+Hidden (ISH-VIEW-01..-10): the order and contents of each pile below its top (and a top that is
+still face down), the tiles cut at setup, the tree deck, and the planted tree cards of other
+players until the end (their count is public). Everything else is public, reserved cards and
+tiles included. At the end the shared part reveals every planted card and carries the score
+breakdown. The generator state never appears.
+
+Shared part: ``terrain`` (rows ``{r, q, cells}``, one character per space: ``.`` sand, ``p r w``
+rocks, ``T`` tablet, ``F`` fountain, blank for no space), ``fountains``, ``rock_gems``
+(``"q,r"`` -> colour still lying there), ``laid`` (tiles with their spaces ``[q, r, flowers,
+icon]``, tokens, trees and assistants in the order laid), ``piles`` (cup shape, count, face-up
+top or None), ``can``, ``display``, ``deck`` (a count), ``markers``, ``tokens``, ``stock``,
+``players`` (gems, assistants, skills with their gems, planted count, reservations), ``pending``
+(the turn's step and tile in hand), and ``scores`` (None until the end). Own part: ``planted``.
+"""
+
+from __future__ import annotations
+
+from games.base import JSON
+from games.ishtar.edition import COLOURS, Tile
+from games.ishtar.garden import tile_cells
+from games.ishtar.scoring import final_scores
+from games.ishtar.state import State
+from games.ishtar.turn import as_hex, hx, shape_rotations
+
+
+def tile_json(tile: Tile) -> dict[str, JSON]:
+    return {
+        "id": tile.id,
+        "shape": tile.shape,
+        "starting": tile.starting,
+        "spaces": [
+            {"flowers": sp.flowers, "icon": sp.icon} if sp.icon else {"flowers": sp.flowers}
+            for sp in tile.spaces
+        ],
+    }
+
+
+def _card(state: State, card: str, marker: bool) -> dict[str, JSON]:
+    tree = state.edition.trees[card]
+    return {
+        "card": card,
+        "name": tree.name,
+        "cost": {c: tree.cost[c] for c in COLOURS},
+        "points": tree.points,
+        "marker": marker,
+    }
+
+
+def _laid(state: State) -> list[JSON]:
+    """Everything laid on the terrain, in order; tiles and tokens with their spaces' flowers."""
+    out: list[JSON] = []
+    for item in state.laid:
+        entry: dict[str, JSON] = dict(item)
+        if "tile" in item:
+            tile = state.edition.tiles[item["tile"]]
+            rots = shape_rotations(state, tile)
+            cells = tile_cells(as_hex(item["at"]), rots[item["rotation"]])
+            entry["spaces"] = [
+                [q, r, sp.flowers, sp.icon] for (q, r), sp in zip(cells, tile.spaces, strict=True)
+            ]
+        elif "token" in item:
+            flowers = state.edition.tokens[item["token"]].flowers
+            entry["spaces"] = [[c[0], c[1], n] for c, n in zip(item["cells"], flowers, strict=True)]
+        out.append(entry)
+    return out
+
+
+def _pending(state: State) -> dict[str, JSON]:
+    turn = state.turn
+    tiles = state.edition.tiles
+    return {
+        "step": turn.step,
+        "tile": None if turn.tile is None else tile_json(tiles[turn.tile]),
+        "at": None if turn.anchor is None else hx(turn.anchor),
+        "placed": None if turn.placed is None else [hx(c) for c in turn.placed],
+        "icon": turn.icon,
+        "pay_left": turn.pay_left,
+        "pay_for": turn.pay_for or None,
+        "skill": turn.skill,
+        "take_left": turn.take_left,
+    }
+
+
+def shared_view(state: State) -> dict[str, JSON]:
+    over = state.over
+    edition, tiles = state.edition, state.edition.tiles
+    fountains = {f.id: f for f in edition.fountains}
+    rows = final_scores(state) if over else None
+    players: list[JSON] = []
+    for p in state.players:
+        entry: dict[str, JSON] = {
+            "seat": p.seat,
+            "colour": p.colour,
+            "gems": {c: p.gems[c] for c in COLOURS},
+            "assistants": p.assistants,
+            "blocked": p.blocked,
+            "placed": p.placed,
+            "skills": {s: list(p.skill_gems.get(s, [])) for s in p.skills},
+            "planted": len(p.planted),
+            "reserved_tree": None
+            if p.reserved_tree is None
+            else _card(state, p.reserved_tree, state.reserved_marker[p.seat]),
+            "reserved_tile": None if p.reserved_tile is None else tile_json(tiles[p.reserved_tile]),
+        }
+        if over:
+            entry["planted_cards"] = list(p.planted)
+        players.append(entry)
+    return {
+        "edition": edition.name,
+        "first": state.first,
+        "current": state.current,
+        "turn": state.turn_no,
+        "turns_played": state.turns_played,
+        "triggered": state.triggered,
+        "pending": _pending(state),
+        "terrain": state.terrain.rows_json(),
+        "fountains": [
+            {"at": hx(cell), "fountain": fid, "colour": fountains[fid].colour}
+            for cell, fid in zip(state.terrain.fountain_cells, state.fountains, strict=True)
+        ],
+        "rock_gems": {f"{q},{r}": colour for (q, r), colour in sorted(state.rock_gems.items())},
+        "laid": _laid(state),
+        "piles": [
+            {
+                "cup": shape,
+                "count": len(pile),
+                "top": tile_json(tiles[pile[-1]]) if pile and up else None,
+            }
+            for shape, pile, up in zip(state.cups, state.piles, state.top_up, strict=True)
+        ],
+        "can": state.can,
+        "display": [
+            _card(state, card, marker)
+            for card, marker in zip(state.display, state.display_marker, strict=True)
+        ],
+        "deck": len(state.deck),
+        "markers": state.markers,
+        "tokens": list(state.tokens),
+        "stock": {c: state.stock[c] for c in COLOURS},
+        "discarded": list(state.discarded),
+        "players": players,
+        "scores": None if rows is None else [dict(r) for r in rows],
+    }
+
+
+def own_view(state: State, seat: int) -> dict[str, JSON]:
+    """A seat's secrets: its planted tree cards and their points (public at the end anyway)."""
+    trees = state.edition.trees
+    planted = state.players[seat].planted
+    return {
+        "planted": [{"card": c, "points": trees[c].points} for c in planted],
+        "planted_points": sum(trees[c].points for c in planted),
+    }
