@@ -6,6 +6,7 @@ import copy
 import json
 from collections import Counter
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,9 +23,13 @@ def _raw() -> Any:
     return json.loads(text)
 
 
+SHARED_EDITION = Path(__file__).resolve().parents[4] / "shared" / "data" / "ishtar-edition.json"
+
+
+@pytest.mark.skipif(not SHARED_EDITION.exists(), reason="no shared/ beside the repository")
 def test_packaged_edition_is_the_shared_one() -> None:
-    with open("../shared/data/ishtar-edition.json", encoding="utf-8") as f:
-        assert json.load(f) == _raw()
+    """The shipped copy is the one shared/data/ validates (CI has shared/ beside the repo)."""
+    assert json.loads(SHARED_EDITION.read_text("utf-8")) == _raw()
 
 
 def test_ish_setup_06_six_double_sided_boards_twelve_faces() -> None:
