@@ -52,6 +52,25 @@ def test_harness_catches_a_leaking_view() -> None:
         check_playout(Leaky(), 2, 1)
 
 
+def test_harness_catches_a_seat_seeing_another_hand() -> None:
+    class Peeking(type(TINY)):  # type: ignore[misc]
+        def own_view(self, state: TinyState, seat: int) -> dict[str, object]:  # type: ignore[override]
+            other = (seat + 1) % len(state.hands)
+            return {**super().own_view(state, seat), "peek": sorted(state.hands[other])}
+
+    with pytest.raises(AssertionError, match="audience 0 sees something hidden"):
+        check_playout(Peeking(), 2, 1)
+
+
+def test_harness_catches_a_snapshot_that_loses_state() -> None:
+    class Forgetful(type(TINY)):  # type: ignore[misc]
+        def dump(self, state: TinyState) -> dict[str, object]:  # type: ignore[override]
+            return {**super().dump(state), "scores": [0] * len(state.scores)}
+
+    with pytest.raises(AssertionError, match="restored"):
+        check_playout(Forgetful(), 2, 1)
+
+
 def test_bad_choices_raise_typed_errors_and_change_nothing() -> None:
     match = Match.new(TINY, 2, {}, 7)
     before = canonical(TINY.dump(match.state))

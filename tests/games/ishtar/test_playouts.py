@@ -1,7 +1,7 @@
 """Seeded random games through the shared harness, with the Ishtar invariants after every step.
 
 The full ``check_playout`` (leak check for every audience, snapshot and diff round trips,
-replay determinism) costs about a second per game, so the default tier runs it on a few seeds per
+replay determinism) costs about half a second per game, so the default tier runs it on six seeds per
 player count and plays the rest of its 200 games with ``play_random`` and the invariants. The
 slow tier plays 2,000 more.
 """
@@ -18,7 +18,7 @@ from games.ishtar.state import State
 from tests.games.ishtar.helpers import invariant_checker
 from tests.harness import check_playout, play_random
 
-FULL_SEEDS = range(2)
+FULL_SEEDS = range(6)
 RANDOM_GAMES = 200
 
 

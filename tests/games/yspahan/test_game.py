@@ -13,7 +13,7 @@ from protocol.codec import canonical
 from tests.games.yspahan.helpers import Ledger, check_state
 from tests.harness import check_playout, play_random
 
-FULL_CHECKS_PER_COUNT = 4
+FULL_CHECKS_PER_COUNT = 8
 """Matches per player count run under the full check_playout (leaks, snapshots, diffs, replay)."""
 RANDOM_GAMES = 200
 """Matches in the default tier with the invariants and the event ledger after every step."""
