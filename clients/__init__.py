@@ -1,0 +1,11 @@
+"""The reference terminal client of Oasis, speaking only the protocol (``protocol/``).
+
+Modules: :mod:`.mirror` (one room's view rebuilt from frames, no I/O), :mod:`.connection` (a
+session over one WebSocket: requests, answers, resync, reconnect and resume), :mod:`.choices`
+(texts for legal choices), :mod:`.render` (rich drawings per game), :mod:`.errors` (sentences for
+error codes), :mod:`.lobby` (rooms, create, join, quick, play), :mod:`.play` (the interactive
+loop), :mod:`.watch` (spectator), :mod:`.bots` (client-side bots as a load tool).
+
+It never imports ``games`` or ``server`` (a test checks): the server tells each seat what it may
+do, so the client needs no rules.
+"""

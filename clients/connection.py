@@ -1,0 +1,367 @@
+"""A protocol session over one WebSocket: hello, requests and answers, views, resume after a drop.
+
+:class:`Session` is the thin asyncio shell around :class:`clients.mirror.Mirror`: a reader task
+decodes each frame, hands answers to the request waiting on their ``id``, feeds room frames to the
+room's mirror (sending ``sync`` when the mirror asks), and wakes everyone waiting for a change.
+
+A connection that drops without our asking (network, server restart) is reopened with a backoff;
+then ``hello`` again and every room is resumed: seats with their token and last revision,
+spectators with ``spectate`` and their revision (SPEC section 11). Requests in flight at the drop
+fail with :class:`ConnectionLost` (their answer may never come; the view will tell what
+happened). Server ``error`` answers raise :class:`ServerError` with the stable code.
+
+A keepalive task sends ``ping`` every half ``idle_timeout`` so a player who thinks for a long time
+is not dropped as idle (SPEC section 6).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+
+from clients.mirror import Mirror, Update
+from protocol import PROTOCOL_VERSION
+from protocol.codec import Limits, decode, encode
+from protocol.errors import ProtocolError
+
+DEFAULT_SERVER = "ws://127.0.0.1:8765"
+CLIENT_NAME = "oasis-cli/0.1"
+ANSWER_TIMEOUT = 30.0
+RECONNECT_DELAYS = (0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 5.0, 5.0, 5.0, 5.0, 5.0, 10.0, 10.0)
+"""Seconds between reconnection attempts (about a minute in all) before the session gives up."""
+
+_FROM_SERVER = Limits(max_frame_bytes=1 << 28, max_depth=64, max_container=1 << 20, max_str=1 << 24)
+"""Server frames may be large (full views); the decoder still refuses non-protocol types."""
+
+
+class ClientError(Exception):
+    """Base of what a session raises; ``str()`` is a sentence for the user."""
+
+
+class ServerError(ClientError):
+    """The server refused a request with an ``error`` frame."""
+
+    def __init__(self, code: str, message: str, frame: dict[str, Any] | None = None) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.frame = frame or {}
+
+
+class ConnectionLost(ClientError):
+    """The connection dropped before the answer came (or could not be opened again)."""
+
+
+Listener = Callable[[str, dict[str, Any], Update], None]
+"""Called with (room, frame, update) for every room frame, after the mirror took it."""
+
+
+class Session:
+    """One connection to a server, possibly reopened, holding the mirrors of its rooms."""
+
+    def __init__(self, url: str, name: str = CLIENT_NAME, *, reconnect: bool = True) -> None:
+        self.url = url
+        self.name = name
+        self.reconnect = reconnect
+        self.reconnect_delays: tuple[float, ...] = RECONNECT_DELAYS
+        self.rooms: dict[str, Mirror] = {}
+        self.welcome: dict[str, Any] = {}
+        self.listeners: list[Listener] = []
+        self.notices: list[Callable[[str], None]] = []
+        """Called with a sentence about the connection (dropped, resumed, bye, violations)."""
+        self.problems: list[str] = []
+        self.errors: dict[str, int] = {}
+        """Unsolicited ``error`` frames and failed answers, counted by code."""
+        self.closed = False
+        self.version = 0
+        """Grows with every frame and connection event; waiters compare it to what they saw."""
+        self._reconnecting = False
+        self._ws: ClientConnection | None = None
+        self._ids = itertools.count(1)
+        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._changed = asyncio.Condition()
+        self._reader: asyncio.Task[None] | None = None
+        self._keepalive: asyncio.Task[None] | None = None
+        self._gone: asyncio.Future[None] | None = None
+        self._lost: BaseException | None = None
+
+    # Opening and closing ---------------------------------------------------------------------
+
+    async def open(self) -> Session:
+        await self._connect()
+        self._keepalive = asyncio.get_running_loop().create_task(self._ping_loop())
+        return self
+
+    async def _connect(self) -> None:
+        try:
+            ws = await connect(
+                self.url, max_size=None, open_timeout=10, compression=None, ping_interval=20
+            )
+        except InvalidURI as exc:
+            raise ClientError(f"{self.url!r} is not a WebSocket URL (ws://host:port)") from exc
+        except (OSError, InvalidHandshake, TimeoutError) as exc:
+            raise ConnectionLost(f"cannot reach {self.url}: {_reason(exc)}") from exc
+        self._ws = ws
+        self._reader = asyncio.get_running_loop().create_task(self._read(ws))
+        self.welcome = await self.request(
+            {"type": "hello", "version": PROTOCOL_VERSION, "client": self.name[:64]}
+        )
+
+    async def close(self) -> None:
+        self.closed = True
+        if self._keepalive is not None:
+            self._keepalive.cancel()
+        if self._ws is not None:
+            await self._ws.close()
+        if self._reader is not None:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(self._reader, 5)
+        self._fail_pending(ConnectionLost("the session was closed"))
+
+    async def __aenter__(self) -> Session:
+        return await self.open()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @property
+    def gone(self) -> BaseException | None:
+        """Why the session ended for good (could not reconnect), or None while it lives."""
+        return self._lost
+
+    # Requests ------------------------------------------------------------------------------
+
+    async def send(self, frame: dict[str, Any]) -> None:
+        ws = self._ws
+        if ws is None:
+            raise ConnectionLost("not connected")
+        try:
+            await ws.send(encode(frame))
+        except ConnectionClosed as exc:
+            raise ConnectionLost("the connection dropped") from exc
+
+    async def request(
+        self, frame: dict[str, Any], patience: float = ANSWER_TIMEOUT
+    ) -> dict[str, Any]:
+        """Send ``frame`` with a fresh id and return its answer; an ``error`` answer raises."""
+        rid = next(self._ids)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[rid] = future
+        try:
+            await self.send({**frame, "id": rid})
+            async with asyncio.timeout(patience):
+                answer = await future
+        except TimeoutError:
+            raise ConnectionLost(f"no answer to {frame['type']} within {patience:g} s") from None
+        finally:
+            self._pending.pop(rid, None)
+        if answer.get("type") == "error":
+            code = str(answer.get("code", "?"))
+            self.errors[code] = self.errors.get(code, 0) + 1
+            raise ServerError(code, str(answer.get("message", "")), answer)
+        return answer
+
+    async def sync(self, room: str) -> None:
+        """Ask for the full view of ``room`` (its answer goes through the mirror)."""
+        with contextlib.suppress(ClientError):
+            await self.request({"type": "sync", "room": room})
+
+    # Rooms ----------------------------------------------------------------------------------
+
+    def mirror(self, room: str) -> Mirror:
+        mirror = self.rooms.get(room)
+        if mirror is None:
+            mirror = self.rooms[room] = Mirror(room)
+        return mirror
+
+    async def join(self, frame: dict[str, Any]) -> Mirror:
+        """Send a ``join``, ``quick`` or ``spectate`` request; the room's mirror once joined."""
+        answer = await self.request(frame)
+        if answer.get("type") != "joined" or not isinstance(answer.get("room"), str):
+            raise ClientError(f"the server answered {answer.get('type')!r} to {frame['type']}")
+        return self.rooms[answer["room"]]
+
+    def forget(self, room: str) -> None:
+        """Stop following ``room`` (no resume after a drop)."""
+        self.rooms.pop(room, None)
+
+    async def wait(self, predicate: Callable[[], bool], patience: float | None = None) -> None:
+        """Return once ``predicate()`` holds; it is re-checked after every frame and every drop.
+
+        Raises TimeoutError after ``patience`` seconds (None: wait for ever).
+        """
+        async with asyncio.timeout(patience), self._changed:
+            while not predicate():
+                if self._lost is not None:
+                    raise ConnectionLost(str(self._lost))
+                await self._changed.wait()
+
+    async def changed(self, seen: int) -> None:
+        """Return once :attr:`version` differs from ``seen`` (a frame or a connection event)."""
+        await self.wait(lambda: self.version != seen)
+
+    # Reading ----------------------------------------------------------------------------------
+
+    async def _read(self, ws: ClientConnection) -> None:
+        try:
+            async for data in ws:
+                await self._frame(data)
+        except ConnectionClosed:
+            pass
+        finally:
+            await self._dropped(ws)
+
+    async def _frame(self, data: str | bytes) -> None:
+        if isinstance(data, str):
+            self._problem("the server sent a text frame; protocol frames are binary")
+            return
+        try:
+            frame = decode(data, _FROM_SERVER)
+        except ProtocolError as exc:
+            self._problem(f"undecodable frame from the server ({exc.message})")
+            return
+        rid = frame.get("id")
+        if isinstance(rid, int) and rid in self._pending:
+            # Answers that are also room frames (joined, state) update the mirror first, so the
+            # requester sees the new view as soon as it has its answer.
+            self._room_frame(frame)
+            future = self._pending[rid]
+            if not future.done():
+                future.set_result(frame)
+        else:
+            self._room_frame(frame)
+            kind = frame.get("type")
+            if kind == "error":
+                code = str(frame.get("code", "?"))
+                self.errors[code] = self.errors.get(code, 0) + 1
+                self._notice(f"server error {code}: {frame.get('message', '')}")
+            elif kind == "bye":
+                self._notice(f"the server says goodbye: {frame.get('reason', '')}")
+        self.version += 1
+        async with self._changed:
+            self._changed.notify_all()
+
+    def _room_frame(self, frame: dict[str, Any]) -> None:
+        room = frame.get("room")
+        kind = frame.get("type")
+        if not isinstance(room, str) or kind not in ("joined", "state", "patch", "room", "chat"):
+            return
+        if kind == "joined":
+            mirror = self.mirror(room)
+        else:
+            found = self.rooms.get(room)
+            if found is None:
+                return
+            mirror = found
+        update = mirror.on_frame(frame)
+        if update.problem:
+            self._problem(f"room {room}: {update.problem}")
+        if update.need_sync:
+            asyncio.get_running_loop().create_task(self.sync(room))
+        for listener in list(self.listeners):
+            try:
+                listener(room, frame, update)
+            except Exception as exc:  # a display bug must not stop the session reading
+                self._problem(f"cannot show a {kind} frame of room {room}: {exc!r}")
+
+    def _problem(self, text: str) -> None:
+        self.problems.append(text)
+        self._notice(f"protocol problem: {text}")
+
+    def _notice(self, text: str) -> None:
+        for notice in list(self.notices):
+            notice(text)
+
+    def _fail_pending(self, exc: ClientError) -> None:
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(exc)
+                future.exception()  # mark retrieved: the requester may already be gone
+
+    # Reconnecting --------------------------------------------------------------------------
+
+    async def _dropped(self, ws: ClientConnection) -> None:
+        if self._ws is not ws:
+            return
+        self._fail_pending(ConnectionLost("the connection dropped"))
+        self.version += 1
+        if self.closed or self._reconnecting:
+            return
+        if not self.reconnect:
+            self._lost = ConnectionLost(f"the server closed the connection ({_close_text(ws)})")
+        else:
+            self._notice(f"connection lost ({_close_text(ws)}); reconnecting")
+            asyncio.get_running_loop().create_task(self._reconnect())
+        async with self._changed:
+            self._changed.notify_all()
+
+    async def _reconnect(self) -> None:
+        self._reconnecting = True
+        try:
+            await self._reconnect_loop()
+        finally:
+            self._reconnecting = False
+
+    async def _reconnect_loop(self) -> None:
+        last: BaseException | None = None
+        for delay in self.reconnect_delays:
+            await asyncio.sleep(delay)
+            if self.closed:
+                return
+            try:
+                await self._connect()
+                await self._resume_rooms()
+            except ClientError as exc:
+                last = exc
+                if self._ws is not None:
+                    await self._ws.close()
+                continue
+            self._notice("reconnected; rooms resumed")
+            return
+        self._lost = ConnectionLost(f"gave up reconnecting to {self.url}: {last}")
+        self._notice(str(self._lost))
+        self.version += 1
+        async with self._changed:
+            self._changed.notify_all()
+
+    async def _resume_rooms(self) -> None:
+        for room, mirror in list(self.rooms.items()):
+            frame: dict[str, Any]
+            if mirror.token is not None:
+                frame = {"type": "join", "room": room, "token": mirror.token}
+            elif mirror.spectator:
+                frame = {"type": "spectate", "room": room}
+            else:
+                continue
+            if mirror.view is not None and mirror.rev >= 0:
+                frame["rev"] = mirror.rev
+            try:
+                await self.request(frame)
+            except ServerError as exc:
+                self._notice(f"could not resume room {room}: {exc}")
+
+    async def _ping_loop(self) -> None:
+        while not self.closed:
+            idle = self.welcome.get("limits", {}).get("idle_timeout", 300)
+            period = float(idle) / 2 if isinstance(idle, int | float) and idle > 0 else 150.0
+            await asyncio.sleep(max(period, 1.0))
+            with contextlib.suppress(ClientError):
+                await self.request({"type": "ping"}, patience=period)
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text
+
+
+def _close_text(ws: ClientConnection) -> str:
+    code, reason = ws.close_code, ws.close_reason
+    if code is None:
+        return "no close frame"
+    return f"close code {code}" + (f": {reason}" if reason else "")

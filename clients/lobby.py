@@ -1,0 +1,186 @@
+"""The lobby commands: list rooms, create one, join one, quick match, play against bots.
+
+Each command is one coroutine over a :class:`~clients.connection.Session` and returns the exit
+status; :func:`run` wraps it so the user sees a sentence, never a traceback, whatever fails
+(set ``OASIS_DEBUG=1`` to get the traceback too). Exit statuses: 0 done, 1 the server or the
+connection failed, 2 a usage error, 130 interrupted.
+
+``create`` and ``play`` make the caller the room's host: after taking seat 0 it waits for the
+others and starts the match itself once every seat is taken; ``play`` (or ``create --bots``)
+starts at once with server bots in the free seats.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from rich.table import Table
+
+from clients.connection import ClientError, ServerError, Session
+from clients.errors import explain
+from clients.mirror import Mirror
+from clients.play import LineReader, Player, Screen, announce_seat
+from clients.render.common import add_row
+
+
+def run(main: Callable[[], Coroutine[Any, Any, int]], prog: str = "oasis") -> int:
+    """Run one command's coroutine; turn every failure into a message and an exit status."""
+    try:
+        return asyncio.run(main())
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    except ClientError as exc:
+        print(f"{prog}: {explain(exc)}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # the promise: no traceback for the user, whatever happens
+        if os.environ.get("OASIS_DEBUG"):
+            traceback.print_exc()
+        print(f"{prog}: {explain(exc)}", file=sys.stderr)
+        return 1
+
+
+def new_session(args: argparse.Namespace, screen: Screen, *, reconnect: bool = True) -> Session:
+    """A session (not yet open) whose connection notices and protocol problems are printed."""
+    opened = Session(args.server, reconnect=reconnect)
+    opened.notices.append(screen.notice)
+    return opened
+
+
+def _options(args: argparse.Namespace) -> dict[str, Any]:
+    raw = getattr(args, "options", None)
+    if not raw:
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ClientError(f"--options must be a JSON map ({exc.msg})") from None
+    if not isinstance(value, dict):
+        raise ClientError("--options must be a JSON map, e.g. '{\"variant\": 1}'")
+    return value
+
+
+async def rooms(args: argparse.Namespace) -> int:
+    screen = Screen()
+    async with new_session(args, screen, reconnect=False) as opened:
+        frame: dict[str, Any] = {"type": "list_rooms"}
+        if args.game:
+            frame["game"] = args.game
+        answer = await opened.request(frame)
+    listing = [r for r in answer.get("rooms") or [] if isinstance(r, dict)]
+    if not args.all:
+        listing = [r for r in listing if r.get("state") != "finished"]
+    if not listing:
+        what = "public rooms" if args.all else "open or running public rooms"
+        screen.line(f"No {what}." + (f" (game {args.game})" if args.game else ""))
+        return 0
+    table = Table(title="Public rooms", title_justify="left")
+    for column in ("room", "game", "players", "state", "seats", "spectators"):
+        table.add_column(column)
+    for info in listing:
+        seats = info.get("seats") or []
+        taken = sum(1 for s in seats if isinstance(s, dict) and s.get("taken"))
+        add_row(
+            table,
+            str(info.get("room")),
+            str(info.get("game")),
+            str(info.get("players")),
+            str(info.get("state")),
+            f"{taken}/{len(seats)} taken",
+            str(info.get("spectators", 0)),
+        )
+    screen.console.print(table)
+    return 0
+
+
+async def _create(session: Session, args: argparse.Namespace) -> str:
+    frame: dict[str, Any] = {
+        "type": "create",
+        "game": args.game,
+        "players": args.players,
+        "public": not args.private,
+    }
+    options = _options(args)
+    if options:
+        frame["options"] = options
+    if args.delay:
+        frame["spectator_delay"] = args.delay
+    if args.seed is not None:
+        frame["seed"] = args.seed
+    answer = await session.request(frame)
+    room = answer.get("room")
+    if not isinstance(room, str):
+        raise ClientError("the server did not say which room it created")
+    return room
+
+
+async def _play(
+    session: Session, mirror: Mirror, screen: Screen, *, host: bool, bots: bool = False
+) -> int:
+    announce_seat(screen, mirror)
+    lines = LineReader()
+    player = Player(session, mirror, screen, lines, host=host, auto_start=host)
+    if bots:
+        player.started = True
+        try:
+            await session.request({"type": "start", "room": mirror.room, "bots": True})
+        except ServerError as exc:
+            screen.error(explain(exc))
+            return 1
+    return await player.run()
+
+
+async def create(args: argparse.Namespace) -> int:
+    screen = Screen()
+    async with new_session(args, screen) as opened:
+        room = await _create(opened, args)
+        screen.line(f"Created room {room} ({args.game}, {args.players} players).", "bold")
+        if args.detach:
+            screen.line(f"Players join with: oasis join {room}; spectators: oasis watch {room}")
+            return 0
+        mirror = await opened.join({"type": "join", "room": room, "name": args.name})
+        return await _play(opened, mirror, screen, host=True, bots=args.bots)
+
+
+async def play(args: argparse.Namespace) -> int:
+    """Play now: a new room with server bots in every other seat (or ``--room`` to join one)."""
+    if not args.room and not args.game:
+        raise ClientError("say which game to play (--game ishtar or --game yspahan) or --room")
+    screen = Screen()
+    async with new_session(args, screen) as opened:
+        if args.room:
+            mirror = await opened.join({"type": "join", "room": args.room, "name": args.name})
+            return await _play(opened, mirror, screen, host=False)
+        room = await _create(opened, args)
+        mirror = await opened.join({"type": "join", "room": room, "name": args.name})
+        return await _play(opened, mirror, screen, host=True, bots=True)
+
+
+async def join(args: argparse.Namespace) -> int:
+    screen = Screen()
+    async with new_session(args, screen) as opened:
+        frame: dict[str, Any] = {"type": "join", "room": args.room, "name": args.name}
+        if args.seat is not None:
+            frame["seat"] = args.seat - 1
+        if args.token:
+            frame["token"] = args.token
+        mirror = await opened.join(frame)
+        if args.token:
+            mirror.token = args.token
+        return await _play(opened, mirror, screen, host=False)
+
+
+async def quick(args: argparse.Namespace) -> int:
+    screen = Screen()
+    async with new_session(args, screen) as opened:
+        frame = {"type": "quick", "game": args.game, "players": args.players, "name": args.name}
+        mirror = await opened.join(frame)
+        screen.line("Quick match: the room starts by itself when every seat is taken.")
+        return await _play(opened, mirror, screen, host=False)

@@ -1,0 +1,188 @@
+"""Acceptance: `oasis play` in a pseudo-terminal plays a whole 2-player match against a bot.
+
+The test is the person at the keyboard: it waits for the prompt, reads how many choices there
+are, types a number, and goes on until the final scores. The server runs in-process (the server
+tests' fixture) and fills the other seat with its random bot; a protocol client of the test
+spectates the same room and checks that the scores the terminal printed are the room's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+
+from server.app import App
+from tests.clients.terminal import Terminal
+from tests.server.conftest import MakeApp, MakeClient
+
+PROMPT = r"Your choice 1-(\d+) \(rev (\d+); h for help\) > "
+FINAL = r"Final scores: (?P<scores>.*?) · winners?: (?P<winners>.*)\n"
+
+
+async def play_to_the_end(term: Terminal, rng: random.Random) -> tuple[re.Match[str], int]:
+    """Answer every prompt with a random number; the final scores line and the prompts seen."""
+    prompts = 0
+    last_rev = -1
+    while True:
+        found = await term.expect(f"{PROMPT}|{FINAL}")
+        if found[0].startswith("Final scores"):
+            return found, prompts
+        count, rev = int(found[1]), int(found[2])
+        assert rev > last_rev, "each decision is asked once, at a newer revision"
+        last_rev = rev
+        term.send(str(rng.randint(1, count)))
+        prompts += 1
+
+
+async def check_scores(make_client: MakeClient, app: App, room: str, final: re.Match[str]) -> None:
+    watcher = await make_client("checker", target=app)
+    answer = await watcher.request({"type": "spectate", "room": room})
+    result = answer["view"]["shared"]["result"]
+    printed = [int(s) for s in re.findall(r"P\d [^,]*? (\d+)(?:,|$)", final["scores"])]
+    assert printed == result["scores"], (final[0], result)
+
+
+async def play_whole_match(
+    make_app: MakeApp, make_client: MakeClient, game: str, seed: int
+) -> None:
+    app = await make_app()
+    url = f"ws://127.0.0.1:{app.port}/"
+    term = Terminal(["play", "--server", url, "--game", game, "--seed", str(seed), "--name", "ann"])
+    try:
+        joined = await term.expect(r"Room (\S+) \((\w+)\): you are P1\.")
+        assert joined[2] == game
+        final, prompts = await play_to_the_end(term, random.Random(seed))
+        assert prompts > 10
+        assert await term.exit_code() == 0
+        await check_scores(make_client, app, joined[1], final)
+        assert "Traceback" not in term.text
+    finally:
+        term.close()
+
+
+async def test_oasis_play_ishtar_whole_match_against_a_server_bot(
+    make_app: MakeApp, make_client: MakeClient
+) -> None:
+    await play_whole_match(make_app, make_client, "ishtar", 11)
+
+
+async def test_oasis_play_yspahan_whole_match_against_a_server_bot(
+    make_app: MakeApp, make_client: MakeClient
+) -> None:
+    await play_whole_match(make_app, make_client, "yspahan", 12)
+
+
+async def test_bad_input_is_explained_and_a_seat_left_is_resumed_with_its_token(
+    make_app: MakeApp, make_client: MakeClient
+) -> None:
+    app = await make_app()
+    url = f"ws://127.0.0.1:{app.port}/"
+    term = Terminal(["play", "--server", url, "--game", "yspahan", "--seed", "31"])
+    try:
+        room = (await term.expect(r"Room (\S+) \(yspahan\): you are P1\."))[1]
+        token = (await term.expect(rf"oasis join {room} --token (\S+)"))[1]
+        first = await term.expect(PROMPT)
+        term.send("0")
+        await term.expect(rf"Choose a number from 1 to {first[1]}\.")
+        term.send("hello")
+        await term.expect(r"'hello' is not a choice number or a command\.")
+        term.send("h")
+        await term.expect(r"Type the number of a choice and Enter")
+        term.send("q")
+        await term.expect(rf"come back with: oasis join {room} --token {token}")
+        assert await term.exit_code() == 0
+    finally:
+        term.close()
+    back = Terminal(["join", room, "--token", token, "--server", url])
+    try:
+        again = await back.expect(PROMPT)
+        assert again[2] == first[2], "the seat waited at the same revision"
+        back.send("1")
+        final, _ = await play_to_the_end(back, random.Random(31))
+        assert await back.exit_code() == 0
+        await check_scores(make_client, app, room, final)
+    finally:
+        back.close()
+
+
+async def test_two_people_play_each_other_from_create_and_join(
+    make_app: MakeApp, make_client: MakeClient
+) -> None:
+    """The host waits in the open room, the match starts by itself when the second joins."""
+    app = await make_app()
+    url = f"ws://127.0.0.1:{app.port}/"
+    host = Terminal(
+        ["create", "--server", url, "--game", "ishtar", "--seed", "41", "--name", "ann"]
+    )
+    guest: Terminal | None = None
+    try:
+        room = (await host.expect(r"Created room (\S+) \(ishtar, 2 players\)\."))[1]
+        await host.expect(r"Waiting for players; type s to start now \(bots fill the free seats\)")
+        guest = Terminal(["join", room, "--server", url, "--name", "bob"])
+        await guest.expect(rf"Room {room} \(ishtar\): you are P2\.")
+        (final_a, prompts_a), (final_b, prompts_b) = await asyncio.gather(
+            play_to_the_end(host, random.Random(1)), play_to_the_end(guest, random.Random(2))
+        )
+        assert prompts_a > 10 and prompts_b > 10
+        assert final_a[0] == final_b[0] and "P1 ann" in final_a[0] and "P2 bob" in final_a[0]
+        assert await host.exit_code() == 0 and await guest.exit_code() == 0
+        await check_scores(make_client, app, room, final_a)
+    finally:
+        host.close()
+        if guest is not None:
+            guest.close()
+
+
+async def test_play_survives_a_dropped_connection_and_resumes_by_itself(
+    make_app: MakeApp, make_client: MakeClient
+) -> None:
+    app = await make_app()
+    url = f"ws://127.0.0.1:{app.port}/"
+    term = Terminal(["play", "--server", url, "--game", "ishtar", "--seed", "51"])
+    try:
+        room = (await term.expect(r"Room (\S+) \(ishtar\): you are P1\."))[1]
+        rng = random.Random(51)
+        for _ in range(5):
+            prompt = await term.expect(PROMPT)
+            term.send(str(rng.randint(1, int(prompt[1]))))
+        prompt = await term.expect(PROMPT)
+        for conn in list(app.connections):
+            conn.ws.transport.abort()  # the network fails under every client
+        await term.expect(r"connection lost \(.*\); reconnecting")
+        await term.expect(r"reconnected; rooms resumed")
+        term.send(str(rng.randint(1, int(prompt[1]))))
+        final, prompts = await play_to_the_end(term, rng)
+        assert prompts > 5
+        assert await term.exit_code() == 0
+        await check_scores(make_client, app, room, final)
+    finally:
+        term.close()
+
+
+async def test_two_quick_players_are_matched_into_one_room_that_starts_by_itself(
+    make_app: MakeApp,
+) -> None:
+    app = await make_app()
+    url = f"ws://127.0.0.1:{app.port}/"
+    first = Terminal(["quick", "--server", url, "--game", "yspahan", "--name", "ann"])
+    second: Terminal | None = None
+    try:
+        await first.expect(r"Quick match: the room starts by itself when every seat is taken\.")
+        room = (await first.expect(r"Room (\S+) \(yspahan\): you are P1\."))[1]
+        await first.expect(r"Waiting for players; the match starts when the room is full")
+        second = Terminal(["quick", "--server", url, "--game", "yspahan", "--name", "bob"])
+        await second.expect(rf"Room {room} \(yspahan\): you are P2\.")
+        prompts = [asyncio.ensure_future(t.expect(PROMPT)) for t in (first, second)]
+        done, pending = await asyncio.wait(prompts, return_when=asyncio.FIRST_COMPLETED)
+        for task in pending:
+            task.cancel()
+        assert int(next(iter(done)).result()[2]) == 0, "the match started at rev 0"
+        for term in (first, second):
+            term.send("q")
+            await term.expect("Bye.")
+            assert await term.exit_code() == 0
+    finally:
+        first.close()
+        if second is not None:
+            second.close()

@@ -1,0 +1,175 @@
+"""The renderers on real view documents: everything a player needs is on the screen."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from clients import render
+from clients.mirror import Mirror
+from clients.render import common, ishtar, yspahan
+from clients.render.common import to_text
+from games import registry
+from games.base import Match
+from games.ishtar.garden import rotations, tile_cells
+from tests.clients.samples import events, info, samples
+
+
+def screen_text(game: str, view: dict[str, Any], width: int = 140) -> str:
+    mirror = Mirror("r1", rev=3, view=view, info=info(game))
+    return to_text(render.screen(mirror), width)
+
+
+@pytest.mark.parametrize("players", [2, 4])
+@pytest.mark.parametrize("game", ["ishtar", "yspahan"])
+def test_every_sampled_view_draws_with_the_game_drawing_and_numbered_choices(
+    game: str, players: int
+) -> None:
+    landmark = {"ishtar": "Tree row", "yspahan": "Caravan ("}[game]
+    for sample in samples(game, players=players):
+        mirror = Mirror("r1", rev=3, view=sample.view, info=info(game, players))
+        text = to_text(render.screen(mirror), 140)
+        assert f"P{players} bot {players}" in text
+        assert landmark in text, sample.decision
+        assert "Room r1" in text
+        choices = (sample.view["own"] or {}).get("choices") or []
+        if choices:
+            assert "Your choices" in text
+            assert re.search(rf"^\s*{len(choices)} │", text, re.M), sample.decision
+
+
+@pytest.mark.parametrize("game", ["ishtar", "yspahan"])
+def test_the_final_screen_shows_the_scores_with_their_breakdown(game: str) -> None:
+    final = next(s for s in samples(game) if s.decision == "over")
+    result = final.view["shared"]["result"]
+    text = screen_text(game, final.view)
+    assert "Final scores" in text and "match over" in text
+    for category in result["breakdown"][0]:
+        assert category in text
+    line = common.result_line(result, info(game))
+    assert line.startswith("Final scores: P1 ann ")
+    assert [int(n) for n in re.findall(r" (\d+)(?:,| ·)", line)] == result["scores"]
+
+
+def test_the_ishtar_map_puts_everything_on_its_space() -> None:
+    game = {
+        "terrain": [{"r": 0, "q": 0, "cells": ".pTF"}, {"r": 1, "q": -1, "cells": ". .."}],
+        "fountains": [{"at": [3, 0], "colour": "red"}],
+        "rock_gems": {"1,0": "purple"},
+        "laid": [
+            {"tile": "t", "at": [-1, 1], "spaces": [[-1, 1, 2, None], [1, 1, 0, None]]},
+            {"assistant": 0, "at": [-1, 1]},
+            {"tree": 1, "at": [1, 1]},
+        ],
+        "players": [{"colour": "yellow"}, {"colour": "blue"}],
+        "pending": {},
+    }
+    lines = ishtar.hex_map(game).plain.splitlines()
+    assert lines[1] == "  0   0    ·  <p> [T]  Fr"
+    assert lines[2] == "  1  -1 2@1      Y2  ·"
+
+
+def test_the_ishtar_map_numbers_the_spaces_a_choice_names() -> None:
+    sample = next(s for s in samples("ishtar") if s.decision == "position")
+    choices = sample.view["own"]["choices"]
+    drawn = ishtar.hex_map(sample.view["shared"]["game"], choices).plain
+    numbers = {int(n) for n in re.findall(r"(?<![\d-])(\d+)(?![\d,])", drawn.split("\n", 1)[1])}
+    assert set(range(1, len(choices) + 1)) <= numbers | set(range(0, 5))
+
+
+@pytest.mark.parametrize("decision", ["over", "over-seat"])
+def test_the_final_ishtar_map_shows_every_tree_and_assistant(decision: str) -> None:
+    for sample in (s for s in samples("ishtar") if s.decision == decision):
+        game = sample.view["shared"]["game"]
+        drawn = ishtar.hex_map(game).plain
+        trees = sum("tree" in item for item in game["laid"])
+        assistants = sum("assistant" in item for item in game["laid"])
+        assert len(re.findall(r" Y\d", drawn)) == trees + 1  # + the legend
+        assert len(re.findall(r"\d@\d", drawn)) == assistants + 1
+
+
+def test_the_ishtar_screen_shows_piles_can_tree_row_players_and_own_trees() -> None:
+    sample = next(s for s in samples("ishtar") if s.decision == "over-seat")
+    game = sample.view["shared"]["game"]
+    text = screen_text("ishtar", sample.view)
+    for card in game["display"]:
+        assert card["name"] in text
+    assert len(re.findall(r"^ \d +│ (straight|chevron|triangle) ", text, re.M)) == len(
+        game["piles"]
+    )
+    assert "Your planted tree cards:" in text
+    assert f"{sample.view['own']['private']['planted_points']} points" in text
+    for seat in ("P1 ann", "P2 bot 2"):
+        assert seat in text
+
+
+def test_the_yspahan_city_shows_every_good_and_the_steward() -> None:
+    for sample in samples("yspahan"):
+        game = sample.view["shared"]["game"]
+        text = to_text(yspahan.board(sample.view, info("yspahan"), []), 140)
+        for souk, shops in game["city"].items():
+            drawn = re.search(rf"{souk}\(\d+\) \[([^\]]*)\]", text)
+            assert drawn, souk
+            want = " ".join("." if s is None else str(s + 1) for s in shops)
+            assert drawn[1] == want, souk
+        assert f"[{game['steward']}]" in text
+        assert f"Caravan ({len(game['caravan']['goods'])}/" in text
+
+
+def test_the_yspahan_screen_shows_the_own_hand() -> None:
+    for sample in samples("yspahan"):
+        hand = (sample.view["own"] or {}).get("private", {}).get("hand")
+        if hand:
+            text = screen_text("yspahan", sample.view)
+            assert all(card in text for card in hand)
+            return
+    pytest.skip("no sampled view had a card in hand")
+
+
+@pytest.mark.parametrize("game", ["ishtar", "yspahan"])
+def test_every_event_of_a_match_reads_as_a_sentence(game: str) -> None:
+    for event in events(game, 1):
+        line = render.event_line(game, event, info(game))
+        assert line and not line.startswith(event["kind"]), event
+
+
+def test_an_unknown_game_or_an_unexpected_view_falls_back_to_the_data() -> None:
+    view = {"shared": {"game": {"stones": [1, 2]}, "turn": None, "result": None}, "own": None}
+    assert "stones" in to_text(render.board("go", view, {}))
+    broken = {"shared": {"game": {"terrain": "nonsense"}, "turn": None, "result": None}}
+    assert "nonsense" in to_text(render.board("ishtar", broken, {}))
+
+
+def test_generic_events_name_the_player() -> None:
+    line = render.event_line("go", {"kind": "stone", "seat": 1, "at": [3, 4]}, info("go"))
+    assert line == "P2 bot 2: stone at=(3,4)"
+
+
+def test_the_client_tile_shapes_are_the_engines() -> None:
+    edition = Match.new(registry.get("ishtar"), 2, {}, 1).state.edition
+    assert set(edition.shapes) == set(ishtar.SHAPES)
+    for shape, offsets in edition.shapes.items():
+        for k, turned in enumerate(rotations(offsets)):
+            assert ishtar.rotation_cells(shape, (3, -2), k) == list(tile_cells((3, -2), turned))
+
+
+def test_each_rotation_choice_is_numbered_on_the_map_at_its_far_end() -> None:
+    sample = next(s for s in samples("ishtar") if s.decision == "rotation")
+    game = sample.view["shared"]["game"]
+    choices = sample.view["own"]["choices"]
+    spaces = ishtar.choice_spaces(choices, game["pending"])
+    assert sorted(spaces.values()) == list(range(1, len(choices) + 1))
+    drawn = ishtar.hex_map(game, choices).plain
+    for number in spaces.values():
+        assert re.search(rf"(?<![\d@]) {{0,2}}{number}(?![\d@])", drawn)
+
+
+def test_parts_a_newer_server_adds_to_the_view_are_shown_as_data() -> None:
+    sample = samples("yspahan")[0]
+    view = {**sample.view, "seats": ["a"]}
+    view["shared"] = {**sample.view["shared"], "clocks": [{"seat": 0, "left": 61.5}]}
+    text = screen_text("yspahan", view)
+    assert "clocks" in text and "61.5" in text and "seats" in text
+    assert "More" not in screen_text("yspahan", sample.view)
