@@ -33,6 +33,8 @@ MAX_ROOM_CHARS = 64
 MAX_TOKEN_CHARS = 128
 MAX_CHAT_CHARS = 500
 MAX_DELAY_SECONDS = 3600.0
+MAX_REPLAY_INTERVAL = 60.0
+DEFAULT_REPLAY_INTERVAL = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,8 +129,29 @@ class Ping:
     id: RequestId
 
 
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """Watch a finished match again: a new replay room, ``interval`` seconds per revision."""
+
+    id: RequestId
+    room: str
+    interval: float
+
+
 Request: TypeAlias = (
-    Hello | ListRooms | Create | Join | Quick | Spectate | Leave | Start | Act | Sync | Chat | Ping
+    Hello
+    | ListRooms
+    | Create
+    | Join
+    | Quick
+    | Spectate
+    | Leave
+    | Start
+    | Act
+    | Sync
+    | Chat
+    | Ping
+    | Replay
 )
 RoomRequest: TypeAlias = Join | Spectate | Leave | Start | Act | Sync | Chat
 """Requests the lobby hands to one room's inbox (they all carry ``room``)."""
@@ -290,11 +313,29 @@ _PARSERS: dict[str, Callable[[_Fields, RequestId], Request]] = {
     "sync": lambda f, rid: Sync(rid, f.room()),
     "chat": _chat,
     "ping": lambda f, rid: Ping(rid),
+    "replay": lambda f, rid: Replay(
+        rid,
+        f.room(),
+        f.number("interval", hi=MAX_REPLAY_INTERVAL, default=DEFAULT_REPLAY_INTERVAL),
+    ),
 }
 
 CLIENT_TYPES = frozenset(_PARSERS)
 SERVER_TYPES = frozenset(
-    {"welcome", "rooms", "joined", "patch", "state", "ack", "error", "chat", "room", "pong", "bye"}
+    {
+        "welcome",
+        "rooms",
+        "joined",
+        "patch",
+        "state",
+        "ack",
+        "error",
+        "chat",
+        "room",
+        "pong",
+        "bye",
+        "pause",
+    }
 )
 
 
@@ -417,6 +458,11 @@ def pong(rid: RequestId, ts: float) -> dict[str, Any]:
 
 def bye(reason: str) -> dict[str, Any]:
     return {"type": "bye", "reason": reason}
+
+
+def pause(room: str, paused: bool, reason: str, rev: int) -> dict[str, Any]:
+    """The room stopped (``paused``) or resumed taking choices: its storage went or came back."""
+    return {"type": "pause", "room": room, "paused": paused, "reason": reason, "rev": rev}
 
 
 def _pack(value: Any) -> bytes:

@@ -38,7 +38,7 @@ from server.errors import Closing, close_code, wire_error
 from server.limits import IpCounter, SendBuffer, TokenBucket
 from server.lobby import Lobby
 from server.metrics import Metrics
-from server.room import Gone, Resync
+from server.room_state import Gone, Resync
 from server.store import MemoryStore, Store
 
 SERVER_NAME = "oasis/0.1"
@@ -242,6 +242,8 @@ class App:
         elif isinstance(req, m.Create):
             room = await self.lobby.create(req, conn.session)
             conn.send({**m.ack(req.id, room.id, 0), "info": room.info()})
+        elif isinstance(req, m.Replay):
+            await self.lobby.replay(req, conn)
         elif isinstance(req, m.Quick):
             room = await self.lobby.quick(req, conn.session)
             room.submit(conn, m.Join(req.id, room.id, None, req.name, None, None))

@@ -20,6 +20,11 @@ class Config:
     host: str = "127.0.0.1"
     port: int = 8765
     redis_url: str = ""
+    """Redis to store rooms in. Empty: a private ``redis-server`` with its data in
+    ``redis_dir`` (:mod:`server.embedded_redis`), or the in-memory store if none is installed."""
+    redis_dir: str = "var/redis"
+    redis_timeout: float = 1.0
+    """Seconds one Redis call may take before the room refuses the choice and pauses."""
     log_format: str = "json"
     """``json`` (one JSON object per line) or ``console`` (for people)."""
     log_level: str = "info"

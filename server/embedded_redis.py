@@ -132,6 +132,20 @@ def start_embedded(
     return embedded
 
 
+def running_url(directory: Path | str = DEFAULT_DIRECTORY) -> str | None:
+    """The URL of a private redis-server already running on ``directory`` (a live server's),
+    or None; tools such as ``oasis replay`` read through it instead of starting another."""
+    path = Path(directory).resolve()
+    try:
+        pid = int((path / "redis.pid").read_text().strip())
+    except (OSError, ValueError):
+        return None
+    sock = path / "redis.sock"
+    if not _is_redis(pid) or not sock.exists() or not _pong(str(sock)):
+        return None
+    return f"unix://{sock}"
+
+
 def _die_with_parent(parent: int) -> Callable[[], None]:
     """A preexec hook asking Linux to SIGTERM the child when the server dies."""
 

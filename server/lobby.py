@@ -15,9 +15,12 @@ from games.base import Match
 from protocol import messages as m
 from protocol.errors import ErrorCode, RequestError
 from server.config import Config
+from server.connection import Connection
 from server.metrics import Metrics
-from server.room import Room, RoomSettings
-from server.store import Store
+from server.records import ArchiveRecord
+from server.room import Room
+from server.room_state import RoomSettings, StoreReady
+from server.store import MemoryStore, Store, StoreError
 
 
 class Lobby:
@@ -26,6 +29,13 @@ class Lobby:
         self.store = store
         self.metrics = metrics
         self.rooms: dict[str, Room] = {}
+        store.on_ready_change(self._store_ready)
+
+    def _store_ready(self, ready: bool) -> None:
+        """Every room pauses or resumes (through its inbox, in order with its requests)."""
+        for room in list(self.rooms.values()):
+            if room.settings.replay_of is None:
+                room.post(StoreReady(ready))
 
     def get(self, room_id: str) -> Room:
         room = self.rooms.get(room_id)
@@ -67,8 +77,15 @@ class Lobby:
         self._add(room)
         return room
 
-    def restore(self, room_id: str, meta: dict[str, Any], match: Match[Any], rev: int) -> Room:
-        """Bring back a room rebuilt from the store (issue 6's recovery hands it over here)."""
+    def restore(
+        self,
+        room_id: str,
+        meta: dict[str, Any],
+        match: Match[Any],
+        rev: int,
+        chat: list[dict[str, Any]] | None = None,
+    ) -> Room:
+        """Bring back a room rebuilt from the store (:func:`server.recovery.restore_all`)."""
         settings = RoomSettings(
             game=str(meta["game"]),
             players=int(meta["players"]),
@@ -77,20 +94,72 @@ class Lobby:
             spectator_delay=float(meta.get("spectator_delay") or 0.0),
             spectator_chat=bool(meta.get("spectator_chat", True)),
             quick=bool(meta.get("quick", False)),
-            host="",
+            host=str(meta.get("host") or ""),
         )
         room = self._room(room_id, settings, match, int(meta.get("seed") or 0))
-        room.adopt(rev, meta)
+        room.adopt(rev, meta, chat or [])
         self._add(room)
         return room
 
-    def _room(self, room_id: str, settings: RoomSettings, match: Match[Any], seed: int) -> Room:
+    async def replay(self, req: m.Replay, conn: Connection) -> Room:
+        """A new replay room of an archived match, with ``conn`` as its first spectator.
+
+        The room plays the archive's choices by itself on a throwaway in-memory store (nothing
+        of a replay is stored); it starts only after the spectator is in, so the first patch
+        it sees is rev 1."""
+        if len(self.rooms) >= self.config.max_rooms:
+            raise RequestError(ErrorCode.UNAVAILABLE, "this server holds all the rooms it can")
+        try:
+            archive = await self.store.load_archive(req.room)
+        except StoreError as exc:
+            raise RequestError(ErrorCode.UNAVAILABLE, f"cannot read the archive ({exc})") from None
+        if archive is None:
+            raise RequestError(ErrorCode.NOT_FOUND, f"no finished match {req.room!r}")
+        match = self._replayed(archive)
+        settings = RoomSettings(
+            game=archive.game,
+            players=archive.players,
+            options=archive.options,
+            public=False,
+            spectator_delay=0.0,
+            spectator_chat=False,
+            quick=False,
+            host=conn.session,
+            replay_of=archive.room,
+            replay_interval=req.interval,
+        )
+        room = self._room(
+            "replay-" + secrets.token_hex(5), settings, match, archive.seed, MemoryStore()
+        )
+        room.replay(archive.actions)
+        room.submit(conn, m.Spectate(req.id, room.id, None))
+        self._add(room)
+        return room
+
+    @staticmethod
+    def _replayed(archive: ArchiveRecord) -> Match[Any]:
+        try:
+            game = registry.get(archive.game)
+            return Match.new(game, archive.players, archive.options, archive.seed)
+        except Exception as exc:  # a game that is gone or options it refuses now
+            raise RequestError(
+                ErrorCode.UNAVAILABLE, f"cannot replay {archive.room}: {type(exc).__name__}"
+            ) from None
+
+    def _room(
+        self,
+        room_id: str,
+        settings: RoomSettings,
+        match: Match[Any],
+        seed: int,
+        store: Store | None = None,
+    ) -> Room:
         c = self.config
         return Room(
             room_id,
             settings,
             match,
-            store=self.store,
+            store=self.store if store is None else store,
             metrics=self.metrics,
             patch_buffer=c.patch_buffer,
             inbox_size=c.inbox_size,

@@ -1,8 +1,21 @@
-"""``oasis-server``: read the configuration, run the server until SIGTERM or SIGINT.
+"""``oasis-server``: read the configuration, open the store, restore rooms, serve until a signal.
+
+Start-up, in order:
+
+1. The store. With ``REDIS_URL``, that Redis. Without, a private ``redis-server``
+   (:func:`server.embedded_redis.start_embedded`, from the main thread before the event loop,
+   because its parent-death signal is tied to the thread that starts it) with its data in
+   ``redis_dir``, so the one run command keeps rooms across restarts on a bare machine; with no
+   ``redis-server`` installed, the in-memory store and a loud warning.
+2. Recovery: every unfinished room comes back from snapshot + log (:mod:`server.recovery`)
+   *before* the server listens, so no client ever gets ``not_found`` for a room that exists.
+   While Redis cannot be read the server waits (and logs), it does not start empty.
+3. Listening; then SIGTERM or SIGINT starts the graceful stop of :meth:`App.stop` (which closes
+   the store once every room has finished its inbox), and the private Redis is stopped last
+   (SIGTERM: it flushes its AOF).
 
 On Linux the event loop is uvloop when it is installed (DESIGN measured about three times the
-throughput of the default loop). A signal starts the graceful stop of :meth:`App.stop`; a second
-one is ignored while it runs.
+throughput of the default loop).
 """
 
 from __future__ import annotations
@@ -15,50 +28,66 @@ from collections.abc import Sequence
 from server import logging as oasis_logging
 from server.app import App
 from server.config import Config, parse_args
-from server.store import MemoryStore, Store
+from server.embedded_redis import EmbeddedRedis, EmbeddedRedisError, start_embedded
+from server.store import MemoryStore, Store, StoreError
+
+RESTORE_RETRY_SECONDS = 1.0
 
 
-async def open_store(config: Config) -> Store:
-    """Redis when ``REDIS_URL`` is set, else the in-memory store with a loud warning.
-
-    (Recovery of rooms from Redis and the embedded ``redis-server`` default belong to issue 6.)
-    """
-    if not config.redis_url:
+def open_store(config: Config, url: str | None) -> Store:
+    """The Redis store on ``url``, else the in-memory store with a loud warning."""
+    if not url:
         oasis_logging.get().warning(
-            "memory_store", detail="no REDIS_URL: rooms live in memory and die with the process"
+            "memory_store",
+            detail="NO PERSISTENCE: no REDIS_URL and no redis-server; rooms live in memory and "
+            "die with the process",
         )
         return MemoryStore()
     from server.redis_store import RedisStore
 
-    store = RedisStore(config.redis_url)
-    await store.start()
-    return store
+    return RedisStore(url, timeout=config.redis_timeout, chat_keep=config.chat_log)
 
 
-async def restore_rooms(app: App) -> None:
-    """Every unfinished room of a Redis store back in the lobby; failures are logged per room."""
+async def restore_rooms(app: App, stop: asyncio.Event | None = None) -> None:
+    """Every unfinished room of a Redis store back in the lobby; failures are logged per room.
+
+    A Redis that cannot be read is waited for (every second) until ``stop`` is set."""
     from server.recovery import restore_all
     from server.redis_store import RedisStore
 
     if not isinstance(app.store, RedisStore):
         return
-    restored, failed = await restore_all(app.store)
     log = oasis_logging.get()
+    while True:
+        try:
+            restored, failed = await restore_all(app.store)
+            break
+        except StoreError as exc:
+            log.error("restore_waiting_for_redis", error=str(exc))
+            if stop is not None and stop.is_set():
+                return
+            await asyncio.sleep(RESTORE_RETRY_SECONDS)
     for item in restored:
-        app.lobby.restore(item.record.room, item.record.meta, item.match, item.rev)
+        record = item.record
+        app.lobby.restore(record.room, record.meta, item.match, item.rev, record.chat)
     for error in failed:
         log.error("room_not_restored", room=error.room, error=str(error))
     log.info("rooms_restored", restored=len(restored), failed=len(failed))
 
 
-async def run(config: Config) -> None:
-    app = App(config, await open_store(config))
-    await restore_rooms(app)
-    await app.start()
+async def run(config: Config, url: str | None) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    store = open_store(config, url)
+    await store.start()
+    app = App(config, store)
+    await restore_rooms(app, stop)
+    if stop.is_set():
+        await store.close()
+        return
+    await app.start()
     await stop.wait()
     await app.stop()
 
@@ -66,12 +95,25 @@ async def run(config: Config) -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     config = parse_args(argv)
     oasis_logging.configure(config.log_format, config.log_level)
+    embedded: EmbeddedRedis | None = None
+    url: str | None = config.redis_url or None
+    if url is None:
+        try:
+            embedded = start_embedded(config.redis_dir)
+        except EmbeddedRedisError as exc:
+            oasis_logging.get().error("embedded_redis_failed", error=str(exc))
+            sys.exit(1)
+        url = None if embedded is None else embedded.url
     try:
-        import uvloop
-    except ImportError:
-        asyncio.run(run(config))
-    else:
-        uvloop.run(run(config))
+        try:
+            import uvloop
+        except ImportError:
+            asyncio.run(run(config, url))
+        else:
+            uvloop.run(run(config, url))
+    finally:
+        if embedded is not None:
+            embedded.stop()
     sys.exit(0)
 
 

@@ -19,12 +19,8 @@ from typing import Any
 from games import registry
 from games.base import Event, Match, Result
 from games.errors import GameError, OptionsError, SnapshotError
-from server.redis_store import (
-    ArchiveRecord,
-    CorruptRecordError,
-    RedisStore,
-    RoomRecord,
-)
+from server.records import ArchiveRecord, CorruptRecordError, RoomRecord
+from server.redis_store import RedisStore
 from server.store import Action, StoreError
 
 

@@ -13,6 +13,9 @@ every key of one room lives in one slot and a room's scripts and transactions st
                               "state": game.dump(...)}`` (generator included)
     P:{room}:chat     list    msgpack chat lines, the last ``chat_keep`` of them
     P:{room}:archive  string  msgpack archive of a finished match (see :class:`ArchiveRecord`)
+
+The record types, their decoding from untrusted bytes and the ``schema_version`` migrations
+live in :mod:`server.records`; this module is the I/O.
     P:rooms           zset    live (unfinished) rooms, score = creation time
     P:archived        zset    archived rooms, score = finish time
 
@@ -55,12 +58,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-import msgpack
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
@@ -70,71 +72,29 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.typing import EncodableT, FieldT
 
 from server import logging as oasis_logging
+from server import records
+from server.records import (
+    SCHEMA_VERSION,
+    ArchiveRecord,
+    CorruptRecordError,
+    RevisionError,
+    RoomGoneError,
+    RoomRecord,
+    Snapshot,
+    pack,
+)
 from server.store import Action, StoreError
 
-SCHEMA_VERSION = 1
-"""Version of the snapshot and archive formats; a reader refuses any other."""
-
-
-class RevisionError(StoreError):
-    """An append whose rev is not the next one (a duplicate, a gap or an older rev)."""
-
-
-class RoomGoneError(StoreError):
-    """The room is not live in the store (never created, finished or deleted)."""
-
-
-class CorruptRecordError(StoreError):
-    """A room's stored data cannot be read back; the message names the room and the key."""
-
-    def __init__(self, room: str, detail: str) -> None:
-        super().__init__(f"room {room}: {detail}")
-        self.room = room
-
-
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """A full game state (``game.dump``) after ``rev`` choices."""
-
-    rev: int
-    state: dict[str, Any]
-    schema_version: int = SCHEMA_VERSION
-
-
-@dataclass(frozen=True, slots=True)
-class RoomRecord:
-    """What recovery needs of one live room: meta, latest snapshot, the actions after it."""
-
-    room: str
-    meta: dict[str, Any]
-    snapshot: Snapshot | None
-    actions: list[Action]
-    chat: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def rev(self) -> int:
-        """The last stored rev (0 before the first choice)."""
-        if self.actions:
-            return self.actions[-1].rev
-        return self.snapshot.rev if self.snapshot is not None else 0
-
-
-@dataclass(frozen=True, slots=True)
-class ArchiveRecord:
-    """A finished match: enough to replay it exactly (seed, options, every choice) and its end."""
-
-    room: str
-    game: str
-    players: int
-    options: dict[str, Any]
-    seed: int
-    actions: list[Action]
-    result: dict[str, Any]
-    chat: list[dict[str, Any]]
-    meta: dict[str, Any]
-    finished: float
-    schema_version: int = SCHEMA_VERSION
-
+__all__ = [
+    "SCHEMA_VERSION",
+    "ArchiveRecord",
+    "CorruptRecordError",
+    "RedisStore",
+    "RevisionError",
+    "RoomGoneError",
+    "RoomRecord",
+    "Snapshot",
+]
 
 # Scripts. KEYS are always keys of one room (one slot); every check precedes every write.
 
@@ -189,14 +149,6 @@ redis.call('RPUSH', KEYS[2], ARGV[1])
 redis.call('LTRIM', KEYS[2], -tonumber(ARGV[2]), -1)
 return 1
 """
-
-
-def _pack(value: Any) -> bytes:
-    return msgpack.packb(value, use_bin_type=True)  # type: ignore[no-any-return]
-
-
-def _unpack(data: bytes) -> Any:
-    return msgpack.unpackb(data, raw=False, use_list=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -389,7 +341,7 @@ class RedisStore:
     async def append(self, room: str, action: Action) -> None:
         """Store ``action`` before it is acknowledged: one round trip, raise StoreError if not."""
         k = self.keys(room)
-        blob = _pack([action.seat, action.choice])
+        blob = pack([action.seat, action.choice])
         await self._run(
             f"append rev {action.rev} to room {room}",
             lambda: self._append(keys=[k.meta, k.log, k.choices], args=[action.rev, blob]),
@@ -398,7 +350,7 @@ class RedisStore:
     async def append_chat(self, room: str, line: dict[str, Any]) -> None:
         """Keep a chat line with the match (the last ``chat_keep``); ignored once it is over."""
         k = self.keys(room)
-        blob = _pack(line)
+        blob = pack(line)
         await self._run(
             f"chat in room {room}",
             lambda: self._chat(keys=[k.meta, k.chat], args=[blob, self._chat_keep]),
@@ -424,7 +376,7 @@ class RedisStore:
         beyond the log is refused. ``state`` is encoded as soon as the call starts; the room
         awaits it, or hands a task a fresh ``game.dump`` that nothing else mutates."""
         k = self.keys(room)
-        blob = _pack({"schema_version": SCHEMA_VERSION, "rev": rev, "state": state})
+        blob = records.snapshot_blob(rev, state)
         await self._run(
             f"snapshot rev {rev} of room {room}",
             lambda: self._snapshot(keys=[k.meta, k.log, k.choices, k.snap], args=[rev, blob]),
@@ -456,9 +408,9 @@ class RedisStore:
         for start in range(0, len(rooms), self._batch):
             chunk = rooms[start : start + self._batch]
             raw: list[Any] = await self._run(f"load {len(chunk)} rooms", partial(self._read, chunk))
-            for room, parts in zip(chunk, _groups(raw, 5), strict=True):
+            for room, parts in zip(chunk, records.groups(raw, 5), strict=True):
                 try:
-                    out[room] = _record(room, *parts)
+                    out[room] = records.record(room, *parts)
                 except CorruptRecordError as exc:
                     out[room] = exc
         return out
@@ -481,7 +433,7 @@ class RedisStore:
         raw: list[bytes] = await self._run(
             f"read actions of room {room}", lambda: self._redis.lrange(k.choices, rev, -1)
         )
-        return [_action(room, rev + 1 + i, blob) for i, blob in enumerate(raw)]
+        return [records.action(room, rev + 1 + i, blob) for i, blob in enumerate(raw)]
 
     # Archives ----------------------------------------------------------------------------------
 
@@ -503,23 +455,11 @@ class RedisStore:
             if archived:
                 return
             raise RoomGoneError(f"archive room {room}: the room is not live")
-        meta = _unpack_fields(room, raw_meta)
+        meta = records.unpack_fields(room, raw_meta)
         finished = time.time()
-        blob = _pack(
-            {
-                "schema_version": SCHEMA_VERSION,
-                "room": room,
-                "game": meta.get("game"),
-                "players": meta.get("players"),
-                "options": meta.get("options", {}),
-                "seed": meta.get("seed"),
-                "actions": [_decode(room, "choices", b) for b in raw_choices],
-                "result": result,
-                "chat": [_decode(room, "chat", b) for b in raw_chat],
-                "meta": meta,
-                "finished": finished,
-            }
-        )
+        actions = [records.decode(room, "choices", b) for b in raw_choices]
+        chat = [records.decode(room, "chat", b) for b in raw_chat]
+        blob = records.archive_blob(room, meta, actions, result, chat, finished)
 
         async def write() -> None:
             pipe = self._redis.pipeline(transaction=True)
@@ -539,7 +479,7 @@ class RedisStore:
         )
         if raw is None:
             return None
-        return _archive(room, raw)
+        return records.archive(room, raw)
 
     async def archived_rooms(self) -> list[str]:
         """Every archived room, oldest first."""
@@ -562,7 +502,7 @@ class RedisStore:
         await self._run(f"delete room {room}", op)
 
 
-# Decoding (every stored byte is untrusted here: a bad one names its room and key) -----------
+# Helpers ------------------------------------------------------------------------------------
 
 
 def _unwritable(exc: ResponseError) -> bool:
@@ -571,111 +511,4 @@ def _unwritable(exc: ResponseError) -> bool:
 
 
 def _pack_fields(meta: dict[str, Any]) -> dict[FieldT, EncodableT]:
-    return {name: _pack(value) for name, value in meta.items()}
-
-
-def _decode(room: str, where: str, blob: bytes) -> Any:
-    try:
-        return _unpack(blob)
-    except Exception as exc:  # msgpack raises several unrelated types on garbage
-        raise CorruptRecordError(room, f"{where}: not msgpack ({type(exc).__name__})") from None
-
-
-def _unpack_fields(room: str, raw: dict[bytes, bytes]) -> dict[str, Any]:
-    return {name.decode(): _decode(room, f"meta field {name!r}", v) for name, v in raw.items()}
-
-
-def _action(room: str, rev: int, blob: bytes) -> Action:
-    value = _decode(room, f"action {rev}", blob)
-    if (
-        not isinstance(value, list)
-        or len(value) != 2
-        or not isinstance(value[0], int)
-        or not isinstance(value[1], dict)
-    ):
-        raise CorruptRecordError(room, f"action {rev}: not [seat, choice]")
-    return Action(rev, value[0], value[1])
-
-
-def _groups(items: list[Any], size: int) -> Iterable[list[Any]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
-
-
-def _record(
-    room: str,
-    raw_meta: dict[bytes, bytes],
-    raw_snap: dict[bytes, bytes],
-    entries: list[tuple[bytes, dict[bytes, bytes]]],
-    length: int,
-    raw_chat: list[bytes],
-) -> RoomRecord | None:
-    if not raw_meta:
-        return None
-    meta = _unpack_fields(room, raw_meta)
-    snapshot: Snapshot | None = None
-    if raw_snap:
-        data = _decode(room, "snapshot", raw_snap.get(b"state", b""))
-        if not isinstance(data, dict) or not isinstance(data.get("state"), dict):
-            raise CorruptRecordError(room, "snapshot: not a snapshot map")
-        if data.get("schema_version") != SCHEMA_VERSION:
-            raise CorruptRecordError(
-                room,
-                f"snapshot: schema_version {data.get('schema_version')!r}, "
-                f"this server reads {SCHEMA_VERSION}",
-            )
-        rev = data.get("rev")
-        if not isinstance(rev, int) or str(rev).encode() != raw_snap.get(b"rev"):
-            raise CorruptRecordError(room, "snapshot: its rev does not match")
-        snapshot = Snapshot(rev, data["state"], SCHEMA_VERSION)
-    base = snapshot.rev if snapshot is not None else 0
-    actions: list[Action] = []
-    for entry_id, fields in entries:
-        rev = _entry_rev(room, entry_id)
-        if rev <= base:
-            continue  # trimmed lazily or snapshotted concurrently: the snapshot covers it
-        if rev != base + len(actions) + 1:
-            raise CorruptRecordError(room, f"log: rev {rev} follows rev {base + len(actions)}")
-        actions.append(_action(room, rev, fields.get(b"a", b"")))
-    last = base + len(actions)
-    if last != length:
-        raise CorruptRecordError(room, f"log ends at rev {last} but {length} choices are stored")
-    chat = [_decode(room, "chat", line) for line in raw_chat]
-    return RoomRecord(room, meta, snapshot, actions, chat)
-
-
-def _entry_rev(room: str, entry_id: bytes) -> int:
-    head, _, tail = entry_id.partition(b"-")
-    if tail != b"0" or not head.isdigit():
-        raise CorruptRecordError(room, f"log: entry id {entry_id!r} is not <rev>-0")
-    return int(head)
-
-
-def _archive(room: str, raw: bytes) -> ArchiveRecord:
-    data = _decode(room, "archive", raw)
-    if not isinstance(data, dict):
-        raise CorruptRecordError(room, "archive: not a map")
-    if data.get("schema_version") != SCHEMA_VERSION:
-        raise CorruptRecordError(
-            room,
-            f"archive: schema_version {data.get('schema_version')!r}, expected {SCHEMA_VERSION}",
-        )
-    try:
-        actions = [
-            Action(i + 1, int(seat), dict(choice))
-            for i, (seat, choice) in enumerate(data["actions"])
-        ]
-        return ArchiveRecord(
-            room=room,
-            game=str(data["game"]),
-            players=int(data["players"]),
-            options=dict(data["options"]),
-            seed=int(data["seed"]),
-            actions=actions,
-            result=dict(data["result"]),
-            chat=list(data["chat"]),
-            meta=dict(data["meta"]),
-            finished=float(data["finished"]),
-        )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise CorruptRecordError(room, f"archive: {type(exc).__name__}: {exc}") from None
+    return {name: pack(value) for name, value in meta.items()}

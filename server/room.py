@@ -1,9 +1,7 @@
 """One room: an actor (one asyncio task, one inbox) that is the single authority over a match.
 
-Lifecycle (a table; anything else is ``not_allowed`` naming the state)::
-
-    open --start--> playing --finish--> finished
-    open / playing / finished --close--> closed
+Its lifecycle table and commands are in :mod:`server.room_state`; what it stores when, and
+what each store failure means, in :mod:`server.keeper`.
 
 Everything that changes the room goes through the inbox and is applied in arrival order by the
 room's task, so no lock is needed. An accepted choice is, in this order: checked at the boundary
@@ -11,6 +9,17 @@ room's task, so no lock is needed. An accepted choice is, in this order: checked
 it with ``unavailable`` and changes nothing), applied (one revision), fanned out (one frame per
 audience, see :mod:`server.views`), acknowledged to its sender. Frames are written without
 awaiting (:mod:`server.limits`), so the task only ever waits on its inbox and on the store.
+
+Paused rooms. While the store is unusable (``Store.on_ready_change``) the room is paused: it
+tells every member with a ``pause`` frame (``paused: true``), refuses ``act`` with
+``unavailable`` and lets no bot move; when the store is back it first adopts any choice whose
+append had an unknown outcome, then sends ``pause`` with ``paused: false`` and play goes on.
+Joining a seat, starting and chat also need the store and fail with ``unavailable`` meanwhile;
+``sync``, resume and spectating need nothing stored and keep working.
+
+Replay rooms (``replay`` frame) are rooms whose seats are driven by an archived match's
+choices, one every ``replay_interval`` seconds, on a throwaway in-memory store; only
+spectators can be in them.
 
 An engine bug raised while applying a choice (after it was stored) is answered ``internal`` and
 logged; the room goes on, but its state is whatever the engine left (the contract's ``apply``
@@ -26,8 +35,6 @@ import asyncio
 import contextlib
 import time
 from collections import deque
-from dataclasses import dataclass
-from enum import Enum
 from typing import Any
 
 from games.base import Match
@@ -38,78 +45,32 @@ from server import logging as oasis_logging
 from server.chat import ChatLog
 from server.connection import Connection
 from server.errors import wire_error
+from server.keeper import Keeper
+from server.membership import Membership
 from server.metrics import Metrics
 from server.randombot import RandomBot
-from server.seats import Seat, find_by_token
+from server.room_state import (
+    TRANSITIONS,
+    BotTurn,
+    Command,
+    Gone,
+    Internal,
+    Reap,
+    Refinish,
+    Resync,
+    RoomEvent,
+    RoomSettings,
+    RoomState,
+    Stop,
+    StoreReady,
+)
+from server.seats import Seat
 from server.spectators import SpectatorFeed
 from server.store import Action, Store, StoreError
 from server.views import Revision, Views
 
 
-class RoomState(Enum):
-    OPEN = "open"
-    PLAYING = "playing"
-    FINISHED = "finished"
-    CLOSED = "closed"
-
-
-class RoomEvent(Enum):
-    START = "start"
-    FINISH = "finish"
-    CLOSE = "close"
-
-
-TRANSITIONS: dict[tuple[RoomState, RoomEvent], RoomState] = {
-    (RoomState.OPEN, RoomEvent.START): RoomState.PLAYING,
-    (RoomState.PLAYING, RoomEvent.FINISH): RoomState.FINISHED,
-    (RoomState.OPEN, RoomEvent.CLOSE): RoomState.CLOSED,
-    (RoomState.PLAYING, RoomEvent.CLOSE): RoomState.CLOSED,
-    (RoomState.FINISHED, RoomEvent.CLOSE): RoomState.CLOSED,
-}
-
-
-@dataclass(frozen=True, slots=True)
-class Gone:
-    """The connection closed."""
-
-
-@dataclass(frozen=True, slots=True)
-class Resync:
-    """The connection lagged and drained: send it the full view."""
-
-
-@dataclass(frozen=True, slots=True)
-class BotTurn:
-    rev: int
-
-
-@dataclass(frozen=True, slots=True)
-class Reap:
-    """Close the room if it is still empty."""
-
-
-@dataclass(frozen=True, slots=True)
-class Stop:
-    """Server shutdown: finish what came before, then end the task."""
-
-
-Command = m.Join | m.Spectate | m.Leave | m.Start | m.Act | m.Sync | m.Chat | Gone | Resync
-Internal = BotTurn | Reap | Stop
-
-
-@dataclass(frozen=True, slots=True)
-class RoomSettings:
-    game: str
-    players: int
-    options: dict[str, Any]
-    public: bool
-    spectator_delay: float
-    spectator_chat: bool
-    quick: bool
-    host: str
-
-
-class Room:
+class Room(Membership):
     def __init__(
         self,
         room_id: str,
@@ -143,8 +104,10 @@ class Room:
         self._bot_delay = bot_delay
         self._bots: dict[int, RandomBot] = {}
         self._seed = seed
-        self._snapshot_every = max(1, snapshot_every)
         self._idle_ttl = idle_ttl
+        self.paused = not store.ready()
+        self._script: deque[Action] = deque()
+        """A replay room's remaining archived choices."""
         self._on_close = on_close
         self._inbox: asyncio.Queue[tuple[Connection | None, Command | Internal, float]] = (
             asyncio.Queue(inbox_size)
@@ -155,6 +118,7 @@ class Room:
         self._task: asyncio.Task[None] | None = None
         self._empty_since: float | None = None
         self.log = oasis_logging.get(room=room_id, game=settings.game)
+        self.keeper = Keeper(store, room_id, snapshot_every, self.log)
 
     # The outside: submit and run --------------------------------------------------------------
 
@@ -162,6 +126,10 @@ class Room:
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"room-{self.id}")
         self._schedule_reap()
         self._bot_next()
+
+    def post(self, command: Internal) -> None:
+        """Queue an internal command from outside the room (the lobby's store listener)."""
+        self._post_internal(command)
 
     def submit(self, conn: Connection | None, command: Command | Internal) -> None:
         """Queue a command; a full inbox refuses it with ``unavailable`` (the room is flooded)."""
@@ -215,7 +183,15 @@ class Room:
             await self._bot_turn(command, t0)
             return
         if isinstance(command, Reap):
-            self._reap()
+            await self._reap()
+            return
+        if isinstance(command, StoreReady):
+            await self._store_ready(command.ready)
+            return
+        if isinstance(command, Refinish):
+            if self.keeper.finish_pending is None:
+                result = self.match.result()
+                await self.keeper.finish({} if result is None else result.to_json())
             return
         assert conn is not None
         if isinstance(command, m.Act):
@@ -229,13 +205,13 @@ class Room:
         elif isinstance(command, Resync):
             self._sync(conn, None)
         elif isinstance(command, m.Leave):
-            self._leave(conn, command)
+            await self._leave(conn, command)
         elif isinstance(command, m.Start):
             await self._start(conn, command)
         elif isinstance(command, m.Chat):
             await self._chat(conn, command)
         elif isinstance(command, Gone):
-            self._gone(conn)
+            await self._gone(conn)
 
     def _transition(self, event: RoomEvent) -> None:
         new = TRANSITIONS.get((self.state, event))
@@ -264,10 +240,9 @@ class Room:
             "spectators": len(self.spectators),
             "spectator_delay": s.spectator_delay,
             "spectator_chat": s.spectator_chat,
+            "paused": self.paused,
+            **({"replay_of": s.replay_of} if s.replay_of is not None else {}),
         }
-
-    def free_seats(self) -> int:
-        return sum(1 for seat in self.seats if not seat.taken)
 
     def _members(self) -> list[Connection]:
         out = [seat.conn for seat in self.seats if seat.conn is not None]
@@ -284,149 +259,6 @@ class Room:
         elif self._empty_since is None:
             self._schedule_reap()
 
-    def _seat_of(self, conn: Connection) -> Seat:
-        seat = conn.rooms.get(self.id)
-        if seat is None:
-            if conn in self.spectators:
-                raise RequestError(ErrorCode.NOT_ALLOWED, "spectators never act")
-            raise RequestError(ErrorCode.NOT_ALLOWED, f"you hold no seat in room {self.id}")
-        return self.seats[seat]
-
-    # Joining, resuming, watching --------------------------------------------------------------
-
-    async def _join(self, conn: Connection, req: m.Join) -> None:
-        if req.token is not None:
-            self._resume(conn, req, req.token)
-            return
-        if self.id in conn.rooms:
-            raise RequestError(ErrorCode.NOT_ALLOWED, f"already in room {self.id}")
-        if self.state is not RoomState.OPEN:
-            raise RequestError(ErrorCode.NOT_ALLOWED, f"room {self.id} is {self.state.value}")
-        if req.seat is not None:
-            if req.seat >= len(self.seats):
-                raise RequestError(ErrorCode.BAD_REQUEST, f"no seat {req.seat} in {self.id}")
-            seat = self.seats[req.seat]
-            if seat.taken:
-                raise RequestError(ErrorCode.ROOM_FULL, f"seat {req.seat} is taken")
-        else:
-            free = [s for s in self.seats if not s.taken]
-            if not free:
-                raise RequestError(ErrorCode.ROOM_FULL, f"room {self.id} is full")
-            seat = free[0]
-        token = seat.claim(req.name, conn)
-        conn.rooms[self.id] = seat.index
-        self.log.info("seat_taken", seat=seat.index, conn=conn.session)
-        view, view_hash = self.views.full(seat.index)
-        conn.send(self._joined(req.id, seat.index, token, self.rev, view, view_hash))
-        self._announce()
-        if self.settings.quick and self.free_seats() == 0:
-            await self._begin()
-
-    def _resume(self, conn: Connection, req: m.Join, token: str) -> None:
-        seat = find_by_token(self.seats, token)
-        if seat is None or (req.seat is not None and req.seat != seat.index):
-            raise RequestError(ErrorCode.BAD_TOKEN, "no seat of this room has that token")
-        if conn.rooms.get(self.id, -1) not in (-1, seat.index):
-            raise RequestError(ErrorCode.NOT_ALLOWED, f"already in room {self.id}")
-        old = seat.conn
-        if old is not None and old is not conn:
-            old.rooms.pop(self.id, None)
-            old.send(m.error(None, ErrorCode.NOT_ALLOWED, "seat resumed elsewhere", self.id))
-        self.spectators.discard(conn)
-        seat.conn = conn
-        conn.rooms[self.id] = seat.index
-        self.log.info("seat_resumed", seat=seat.index, conn=conn.session, since=req.rev)
-        self._send_joined(conn, req.id, seat.index, req.rev, self.rev)
-        self._announce()
-
-    def _send_joined(
-        self, conn: Connection, rid: m.RequestId, seat: int | None, since: int | None, upto: int
-    ) -> None:
-        """A ``joined``, then either the full view or the missed patches from the buffer."""
-        frames = self._missed(seat, since, upto)
-        if frames is None:
-            if seat is None and self.settings.spectator_delay > 0:
-                view, _, view_hash = self.spectators.delayed_view()
-            else:
-                view, view_hash = self.views.full(seat)
-            conn.send(self._joined(rid, seat, None, upto, view, view_hash))
-            return
-        assert since is not None
-        conn.send(self._joined(rid, seat, None, since, None, None))
-        for frame in frames:
-            conn.send_bytes(frame)
-
-    def _joined(
-        self,
-        rid: m.RequestId,
-        seat: int | None,
-        token: str | None,
-        rev: int,
-        view: dict[str, Any] | None,
-        view_hash: str | None,
-    ) -> dict[str, Any]:
-        chat = self.chat.recent(self.spectators.delay if seat is None else None)
-        return m.joined(rid, self.id, seat, token, rev, view, view_hash, self.info(), chat)
-
-    def _missed(self, seat: int | None, since: int | None, upto: int) -> list[bytes] | None:
-        """The frames of revisions ``since+1 .. upto`` if the buffer still holds them all."""
-        if since is None or since > upto:
-            return None
-        if since == upto:
-            return []
-        if not self.buffer or self.buffer[0].rev > since + 1:
-            return None
-        return [
-            r.spectator_frame if seat is None else r.seat_frames[seat]
-            for r in self.buffer
-            if since < r.rev <= upto
-        ]
-
-    def _spectate(self, conn: Connection, req: m.Spectate) -> None:
-        if self.id in conn.rooms:
-            raise RequestError(ErrorCode.NOT_ALLOWED, f"already in room {self.id}")
-        self.spectators.add(conn)
-        conn.rooms[self.id] = None
-        upto = self.spectators.delayed_view()[1] if self.spectators.delayed else self.rev
-        self._send_joined(conn, req.id, None, req.rev, upto)
-        self._announce()
-
-    def _sync(self, conn: Connection, rid: m.RequestId) -> None:
-        if self.id not in conn.rooms:
-            raise RequestError(ErrorCode.NOT_ALLOWED, f"join or spectate room {self.id} first")
-        seat = conn.rooms[self.id]
-        if seat is None and self.settings.spectator_delay > 0:
-            doc, rev, view_hash = self.spectators.delayed_view()
-            conn.send(m.state(rid, self.id, rev, doc, view_hash))
-            return
-        view, view_hash = self.views.full(seat)
-        conn.send(m.state(rid, self.id, self.rev, view, view_hash))
-
-    def _leave(self, conn: Connection, req: m.Leave) -> None:
-        if self.id not in conn.rooms:
-            raise RequestError(ErrorCode.NOT_ALLOWED, f"not in room {self.id}")
-        self._drop(conn)
-        conn.send(m.ack(req.id, self.id))
-        self._announce()
-
-    def _gone(self, conn: Connection) -> None:
-        if self.id in conn.rooms:
-            self._drop(conn)
-            self._announce()
-
-    def _drop(self, conn: Connection) -> None:
-        index = conn.rooms.pop(self.id, None)
-        self.spectators.discard(conn)
-        if index is None:
-            return
-        seat = self.seats[index]
-        self.log.info("seat_left", seat=index, conn=conn.session, state=self.state.value)
-        if seat.conn is conn:
-            if self.state is RoomState.OPEN:
-                seat.release()
-            else:
-                seat.conn = None
-
     def _schedule_reap(self) -> None:
         self._empty_since = time.monotonic()
         asyncio.get_running_loop().call_later(self._idle_ttl, self._post_internal, Reap())
@@ -438,15 +270,25 @@ class Room:
             except asyncio.QueueFull:
                 self.log.warning("inbox_full_internal", command=type(command).__name__)
 
-    def _reap(self) -> None:
-        """Close the room if nobody has been connected for the whole idle time."""
+    async def _reap(self) -> None:
+        """Close the room if nobody has been connected for the whole idle time.
+
+        What the store keeps of it is :meth:`Keeper.retire`'s policy; a paused room waits (its
+        store could not record the retirement, and a restart would bring it back)."""
         empty_since = self._empty_since
         if self._members() or self.state is RoomState.CLOSED or empty_since is None:
             return
         left = self._idle_ttl - (time.monotonic() - empty_since)
+        if self.paused:
+            left = max(left, self._idle_ttl)
         if left > 0.001:  # it emptied again after this timer was set: wait for the rest
             asyncio.get_running_loop().call_later(left, self._post_internal, Reap())
             return
+        if self.settings.replay_of is None:
+            if self.state is RoomState.FINISHED:
+                await self.keeper.retry()
+            else:
+                await self.keeper.retire(self.state is RoomState.PLAYING, self.rev)
         self._transition(RoomEvent.CLOSE)
         self.spectators.closed = True
         self.metrics.rooms.labels(RoomState.CLOSED.value).dec()
@@ -476,13 +318,13 @@ class Room:
         meta = self.meta()
         meta["state"] = RoomState.PLAYING.value
         try:
-            await self.store.update_room(self.id, meta)
-        except StoreError as exc:
+            await self.keeper.seats(meta, required=True)
+        except RequestError:
             for seat in bots or ():
                 seat.release()
-            raise RequestError(ErrorCode.UNAVAILABLE, str(exc)) from None
+            raise
         for seat in bots or ():
-            self._bots[seat.index] = RandomBot(self._seed ^ (0xB07 + seat.index))
+            self._bots[seat.index] = RandomBot(self._seed, seat.index)
         self._transition(RoomEvent.START)
         self.log.info("match_started", bots=sorted(self._bots))
         self._announce()
@@ -493,13 +335,15 @@ class Room:
         info = self.info()
         info["tokens"] = [seat.token_digest.hex() for seat in self.seats]
         info["quick"] = self.settings.quick
+        info["host"] = self.settings.host
         return info
 
-    def adopt(self, rev: int, meta: dict[str, Any]) -> None:
+    def adopt(self, rev: int, meta: dict[str, Any], chat: list[dict[str, Any]]) -> None:
         """Take over a room rebuilt from the store (the match is already at ``rev``).
 
         Seats come back with their names, bots and token digests, so players resume with
-        their tokens; the patch buffer starts empty, so they get the full view.
+        their tokens; the patch buffer starts empty, so they get the full view. A match that
+        is over is archived again (its archive may not have been written before the crash).
         """
         self.rev = rev
         seats = meta.get("seats") or []
@@ -509,12 +353,20 @@ class Room:
             seat.bot = bool(saved.get("bot", False))
             seat.token_digest = bytes.fromhex(token) if token else b""
             if seat.bot:
-                self._bots[seat.index] = RandomBot(self._seed ^ (0xB07 + seat.index) ^ rev)
+                self._bots[seat.index] = RandomBot(self._seed, seat.index)
+        for line in chat:
+            self.chat.add(line)
         state = RoomState(meta.get("state", "open"))
         if self.match.over:
             state = RoomState.FINISHED
+            self._post_internal(Refinish())
         self.state = state  # (before the lobby counts the room in its metrics)
         self.log.info("room_restored", rev=rev, state=state.value)
+
+    def replay(self, actions: list[Action]) -> None:
+        """Make this a replay room: it plays ``actions`` by itself, seats held by nobody."""
+        self._script.extend(actions)
+        self.state = RoomState.PLAYING
 
     async def _act(self, conn: Connection, req: m.Act, t0: float) -> None:
         seat = self._seat_of(conn)
@@ -524,8 +376,13 @@ class Room:
             )
         if self.state is RoomState.OPEN:
             raise RequestError(ErrorCode.NOT_ALLOWED, "the match has not started")
-        if self.state is RoomState.FINISHED:
-            raise RequestError(ErrorCode.GAME_OVER, "the match is over")
+        for check in range(2):  # the choices that landed (if any) may end the match
+            if self.state is RoomState.FINISHED:
+                raise RequestError(ErrorCode.GAME_OVER, "the match is over")
+            if self.paused:
+                raise RequestError(ErrorCode.UNAVAILABLE, "storage unavailable; the room is paused")
+            if not check:
+                await self._catch_up(t0)
         if req.rev != self.rev:
             raise RequestError(
                 ErrorCode.STALE_REV, f"you saw rev {req.rev}; the room is at rev {self.rev}"
@@ -534,16 +391,24 @@ class Room:
         await self._commit(seat.index, legal, t0)
         conn.send(m.ack(req.id, self.id, self.rev))
 
+    async def _catch_up(self, t0: float) -> None:
+        """Apply the choices an append with an unknown outcome did store (see the keeper)."""
+        for action in await self.keeper.landed(self.rev):
+            if action.rev != self.rev + 1:
+                self.log.error("landed_out_of_order", rev=action.rev, at=self.rev)
+                break
+            await self._advance(action.seat, action.choice, t0)
+
     async def _commit(self, seat: int, legal: dict[str, Any], t0: float) -> None:
         """Store, apply, fan out: the one path of every accepted choice."""
-        rev = self.rev + 1
-        try:
-            await self.store.append(self.id, Action(rev, seat, legal))
-        except StoreError as exc:
-            raise RequestError(ErrorCode.UNAVAILABLE, str(exc)) from None
+        await self.keeper.append(Action(self.rev + 1, seat, legal))
+        await self._advance(seat, legal, t0)
+
+    async def _advance(self, seat: int, legal: dict[str, Any], t0: float) -> None:
+        """Apply a stored choice and fan the revision out."""
         events = self.match.act(seat, legal)
-        self.rev = rev
-        revision = self.views.advance(rev, events)
+        self.rev += 1
+        revision = self.views.advance(self.rev, events)
         self.buffer.append(revision)
         for index, holder in enumerate(self.seats):
             if holder.conn is not None:
@@ -556,47 +421,61 @@ class Room:
             self._transition(RoomEvent.FINISH)
             self.log.info("match_finished", rev=self.rev)
             self._announce()
-            await self._keep(final=True)
-        else:
-            if self.rev % self._snapshot_every == 0:
-                await self._keep(final=False)
-            self._bot_next()
+        await self.keeper.keep(self.rev, self.match)
+        self._bot_next()
 
-    async def _keep(self, *, final: bool) -> None:
-        """Snapshot (every ``snapshot_every`` revisions and at the end) and archive at the end.
-
-        The choice is already stored and acknowledged by now, so a failure here only costs
-        replay time on recovery: it is logged, never reported to the player.
-        """
-        try:
-            await self.store.snapshot(self.id, self.rev, self.match.game.dump(self.match.state))
-            if final:
-                result = self.match.result()
-                await self.store.finish(self.id, {} if result is None else result.to_json())
-        except StoreError as exc:
-            self.log.warning("store_keep_failed", rev=self.rev, final=final, error=str(exc))
+    async def _store_ready(self, ready: bool) -> None:
+        """Pause while the store is down; on its return adopt what landed, then resume."""
+        if ready:
+            try:
+                await self._catch_up(time.perf_counter())
+            except RequestError:
+                return  # down again already: the next notification resumes us
+            await self.keeper.retry()
+        if ready != self.paused:
+            return
+        self.paused = not ready
+        self.log.warning("room_paused" if self.paused else "room_resumed", rev=self.rev)
+        reason = "storage unavailable" if self.paused else "storage available"
+        data = encode(m.pause(self.id, self.paused, reason, self.rev))
+        for conn in self._members():
+            conn.send_bytes(data)
+        self._bot_next()
 
     def _bot_next(self) -> None:
         decision = self.match.decision
-        if self.state is RoomState.PLAYING and decision and decision.seat in self._bots:
-            if self._bot_delay > 0:
-                asyncio.get_running_loop().call_later(
-                    self._bot_delay, self._post_internal, BotTurn(self.rev)
-                )
+        if self.state is not RoomState.PLAYING or decision is None or self.paused:
+            return
+        if self._script or decision.seat in self._bots:
+            delay = self.settings.replay_interval if self._script else self._bot_delay
+            if delay > 0:
+                asyncio.get_running_loop().call_later(delay, self._post_internal, BotTurn(self.rev))
             else:
                 self._post_internal(BotTurn(self.rev))
 
     async def _bot_turn(self, turn: BotTurn, t0: float) -> None:
+        if self.paused or self.state is not RoomState.PLAYING:
+            return
+        await self._catch_up(t0)
         decision = self.match.decision
         if turn.rev != self.rev or self.state is not RoomState.PLAYING or decision is None:
+            return
+        # A bot-only stretch must not monopolise the loop: let other rooms run between moves.
+        await asyncio.sleep(0)
+        if self._script:
+            action = self._script.popleft()
+            await self._commit(action.seat, self.match.resolve(action.seat, action.choice), t0)
             return
         bot = self._bots.get(decision.seat)
         if bot is None:
             return
-        # A bot-only stretch must not monopolise the loop: let other rooms run between moves.
-        await asyncio.sleep(0)
-        index = bot.choose(self.views.own[decision.seat])
-        await self._commit(decision.seat, self.match.resolve(decision.seat, index), t0)
+        index = bot.choose(self.views.own[decision.seat], self.rev)
+        try:
+            await self._commit(decision.seat, self.match.resolve(decision.seat, index), t0)
+        except RequestError:
+            if not self.paused:  # refused without a pause (a rev the log is ahead of): retry
+                asyncio.get_running_loop().call_later(0.2, self._post_internal, BotTurn(self.rev))
+            raise
 
     # Spectators and chat ----------------------------------------------------------------------
 
@@ -611,8 +490,8 @@ class Room:
         line = m.chat(self.id, seat, name, req.text, self.rev, time.time())
         try:
             await self.store.append_chat(self.id, line)
-        except StoreError as exc:
-            raise RequestError(ErrorCode.UNAVAILABLE, str(exc)) from None
+        except StoreError:
+            raise RequestError(ErrorCode.UNAVAILABLE, "storage unavailable; try again") from None
         self.chat.add(line)
         data = encode(line)
         for holder in self.seats:

@@ -49,7 +49,13 @@ async def test_health_readiness_and_metrics_share_the_websocket_port(
 
 async def test_sigterm_says_bye_closes_with_1001_and_exits_cleanly(tmp_path: Path) -> None:
     port = free_port()
-    env = {**os.environ, "OASIS_PORT": str(port), "OASIS_LOG_FORMAT": "json"}
+    env = {
+        **os.environ,
+        "OASIS_PORT": str(port),
+        "OASIS_LOG_FORMAT": "json",
+        "OASIS_REDIS_DIR": str(tmp_path / "redis"),  # no REDIS_URL: the embedded redis-server
+    }
+    env.pop("REDIS_URL", None)
     process = _spawn_server(env, tmp_path / "server.log")
     try:
         client = await _connect_when_up(port)
@@ -68,6 +74,7 @@ async def test_sigterm_says_bye_closes_with_1001_and_exits_cleanly(tmp_path: Pat
             process.wait()
     log = (tmp_path / "server.log").read_text()
     assert '"event": "stopped"' in log and '"event": "listening"' in log
+    assert '"event": "embedded_redis_stopped"' in log
 
 
 def _spawn_server(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
@@ -90,3 +97,32 @@ async def _connect_when_up(port: int) -> Client:
         except OSError:
             await asyncio.sleep(0.05)  # the child process is starting; nothing to wait on
     raise AssertionError("oasis-server did not start")
+
+
+async def test_with_no_redis_anywhere_the_server_runs_in_memory_and_says_so_loudly(
+    tmp_path: Path,
+) -> None:
+    """No REDIS_URL and no redis-server on the PATH: it still serves (the README's bare run)."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "PATH": str(tmp_path),  # no redis-server here
+        "OASIS_PORT": str(port),
+        "OASIS_REDIS_DIR": str(tmp_path / "redis"),
+    }
+    env.pop("REDIS_URL", None)
+    process = _spawn_server(env, tmp_path / "server.log")
+    try:
+        client = await _connect_when_up(port)
+        created = await client.request({"type": "create", "game": "yspahan", "players": 2})
+        assert created["type"] == "ack"
+        await client.close()
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.to_thread(process.wait, 15) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    log = (tmp_path / "server.log").read_text()
+    assert '"event": "no_redis_server"' in log and '"event": "memory_store"' in log
+    assert "NO PERSISTENCE" in log

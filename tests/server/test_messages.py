@@ -38,6 +38,8 @@ GOOD: list[tuple[dict[str, Any], Any]] = [
     ({"type": "sync", "room": "r"}, m.Sync(None, "r")),
     ({"type": "chat", "room": "r", "text": "hi"}, m.Chat(None, "r", "hi")),
     ({"type": "ping", "future": "field"}, m.Ping(None)),
+    ({"type": "replay", "room": "r", "interval": 0}, m.Replay(None, "r", 0.0)),
+    ({"type": "replay", "room": "r"}, m.Replay(None, "r", m.DEFAULT_REPLAY_INTERVAL)),
 ]
 
 
@@ -141,5 +143,6 @@ def test_server_frames_echo_the_request_id_only_when_given() -> None:
         m.room_info({"room": "r"}),
         m.pong(1, 0.0),
         m.bye("x"),
+        m.pause("r", True, "storage unavailable", 3),
     ]
     assert {f["type"] for f in frames} | {"patch"} == m.SERVER_TYPES

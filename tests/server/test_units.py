@@ -11,8 +11,8 @@ from server.connection import TRANSITIONS as CONN_TRANSITIONS
 from server.connection import ConnEvent, ConnState
 from server.errors import close_code, wire_error
 from server.limits import IpCounter, SendBuffer, SendVerdict, TokenBucket
-from server.room import TRANSITIONS as ROOM_TRANSITIONS
-from server.room import RoomEvent, RoomState
+from server.room_state import TRANSITIONS as ROOM_TRANSITIONS
+from server.room_state import RoomEvent, RoomState
 from server.seats import Seat, digest, find_by_token
 
 

@@ -10,11 +10,24 @@ import pytest
 import redis.asyncio as aioredis
 
 from protocol.codec import canonical
+from server import records
+from server.app import App
+from server.main import restore_rooms
+from server.records import (
+    ARCHIVE_MIGRATIONS,
+    SCHEMA_VERSION,
+    SNAPSHOT_MIGRATIONS,
+    CorruptRecordError,
+    RoomRecord,
+    Snapshot,
+)
 from server.recovery import RecoveryError, rebuild, replay_archive, restore_all
-from server.redis_store import CorruptRecordError, RedisStore, RoomRecord, Snapshot
+from server.redis_store import RedisStore
 from server.store import Action
 from tests.games.tiny import TINY
+from tests.server.conftest import TEST_CONFIG
 from tests.server.persistence.conftest import new_match, next_action, tiny_meta
+from tests.server.persistence.processes import archive_of
 from tests.services import RedisServer
 
 
@@ -61,14 +74,60 @@ async def test_restore_all_brings_every_room_back_and_reports_the_corrupt_one(
         await store.load_room("room2")
 
 
-async def test_a_snapshot_of_another_schema_version_is_refused(
+async def test_a_snapshot_from_a_newer_schema_version_is_refused(
     store: RedisStore, raw: aioredis.Redis
 ) -> None:
-    await _play(store, "old", 1, 4, 4)
-    blob = msgpack.packb({"schema_version": 0, "rev": 4, "state": {}})
-    await raw.hset(store.keys("old").snap, "state", blob)
-    with pytest.raises(CorruptRecordError, match="schema_version 0"):
-        await store.load_room("old")
+    await _play(store, "new", 1, 4, 4)
+    blob = msgpack.packb({"schema_version": SCHEMA_VERSION + 1, "rev": 4, "state": {}})
+    await raw.hset(store.keys("new").snap, "state", blob)
+    with pytest.raises(CorruptRecordError, match=f"schema_version {SCHEMA_VERSION + 1} is newer"):
+        await store.load_room("new")
+
+
+async def test_a_hand_made_v0_snapshot_is_migrated_and_restores_the_match(
+    store: RedisStore, raw: aioredis.Redis
+) -> None:
+    """Version 0 is the snapshot map before ``schema_version`` existed."""
+    expected = await _play(store, "old", 3, 6, 100)  # no snapshot written
+    live = new_match(seed=3)
+    rng = random.Random(3)
+    for rev in range(1, 5):
+        action = next_action(live, rev, rng)
+        live.act(action.seat, action.choice)
+    v0 = msgpack.packb({"rev": 4, "state": TINY.dump(live.state)}, use_bin_type=True)
+    await raw.hset(store.keys("old").snap, mapping={"rev": "4", "state": v0})
+    record = await store.load_room("old")
+    assert record is not None and record.snapshot is not None
+    assert record.snapshot.rev == 4 and record.snapshot.schema_version == SCHEMA_VERSION
+    assert [a.rev for a in record.actions] == [5, 6]
+    assert canonical(TINY.dump(rebuild(record).state)) == expected
+
+
+def test_every_older_schema_version_has_a_migration_step() -> None:
+    for version in range(SCHEMA_VERSION):
+        assert version in SNAPSHOT_MIGRATIONS and version in ARCHIVE_MIGRATIONS
+
+
+def test_a_v0_archive_without_chat_meta_or_finish_time_is_migrated() -> None:
+    blob = msgpack.packb(
+        {
+            "room": "a",
+            "game": "tiny",
+            "players": 2,
+            "options": {},
+            "seed": 5,
+            "actions": [[0, {"kind": "draw"}]],
+            "result": {},
+        }
+    )
+    record = records.archive("a", blob)
+    assert record.chat == [] and record.meta == {} and record.finished == 0.0
+    assert record.actions == [Action(1, 0, {"kind": "draw"})]
+
+
+def test_a_failing_migration_is_reported_with_the_room() -> None:
+    with pytest.raises(CorruptRecordError, match="room z: snapshot: migration from 0 failed"):
+        records.migrate("z", "snapshot", {"schema_version": 0}, {0: lambda d: d["missing"]})
 
 
 def test_a_stored_choice_that_is_not_legal_is_reported_with_its_room_and_rev() -> None:
@@ -116,3 +175,27 @@ async def test_replay_archive_returns_the_events_of_every_rev_and_the_result(
     assert replayed == events
     assert final == result
     assert final is not None and final.to_json() == archive.result
+
+
+async def test_a_restored_match_that_is_over_is_archived_again(store: RedisStore) -> None:
+    """The server died after the last choice was stored but before its archive was written."""
+    live = new_match(seed=9)
+    rng = random.Random(9)
+    await store.create_room("end", tiny_meta("end", seed=9) | {"state": "playing"})
+    rev = 0
+    while not live.over:
+        rev += 1
+        action = next_action(live, rev, rng)
+        await store.append("end", action)
+        live.act(action.seat, action.choice)
+    app = App(TEST_CONFIG, store)
+    await restore_rooms(app)
+    try:
+        assert app.lobby.rooms["end"].state.value == "finished"
+        archive = await archive_of(store, "end")
+        assert len(archive.actions) == rev
+        result = live.result()
+        assert result is not None and archive.result == result.to_json()
+        assert await store.unfinished_rooms() == []
+    finally:
+        await app.lobby.stop()

@@ -1,0 +1,97 @@
+"""A room's vocabulary: its lifecycle table, its settings, and the commands its inbox carries.
+
+Lifecycle (a table; anything else is ``not_allowed`` naming the state)::
+
+    open --start--> playing --finish--> finished
+    open / playing / finished --close--> closed
+
+Orthogonal to it, a room is *paused* while its store cannot record anything (see
+:mod:`server.keeper`); pausing is not a lifecycle state because every state can be paused and
+nothing but ``act`` (and what else needs the store) changes meaning while it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from protocol import messages as m
+
+
+class RoomState(Enum):
+    OPEN = "open"
+    PLAYING = "playing"
+    FINISHED = "finished"
+    CLOSED = "closed"
+
+
+class RoomEvent(Enum):
+    START = "start"
+    FINISH = "finish"
+    CLOSE = "close"
+
+
+TRANSITIONS: dict[tuple[RoomState, RoomEvent], RoomState] = {
+    (RoomState.OPEN, RoomEvent.START): RoomState.PLAYING,
+    (RoomState.PLAYING, RoomEvent.FINISH): RoomState.FINISHED,
+    (RoomState.OPEN, RoomEvent.CLOSE): RoomState.CLOSED,
+    (RoomState.PLAYING, RoomEvent.CLOSE): RoomState.CLOSED,
+    (RoomState.FINISHED, RoomEvent.CLOSE): RoomState.CLOSED,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RoomSettings:
+    game: str
+    players: int
+    options: dict[str, Any]
+    public: bool
+    spectator_delay: float
+    spectator_chat: bool
+    quick: bool
+    host: str
+    replay_of: str | None = None
+    """The archived room this room replays (a replay room stores nothing and takes no seats)."""
+    replay_interval: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Gone:
+    """The connection closed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Resync:
+    """The connection lagged and drained: send it the full view."""
+
+
+@dataclass(frozen=True, slots=True)
+class BotTurn:
+    rev: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reap:
+    """Close the room if it is still empty."""
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    """Server shutdown: finish what came before, then end the task."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoreReady:
+    """The store became usable (True) or unusable (False): resume or pause the room."""
+
+    ready: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Refinish:
+    """A restored room whose match is over: archive it again (the last try may have failed)."""
+
+
+Command = m.Join | m.Spectate | m.Leave | m.Start | m.Act | m.Sync | m.Chat | Gone | Resync
+Internal = BotTurn | Reap | Stop | StoreReady | Refinish
