@@ -20,6 +20,7 @@ input and raises :class:`PatchError` for a patch that does not fit the document.
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -91,7 +92,7 @@ def _diff(old: Any, new: Any, path: str, ops: list[Op]) -> None:
             if vt is type(other) and (vt is dict or vt is list):
                 if not _same(value, other):
                     _diff(value, other, path + "/" + escape(key), ops)
-            elif vt is not type(other) or value != other:
+            elif vt is not type(other) or value != other or (vt is float and _signed(value, other)):
                 ops.append({"op": "replace", "path": path + "/" + escape(key), "value": other})
         for key, value in new.items():
             if key not in old:
@@ -108,15 +109,20 @@ def _diff(old: Any, new: Any, path: str, ops: list[Op]) -> None:
             if at is type(b) and (at is dict or at is list):
                 if not _same(a, b):
                     _diff(a, b, f"{path}/{i}", ops)
-            elif at is not type(b) or a != b:
+            elif at is not type(b) or a != b or (at is float and _signed(a, b)):
                 ops.append({"op": "replace", "path": f"{path}/{i}", "value": b})
         for i in range(len(old) - 1, common - 1, -1):
             ops.append({"op": "remove", "path": f"{path}/{i}"})
         for i in range(common, len(new)):
             ops.append({"op": "add", "path": f"{path}/{i}", "value": new[i]})
         return
-    if old != new:
+    if old != new or (kind is float and _signed(old, new)):
         ops.append({"op": "replace", "path": path, "value": new})
+
+
+def _signed(a: float, b: float) -> bool:
+    """True for equal floats that still encode differently: ``0.0`` and ``-0.0``."""
+    return a == 0.0 and math.copysign(1.0, a) != math.copysign(1.0, b)
 
 
 def _copy(value: Any) -> Any:
@@ -218,6 +224,10 @@ def apply(doc: Any, ops: Iterable[Mapping[str, Any]]) -> Any:
             raise PatchError(f"not an operation: {op!r}") from None
         if not isinstance(path, str):
             raise PatchError("path must be a string")
+        if name in _NEEDS_VALUE and "value" not in op:
+            raise PatchError(f"{name} without a value")
+        if name in ("move", "copy") and not isinstance(op.get("from"), str):
+            raise PatchError(f"{name} without a 'from' pointer")
         if name == "add":
             result = _add(result, path, _copy(op["value"]))
         elif name == "remove":
@@ -243,6 +253,9 @@ def apply(doc: Any, ops: Iterable[Mapping[str, Any]]) -> Any:
         else:
             raise PatchError(f"unknown operation {name!r}")
     return result
+
+
+_NEEDS_VALUE = frozenset({"add", "replace", "test"})
 
 
 def view_hash(value: Any) -> str:

@@ -58,6 +58,14 @@ def test_type_changes_are_replaced_even_when_python_calls_them_equal() -> None:
     assert diff({"a": [1]}, {"a": [True]}) == [{"op": "replace", "path": "/a/0", "value": True}]
 
 
+def test_negative_zero_is_a_change() -> None:
+    """0.0 and -0.0 are equal in Python but encode (and hash) differently."""
+    for old, new in (({"v": 0.0}, {"v": -0.0}), ([0.0], [-0.0]), (0.0, -0.0)):
+        ops = diff(old, new)
+        assert ops
+        assert view_hash(apply(old, ops)) == view_hash(new)
+
+
 def test_list_growing_or_shrinking_at_the_end_gives_small_patches() -> None:
     long = list(range(100))
     assert diff(long, [*long, 100]) == [{"op": "add", "path": "/100", "value": 100}]
@@ -88,6 +96,11 @@ def test_pointer_escaping_round_trips() -> None:
         [{"path": "/a"}],
         [{"op": "add", "path": "/a/b/c", "value": 1}],
         [{"op": "move", "from": "/list", "path": "/list/0"}],
+        [{"op": "add", "path": "/b"}],
+        [{"op": "replace", "path": "/a"}],
+        [{"op": "copy", "path": "/b"}],
+        [{"op": "move", "from": 3, "path": "/b"}],
+        ["not a map"],
     ],
 )
 def test_bad_patches_raise_patch_error_and_leave_the_input_alone(ops: list[Any]) -> None:
