@@ -38,9 +38,13 @@ if [ ! -x "$VENV/bin/python" ]; then
   fi
 fi
 
+# The stamp records what was installed: the pyproject.toml it came from and the extras. An install
+# with the dev extras also serves scripts/serve, so the two commands never undo each other.
 stamp="$VENV/.oasis-installed"
-want="$(cat "$ROOT/pyproject.toml" | sha256sum | cut -d' ' -f1) extras=$EXTRAS"
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+digest="$(sha256sum "$ROOT/pyproject.toml" | cut -d' ' -f1)"
+want="$digest extras=$EXTRAS"
+have="$(cat "$stamp" 2>/dev/null || true)"
+if [ "$have" != "$want" ] && { [ -n "$EXTRAS" ] || [ "${have%% *}" != "$digest" ]; }; then
   echo "oasis: installing the project into $VENV" >&2
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip 2>&1 | grep -v '^WARNING: Location' >&2 || true
   spec="$ROOT"
