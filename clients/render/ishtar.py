@@ -119,50 +119,18 @@ def _player_style(colours: list[str], seat: int) -> str:
     return PLAYER_STYLE.get(colour, "bold")
 
 
-SHAPES: dict[str, tuple[tuple[int, int], ...]] = {
-    "straight": ((0, 0), (1, 0), (2, 0)),
-    "triangle": ((0, 0), (1, 0), (0, 1)),
-    "chevron": ((0, 0), (1, 0), (2, -1)),
-}
-"""Tile shapes as printed on the tiles (the edition's ``tile_shapes``), space 0 first. The view
-names a tile's shape but not its geometry; a test holds this table against the engine's."""
-
-
-def rotate(h: tuple[int, int], steps: int) -> tuple[int, int]:
-    """``h`` turned ``steps`` x 60 degrees counter-clockwise (axial coordinates)."""
-    q, r = h
-    for _ in range(steps % 6):
-        q, r = q + r, -q
-    return (q, r)
-
-
-def rotation_cells(shape: str, at: tuple[int, int], rotation: int) -> list[tuple[int, int]] | None:
-    """The spaces a tile of ``shape`` covers with space 0 on ``at``, turned ``rotation`` times."""
-    offsets = SHAPES.get(shape)
-    if offsets is None:
-        return None
-    return [(at[0] + dq, at[1] + dr) for dq, dr in (rotate(o, rotation) for o in offsets)]
-
-
-def choice_spaces(
-    choices: list[dict[str, Any]], pending: Mapping[str, Any] | None = None
-) -> dict[tuple[int, int], int]:
+def choice_spaces(choices: list[dict[str, Any]]) -> dict[tuple[int, int], int]:
     """Space -> choice number, for choices that name one space no other choice names.
 
-    A rotation is shown on the last space it would cover (space 0 is the same for all of them).
+    A rotation is shown on the last space it would cover (its ``cells``, space 0 first, which is
+    the same for all of them).
     """
     found: dict[tuple[int, int], list[int]] = {}
-    tile = (pending or {}).get("tile") or {}
     for i, choice in enumerate(choices):
         at = _hex(choice.get("at"))
         if at is not None and choice.get("kind") == "rotation":
-            rotation = choice.get("rotation")
-            cells = (
-                rotation_cells(str(tile.get("shape")), at, rotation)
-                if isinstance(rotation, int)
-                else None
-            )
-            at = cells[-1] if cells else None
+            cells = choice.get("cells")
+            at = _hex(cells[-1]) if isinstance(cells, list) and cells else None
         if at is not None:
             found.setdefault(at, []).append(i + 1)
     return {at: numbers[0] for at, numbers in found.items() if len(numbers) == 1}
@@ -178,7 +146,7 @@ def hex_map(game: Mapping[str, Any], choices: list[dict[str, Any]] | None = None
     anchor = _hex(pending.get("at"))
     if anchor:
         marked.add(anchor)
-    numbers = choice_spaces(choices or [], pending)
+    numbers = choice_spaces(choices or [])
     if not cells:
         return Text("(no terrain)")
     xs = [2 * q + r for q, r in cells]

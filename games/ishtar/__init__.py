@@ -17,7 +17,8 @@ choose         ``pile`` {pile, cost} (clockwise order), ``reserved`` {tile}, or 
 pay            ``gem`` {colour}, once per gem owed (watering-can moves, or a skill's 2)
 position       ``position`` {tile, at}: where the tile's space 0 (its anchor) goes; or
                ``discard`` {tile} when it fits nowhere
-rotation       ``rotation`` {tile, at, rotation}: 0..5 steps of 60 degrees ccw
+rotation       ``rotation`` {tile, at, rotation, cells}: 0..5 steps of 60 degrees ccw; ``cells``
+               are the three spaces the tile covers (space 0 first), for drawing
 special        ``assistant`` {at}, ``skill`` {skill}, ``pass``
 take_gem       ``take_gem`` {colour} (skill F, twice)
 bloom          ``bloom`` {token, cells} (skills G, H; the first cell gets the 2 flowers)

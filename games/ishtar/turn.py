@@ -207,8 +207,15 @@ def rotations_at(state: State, anchor: Hex) -> list[int]:
 def choices_rotation(state: State) -> list[Choice]:
     anchor, tile = state.turn.anchor, state.turn.tile
     assert anchor is not None and tile is not None
+    rots = shape_rotations(state, state.edition.tiles[tile])
     return [
-        {"kind": "rotation", "tile": tile, "at": hx(anchor), "rotation": k}
+        {
+            "kind": "rotation",
+            "tile": tile,
+            "at": hx(anchor),
+            "rotation": k,
+            "cells": [hx(cell) for cell in tile_cells(anchor, rots[k])],
+        }
         for k in rotations_at(state, anchor)
     ]
 

@@ -181,3 +181,29 @@ def test_ish_open_3_only_the_pile_under_the_can_or_nothing() -> None:
     assert choices(match) == [{"kind": "skip"}]
     pick(match, "skip")
     assert step(match) == st.PLANT
+
+
+def test_ish_place_01_rotation_choices_name_the_spaces_the_tile_covers() -> None:
+    """ISH-PLACE-01: a rotation choice's ``cells`` are exactly the spaces the laid tile covers."""
+    from games.base import Match
+    from games.ishtar import GAME
+    from games.rng import Rng
+
+    for seed in range(3):
+        match = Match.new(GAME, 2 + seed, {}, seed)
+        chooser = Rng(seed)
+        checked = 0
+        while (decision := match.decision) is not None and checked < 5:
+            index = chooser.below(len(decision.choices))
+            choice = decision.choices[index]
+            match.act(decision.seat, index)
+            if choice["kind"] == "rotation":
+                laid = match.view(None).shared["game"]["laid"]
+                assert isinstance(laid, list)
+                last = laid[-1]
+                assert isinstance(last, dict)
+                spaces = last["spaces"]
+                assert isinstance(spaces, list)
+                assert [s[:2] for s in spaces] == choice["cells"]  # type: ignore[index]
+                checked += 1
+        assert checked == 5
