@@ -10,6 +10,14 @@ spectators with ``spectate`` and their revision (SPEC section 11). Requests in f
 fail with :class:`ConnectionLost` (their answer may never come; the view will tell what
 happened). Server ``error`` answers raise :class:`ServerError` with the stable code.
 
+Several nodes (SPEC section 18): a ``redirect`` answer moves the session to the node it names
+(reconnect there, resume every room, send the request again); an unsolicited ``redirect`` or a
+``bye`` with a ``url`` moves it the same way. Connections carry ``?room=<id>`` when the session is
+about one room, so a load balancer that hashes on it sends them to the room's node. Reconnecting
+after a drop alternates between the node last used and the address the session was opened with
+(``home``, e.g. the load balancer), so the rooms of a node that died are found wherever another
+node took them over.
+
 A keepalive task sends ``ping`` every half ``idle_timeout`` so a player who thinks for a long time
 is not dropped as idle (SPEC section 6).
 """
@@ -21,6 +29,7 @@ import contextlib
 import itertools
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
@@ -33,6 +42,8 @@ from protocol.errors import ProtocolError
 DEFAULT_SERVER = "ws://127.0.0.1:8765"
 CLIENT_NAME = "oasis-cli/0.1"
 ANSWER_TIMEOUT = 30.0
+MAX_REDIRECTS = 5
+"""Redirects followed for one request before the session gives up on it."""
 RECONNECT_DELAYS = (0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 5.0, 5.0, 5.0, 5.0, 5.0, 10.0, 10.0)
 """Seconds between reconnection attempts (about a minute in all) before the session gives up."""
 
@@ -67,6 +78,8 @@ class Session:
 
     def __init__(self, url: str, name: str = CLIENT_NAME, *, reconnect: bool = True) -> None:
         self.url = url
+        self.home = url
+        """The address the session was opened with; reconnecting falls back to it."""
         self.name = name
         self.reconnect = reconnect
         self.reconnect_delays: tuple[float, ...] = RECONNECT_DELAYS
@@ -90,6 +103,13 @@ class Session:
         self._keepalive: asyncio.Task[None] | None = None
         self._gone: asyncio.Future[None] | None = None
         self._lost: BaseException | None = None
+        self._next_url = ""
+        """Where the next (re)connection goes first (a ``redirect`` or a ``bye`` named it)."""
+        self._room_hint = ""
+        self._following = False
+        self.connections = 0
+        """Connections opened so far (each one after a drop or a redirect has resumed the
+        rooms)."""
 
     # Opening and closing ---------------------------------------------------------------------
 
@@ -101,7 +121,12 @@ class Session:
     async def _connect(self) -> None:
         try:
             ws = await connect(
-                self.url, max_size=None, open_timeout=10, compression=None, ping_interval=20
+                self._with_room(self.url),
+                max_size=None,
+                open_timeout=10,
+                compression=None,
+                ping_interval=20,
+                close_timeout=2,  # a node that died or hangs must not hold a move for long
             )
         except InvalidURI as exc:
             raise ClientError(f"{self.url!r} is not a WebSocket URL (ws://host:port)") from exc
@@ -146,10 +171,45 @@ class Session:
         except ConnectionClosed as exc:
             raise ConnectionLost("the connection dropped") from exc
 
+    def _with_room(self, url: str) -> str:
+        """``url`` with ``?room=<id>`` when the session is about exactly one room."""
+        rooms = list(self.rooms) or ([self._room_hint] if self._room_hint else [])
+        if len(rooms) != 1:
+            return url
+        parts = urlsplit(url)
+        query = [(k, v) for k, v in parse_qsl(parts.query) if k != "room"] + [("room", rooms[0])]
+        return urlunsplit(parts._replace(query=urlencode(query)))
+
     async def request(
         self, frame: dict[str, Any], patience: float = ANSWER_TIMEOUT
     ) -> dict[str, Any]:
-        """Send ``frame`` with a fresh id and return its answer; an ``error`` answer raises."""
+        """Send ``frame`` with a fresh id and return its answer; an ``error`` answer raises.
+
+        A ``redirect`` answer moves the session to the node it names and sends ``frame`` again
+        there (up to :data:`MAX_REDIRECTS` times)."""
+        for _ in range(MAX_REDIRECTS):
+            answer = await self._request_once(frame, patience)
+            if answer.get("type") != "redirect":
+                return answer
+            room = frame.get("room")
+            await self.follow(str(answer.get("url") or ""), room if isinstance(room, str) else "")
+        raise ClientError(f"{frame['type']} was redirected {MAX_REDIRECTS} times; giving up")
+
+    async def follow(self, url: str, room: str = "") -> None:
+        """Move to the node at ``url`` ("": the one the session was opened with) and resume
+        every room there; return once that is done (or raise ConnectionLost)."""
+        self._next_url = url or self.home
+        self._room_hint = room
+        seen = self.connections
+        self._following = True
+        ws = self._ws
+        if ws is not None:
+            await ws.close()
+        else:
+            asyncio.get_running_loop().create_task(self._reconnect())
+        await self.wait(lambda: self.connections != seen)
+
+    async def _request_once(self, frame: dict[str, Any], patience: float) -> dict[str, Any]:
         rid = next(self._ids)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[rid] = future
@@ -243,6 +303,15 @@ class Session:
                 self._notice(f"server error {code}: {frame.get('message', '')}")
             elif kind == "bye":
                 self._notice(f"the server says goodbye: {frame.get('reason', '')}")
+                if frame.get("url"):
+                    self._next_url = str(frame["url"])
+            elif kind == "redirect":
+                # A room of ours moved (its node lost or gave up the lease): follow it.
+                self._notice(f"room {frame.get('room')} moved; following it")
+                self._next_url = str(frame.get("url") or "") or self.home
+                self._following = True
+                if self._ws is not None:
+                    asyncio.get_running_loop().create_task(self._ws.close())
         self.version += 1
         async with self._changed:
             self._changed.notify_all()
@@ -293,7 +362,7 @@ class Session:
         self.version += 1
         if self.closed or self._reconnecting:
             return
-        if not self.reconnect:
+        if not self.reconnect and not self._following:
             self._lost = ConnectionLost(f"the server closed the connection ({_close_text(ws)})")
         else:
             self._notice(f"connection lost ({_close_text(ws)}); reconnecting")
@@ -310,10 +379,15 @@ class Session:
 
     async def _reconnect_loop(self) -> None:
         last: BaseException | None = None
-        for delay in self.reconnect_delays:
-            await asyncio.sleep(delay)
+        previous = self.url
+        for attempt, delay in enumerate(self.reconnect_delays):
+            await asyncio.sleep(0 if self._following and not attempt else delay)
             if self.closed:
                 return
+            if self._next_url:
+                self.url, self._next_url = self._next_url, ""
+            else:  # the node we used, then the address we started from, and so on
+                self.url = previous if attempt % 2 == 0 else self.home
             try:
                 await self._connect()
                 await self._resume_rooms()
@@ -322,6 +396,9 @@ class Session:
                 if self._ws is not None:
                     await self._ws.close()
                 continue
+            self._following = False
+            self._room_hint = ""
+            self.connections += 1
             self._notice("reconnected; rooms resumed")
             return
         self._lost = ConnectionLost(f"gave up reconnecting to {self.url}: {last}")
@@ -342,9 +419,14 @@ class Session:
             if mirror.view is not None and mirror.rev >= 0:
                 frame["rev"] = mirror.rev
             try:
-                await self.request(frame)
+                answer = await self._request_once(frame, ANSWER_TIMEOUT)
             except ServerError as exc:
                 self._notice(f"could not resume room {room}: {exc}")
+                continue
+            if answer.get("type") == "redirect":
+                # Another node serves it (or will, once the dead owner's lease expires).
+                self._next_url = str(answer.get("url") or "")
+                raise ConnectionLost(f"room {room} is served at {answer.get('url') or '?'}")
 
     async def _ping_loop(self) -> None:
         while not self.closed:

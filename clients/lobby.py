@@ -100,6 +100,19 @@ async def rooms(args: argparse.Namespace) -> int:
     return 0
 
 
+def clock_option(text: str, on_timeout: str) -> dict[str, Any]:
+    """``300+5`` -> ``{"initial": 300, "increment": 5, "on_timeout": ...}`` (SPEC section 20)."""
+    initial, _, increment = text.partition("+")
+    try:
+        return {
+            "initial": float(initial),
+            "increment": float(increment or 0),
+            "on_timeout": on_timeout,
+        }
+    except ValueError:
+        raise ClientError(f"--clock wants SECONDS or SECONDS+INCREMENT, not {text!r}") from None
+
+
 async def _create(session: Session, args: argparse.Namespace) -> str:
     frame: dict[str, Any] = {
         "type": "create",
@@ -114,6 +127,10 @@ async def _create(session: Session, args: argparse.Namespace) -> str:
         frame["spectator_delay"] = args.delay
     if args.seed is not None:
         frame["seed"] = args.seed
+    if getattr(args, "bot", None):
+        frame["bot"] = args.bot
+    if getattr(args, "clock", None):
+        frame["clock"] = clock_option(args.clock, getattr(args, "on_timeout", "bot"))
     answer = await session.request(frame)
     room = answer.get("room")
     if not isinstance(room, str):

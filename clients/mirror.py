@@ -9,6 +9,11 @@ SPEC section 10 to the letter:
 3. ``patch`` with ``rev`` = ours + 1: apply its ops, take its ``rev``, compare the hash;
 4. ``patch`` with a larger ``rev`` (a gap): ignore it and ask for ``sync``.
 
+Clocks (SPEC section 20): :attr:`Mirror.clock_since` is the monotonic time at which the running
+clock's current decision began, as far as this client can tell: the arrival of the patch that
+began it, or of a full view minus its ``elapsed_ms``, or of the ``room`` frame that started the
+match. :meth:`Mirror.clock_left` turns it into each seat's time left now.
+
 Any hash mismatch or patch that does not fit the view also asks for ``sync``. While a sync is
 pending no second one is asked for, and patches still fill in when they line up. A ``joined``
 without a view (resume) keeps the view we hold: the missed patches follow it.
@@ -23,6 +28,7 @@ and carries the events to log; problems are kept as text so a user sees what wen
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,6 +66,7 @@ class Mirror:
     resyncs: int = 0
     """How many times this mirror had to ask for the full view (a desync counter for bots)."""
     hasher: ViewHasher = field(default_factory=ViewHasher, repr=False, compare=False)
+    clock_since: float = field(default_factory=time.monotonic, compare=False)
 
     # Views -------------------------------------------------------------------------------
 
@@ -91,6 +98,19 @@ class Mirror:
     def game(self) -> str:
         return str(self.info.get("game", ""))
 
+    def clock_left(self, now: float | None = None) -> list[float] | None:
+        """Each seat's clock in seconds at ``now`` (monotonic), or None in a room without."""
+        clock = self.view.get("clock") if isinstance(self.view, dict) else None
+        if not isinstance(clock, dict) or not isinstance(clock.get("remaining_ms"), list):
+            return None
+        left = [float(ms) / 1000 for ms in clock["remaining_ms"]]
+        running = clock.get("running")
+        ticking = self.info.get("state") == "playing" and not self.info.get("paused")
+        if isinstance(running, int) and 0 <= running < len(left) and ticking:
+            spent = (time.monotonic() if now is None else now) - self.clock_since
+            left[running] = max(0.0, left[running] - spent)
+        return left
+
     # Frames ------------------------------------------------------------------------------
 
     def on_frame(self, frame: dict[str, Any]) -> Update:
@@ -102,6 +122,8 @@ class Mirror:
         if kind == "patch":
             return self.on_patch(frame)
         if kind == "room" and isinstance(frame.get("info"), dict):
+            if self.info.get("state") == "open" and frame["info"].get("state") == "playing":
+                self.clock_since = time.monotonic()
             self.info = frame["info"]
             return Update(changed=True)
         return Update()
@@ -132,6 +154,9 @@ class Mirror:
             return Update()
         self.view, self.rev = view, rev
         self.sync_pending = False
+        elapsed = frame.get("elapsed_ms")
+        spent = elapsed / 1000 if isinstance(elapsed, int | float) else 0.0
+        self.clock_since = time.monotonic() - spent
         if digest is not None and self.hasher.hash(view) != digest:
             return Update(changed=True, problem=f"{what} at rev {rev} has a wrong hash")
         return Update(changed=True)
@@ -152,6 +177,7 @@ class Mirror:
         except (PatchError, KeyError, TypeError) as exc:
             return self._ask_sync(f"patch {rev} does not fit the view ({exc})")
         self.view, self.rev = new, rev
+        self.clock_since = time.monotonic()
         if digest != self.hasher.hash(new):
             update = self._ask_sync(f"the view after patch {rev} has a wrong hash")
             update.changed, update.events = True, events

@@ -263,7 +263,7 @@ class Player:
         if mirror.token and mirror.info.get("state") == "playing":
             self.screen.line(
                 f"You keep your seat; come back with: oasis join {mirror.room} "
-                f"--token {mirror.token}"
+                f"--token={mirror.token}"
             )
         with contextlib.suppress(ClientError):
             await self.session.request({"type": "leave", "room": mirror.room}, patience=5)
@@ -281,5 +281,5 @@ def announce_seat(screen: Screen, mirror: Mirror) -> None:
     screen.line(f"Room {mirror.room} ({mirror.game}): you are P{(seat or 0) + 1}.", "bold")
     if mirror.token:
         screen.line(
-            f"To resume after a crash: oasis join {mirror.room} --token {mirror.token}", "dim"
+            f"To resume after a crash: oasis join {mirror.room} --token={mirror.token}", "dim"
         )

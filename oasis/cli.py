@@ -76,6 +76,23 @@ def _client_commands(commands: Any) -> None:
         sub.add_argument("--delay", type=float, default=0.0, help="spectator delay in seconds")
         sub.add_argument("--options", help="game options as a JSON map")
         sub.add_argument("--seed", type=int, help="fix the seed (servers with allow_seed only)")
+        sub.add_argument(
+            "--bot",
+            choices=("heuristic", "random"),
+            default="heuristic",
+            help="the kind of the server bots that fill free seats (default heuristic)",
+        )
+        sub.add_argument(
+            "--clock",
+            metavar="SECONDS[+INCREMENT]",
+            help="a clock per seat: initial time plus an increment per decision, e.g. 300+5",
+        )
+        sub.add_argument(
+            "--on-timeout",
+            choices=("bot", "forfeit"),
+            default="bot",
+            help="at zero a bot decides for the seat (default), or the seat is forfeited",
+        )
 
     def name(sub: argparse.ArgumentParser) -> None:
         sub.add_argument("--name", default="player", help="your name at the table")

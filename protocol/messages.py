@@ -60,6 +60,12 @@ class Create:
     spectator_delay: float = 0.0
     spectator_chat: bool = True
     seed: int | None = None
+    bots: int = 0
+    """Seats (the last ones) a server-side bot takes at once."""
+    bot: str = "random"
+    """The kind of those bots and of the ones ``start {bots: true}`` seats."""
+    clock: dict[str, Any] | None = None
+    """``{initial, increment?, on_timeout?}``; its values are checked by the server."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,6 +265,9 @@ def _create(f: _Fields, rid: RequestId) -> Create:
         f.number("spectator_delay", hi=MAX_DELAY_SECONDS, default=0.0),
         f.bool_("spectator_chat", True),
         f.int_("seed", hi=2**63 - 1),
+        f.int_("bots", hi=16, default=0) or 0,
+        f.str_("bot", limit=MAX_NAME_CHARS, default="random") or "random",
+        f.map_("clock") if f.frame.get("clock") is not None else None,
     )
 
 
@@ -335,6 +344,7 @@ SERVER_TYPES = frozenset(
         "pong",
         "bye",
         "pause",
+        "redirect",
     }
 )
 
@@ -395,10 +405,12 @@ def joined(
     view_hash: str | None,
     info: Mapping[str, Any],
     chat: list[dict[str, Any]] | None = None,
+    elapsed_ms: int | None = None,
 ) -> dict[str, Any]:
     """``view`` None means: the patches after ``rev`` follow (resume), keep your own view.
 
-    ``chat``: the room's recent chat lines this audience may see, oldest first.
+    ``chat``: the room's recent chat lines this audience may see, oldest first. ``elapsed_ms``
+    (rooms with clocks): how long the running clock has run in the current decision.
     """
     frame: dict[str, Any] = {
         "type": "joined",
@@ -412,13 +424,23 @@ def joined(
     }
     if token is not None:
         frame["token"] = token
+    if elapsed_ms is not None:
+        frame["elapsed_ms"] = elapsed_ms
     return _with_id(frame, rid)
 
 
-def state(rid: RequestId, room: str, rev: int, view: Any, view_hash: str) -> dict[str, Any]:
-    return _with_id(
-        {"type": "state", "room": room, "rev": rev, "view": view, "hash": view_hash}, rid
-    )
+def state(
+    rid: RequestId,
+    room: str,
+    rev: int,
+    view: Any,
+    view_hash: str,
+    elapsed_ms: int | None = None,
+) -> dict[str, Any]:
+    frame = {"type": "state", "room": room, "rev": rev, "view": view, "hash": view_hash}
+    if elapsed_ms is not None:
+        frame["elapsed_ms"] = elapsed_ms
+    return _with_id(frame, rid)
 
 
 def ack(rid: RequestId, room: str | None = None, rev: int | None = None) -> dict[str, Any]:
@@ -456,8 +478,14 @@ def pong(rid: RequestId, ts: float) -> dict[str, Any]:
     return _with_id({"type": "pong", "ts": ts}, rid)
 
 
-def bye(reason: str) -> dict[str, Any]:
-    return {"type": "bye", "reason": reason}
+def bye(reason: str, url: str = "") -> dict[str, Any]:
+    """``url``: where to reconnect (a node that is stopping names a live peer)."""
+    return {"type": "bye", "reason": reason, **({"url": url} if url else {})}
+
+
+def redirect(rid: RequestId, room: str, url: str, reason: str) -> dict[str, Any]:
+    """Another node serves ``room`` (``url`` empty: unknown yet, reconnect and ask again)."""
+    return _with_id({"type": "redirect", "room": room, "url": url, "reason": reason}, rid)
 
 
 def pause(room: str, paused: bool, reason: str, rev: int) -> dict[str, Any]:

@@ -20,7 +20,7 @@ import contextlib
 import http
 import secrets
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
@@ -35,11 +35,15 @@ from server import logging as oasis_logging
 from server.config import Config
 from server.connection import Connection, ConnEvent
 from server.errors import Closing, close_code, wire_error
+from server.forwarded import client_address, parse_networks
 from server.limits import IpCounter, SendBuffer, TokenBucket
 from server.lobby import Lobby
 from server.metrics import Metrics
 from server.room_state import Gone, Resync
 from server.store import MemoryStore, Store
+
+if TYPE_CHECKING:
+    from server.cluster import Cluster
 
 SERVER_NAME = "oasis/0.1"
 
@@ -52,9 +56,12 @@ class App:
         self.lobby = Lobby(config, self.store, self.metrics)
         self.limits = Limits(max_frame_bytes=config.max_frame_bytes)
         self.ips = IpCounter(config.max_connections_per_ip)
+        self.proxies = parse_networks(config.trusted_proxies)
         self.connections: set[Connection] = set()
         self.server: Server | None = None
         self.stopping = False
+        self.cluster: Cluster | None = None
+        """Several nodes over Redis (:mod:`server.cluster`): set by :mod:`server.main`."""
         self.log = oasis_logging.get()
 
     @property
@@ -89,8 +96,9 @@ class App:
         self.log.info("stopping", connections=len(self.connections))
         self.server.close(close_connections=False)
         await self.lobby.stop()
+        peer = await self.cluster.hand_off() if self.cluster is not None else ""
         for conn in list(self.connections):
-            conn.send(m.bye("server shutting down"))
+            conn.send(m.bye("server shutting down", peer))
         closing = [conn.ws.close(1001, "server shutting down") for conn in self.connections]
         if closing:
             await asyncio.wait(
@@ -120,7 +128,7 @@ class App:
             del response.headers["Content-Type"]
             response.headers["Content-Type"] = content_type
             return response
-        if self.ips.full(_ip(ws)):
+        if self.ips.full(self._ip(ws, request)):
             self.metrics.rejected.labels("per_ip").inc()
             return ws.respond(http.HTTPStatus.TOO_MANY_REQUESTS, "too many connections\n")
         return None
@@ -128,7 +136,7 @@ class App:
     # WebSocket -----------------------------------------------------------------------------
 
     async def _serve(self, ws: ServerConnection) -> None:
-        ip = _ip(ws)
+        ip = self._ip(ws, ws.request)
         if not self.ips.acquire(ip):
             self.metrics.rejected.labels("per_ip").inc()
             await ws.close(1008, "too many connections")
@@ -238,17 +246,30 @@ class App:
         elif isinstance(req, m.Ping):
             conn.send(m.pong(req.id, time.time()))
         elif isinstance(req, m.ListRooms):
-            conn.send(m.rooms(req.id, self.lobby.listing(req.game)))
+            if self.cluster is not None:
+                listing = await self.cluster.listing(req.game)
+            else:
+                listing = self.lobby.listing(req.game)
+            conn.send(m.rooms(req.id, listing))
         elif isinstance(req, m.Create):
             room = await self.lobby.create(req, conn.session)
             conn.send({**m.ack(req.id, room.id, 0), "info": room.info()})
         elif isinstance(req, m.Replay):
             await self.lobby.replay(req, conn)
         elif isinstance(req, m.Quick):
+            if self.cluster is not None and await self.cluster.quick(conn, req):
+                return
             room = await self.lobby.quick(req, conn.session)
             room.submit(conn, m.Join(req.id, room.id, None, req.name, None, None))
         else:
+            if self.cluster is not None and await self.cluster.route(conn, req.room, req.id):
+                return
             self.lobby.get(req.room).submit(conn, req)
+
+    def _ip(self, ws: ServerConnection, request: Request | None) -> str:
+        """The client's address: the peer's, or behind a trusted proxy, the one it forwards."""
+        forwarded = request.headers.get("X-Forwarded-For") if request is not None else None
+        return client_address(_peer(ws), forwarded, self.proxies)
 
     def _resync(self, conn: Connection) -> None:
         """A lagging connection drained: every room it is in sends it the full view."""
@@ -259,7 +280,7 @@ class App:
                     room.submit(conn, Resync())
 
 
-def _ip(ws: ServerConnection) -> str:
+def _peer(ws: ServerConnection) -> str:
     address = ws.remote_address
     if isinstance(address, tuple) and address:
         return str(address[0])

@@ -25,6 +25,8 @@ class Config:
     redis_dir: str = "var/redis"
     redis_timeout: float = 1.0
     """Seconds one Redis call may take before the room refuses the choice and pauses."""
+    redis_cluster: bool = False
+    """``REDIS_URL`` names a node of a Redis Cluster (:mod:`server.redis_store`)."""
     log_format: str = "json"
     """``json`` (one JSON object per line) or ``console`` (for people)."""
     log_level: str = "info"
@@ -35,6 +37,9 @@ class Config:
     rate_per_second: float = 40.0
     rate_burst: int = 80
     max_connections_per_ip: int = 32
+    trusted_proxies: str = ""
+    """Proxies (addresses or CIDR networks, comma-separated) whose ``X-Forwarded-For`` names
+    the client (:mod:`server.forwarded`); empty: the peer address is the client."""
     hello_timeout: float = 10.0
     idle_timeout: float = 300.0
     ping_interval: float = 20.0
@@ -67,6 +72,20 @@ class Config:
     """Let ``create`` fix the seed (tests, replays). Never on a public server: a known seed
     reveals every hidden card."""
     shutdown_grace: float = 5.0
+    takeover_grace: float = 60.0
+    """Seconds a seated player of a started match may be gone before a bot plays for them
+    (:mod:`server.takeover`); negative: never."""
+
+    node_id: str = ""
+    """This node's id in room leases (:mod:`server.lease`); empty: the host name. Two running
+    nodes must never share one; a node started again with the same id takes its rooms back at
+    once instead of waiting for their leases to expire."""
+    public_url: str = ""
+    """The address a ``redirect`` sends clients to for this node's rooms; empty:
+    ``ws://<host>:<port>/``."""
+    lease_ttl: float = 10.0
+    """Seconds a room's lease lasts unless renewed (every third of it): how long a dead node's
+    rooms wait before another node takes them over."""
 
     def limits(self) -> dict[str, Any]:
         """The limits a client is told in ``welcome``."""

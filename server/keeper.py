@@ -78,8 +78,9 @@ class Keeper:
                 ) from None
             self.log.warning("seats_not_stored", error=str(exc))
 
-    async def keep(self, rev: int, match: Match[Any]) -> None:
-        """Snapshot every ``snapshot_every`` revisions and at the end; archive at the end."""
+    async def keep(self, rev: int, match: Match[Any], extra: dict[str, Any] | None = None) -> None:
+        """Snapshot every ``snapshot_every`` revisions and at the end; archive at the end
+        (``extra``: fields the room adds to the archived result, e.g. ``forfeited``)."""
         final = match.over
         if not final and rev % self.snapshot_every:
             return
@@ -89,7 +90,7 @@ class Keeper:
             self.log.warning("snapshot_failed", rev=rev, error=str(exc))
         if final:
             result = match.result()
-            await self.finish({} if result is None else result.to_json())
+            await self.finish({**({} if result is None else result.to_json()), **(extra or {})})
 
     async def finish(self, result: dict[str, Any]) -> bool:
         """Archive the match; on failure remember to try again (:meth:`retry`)."""

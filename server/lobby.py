@@ -14,6 +14,8 @@ from games import registry
 from games.base import Match
 from protocol import messages as m
 from protocol.errors import ErrorCode, RequestError
+from server.bots import BOT_KINDS
+from server.clock import parse_clock
 from server.config import Config
 from server.connection import Connection
 from server.metrics import Metrics
@@ -58,6 +60,13 @@ class Lobby:
         options = game.check_options(req.players, req.options)
         if req.seed is not None and not self.config.allow_seed:
             raise RequestError(ErrorCode.NOT_ALLOWED, "this server does not accept seeds")
+        if req.bot not in BOT_KINDS:
+            raise RequestError(
+                ErrorCode.BAD_REQUEST, f"create: 'bot' must be one of {', '.join(BOT_KINDS)}"
+            )
+        if req.bots > req.players:
+            raise RequestError(ErrorCode.BAD_REQUEST, "create: more 'bots' than players")
+        clock = parse_clock(req.clock)
         seed = req.seed if req.seed is not None else secrets.randbits(63)
         match = Match(game, game.setup(req.players, options, seed))
         settings = RoomSettings(
@@ -69,8 +78,12 @@ class Lobby:
             spectator_chat=req.spectator_chat,
             quick=quick,
             host=host,
+            bot=req.bot,
+            clock=clock,
         )
         room = self._room(secrets.token_hex(5), settings, match, seed)
+        for seat in room.seats[req.players - req.bots :]:
+            seat.bot, seat.name, seat.bot_kind = True, f"bot {seat.index + 1}", req.bot
         meta = room.meta()
         meta["seed"] = seed
         await self.store.create_room(room.id, meta)
@@ -95,6 +108,8 @@ class Lobby:
             spectator_chat=bool(meta.get("spectator_chat", True)),
             quick=bool(meta.get("quick", False)),
             host=str(meta.get("host") or ""),
+            bot=str(meta.get("bot") or "random"),
+            clock=parse_clock(meta.get("clock")),
         )
         room = self._room(room_id, settings, match, int(meta.get("seed") or 0))
         room.adopt(rev, meta, chat or [])
@@ -170,6 +185,7 @@ class Lobby:
             seed=seed,
             snapshot_every=c.snapshot_every,
             on_close=self._closed,
+            takeover_grace=c.takeover_grace,
         )
 
     def _add(self, room: Room) -> None:

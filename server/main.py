@@ -7,8 +7,10 @@ Start-up, in order:
    because its parent-death signal is tied to the thread that starts it) with its data in
    ``redis_dir``, so the one run command keeps rooms across restarts on a bare machine; with no
    ``redis-server`` installed, the in-memory store and a loud warning.
-2. Recovery: every unfinished room comes back from snapshot + log (:mod:`server.recovery`)
-   *before* the server listens, so no client ever gets ``not_found`` for a room that exists.
+2. Recovery: every unfinished room whose lease is free (or was this node's) comes back from
+   snapshot + log (:mod:`server.cluster`, :mod:`server.recovery`) *before* the server listens,
+   so no client ever gets ``not_found`` for a room that exists; rooms other nodes hold stay
+   theirs (their clients get ``redirect``).
    While Redis cannot be read the server waits (and logs), it does not start empty.
 3. Listening; then SIGTERM or SIGINT starts the graceful stop of :meth:`App.stop` (which closes
    the store once every room has finished its inbox), and the private Redis is stopped last
@@ -45,7 +47,12 @@ def open_store(config: Config, url: str | None) -> Store:
         return MemoryStore()
     from server.redis_store import RedisStore
 
-    return RedisStore(url, timeout=config.redis_timeout, chat_keep=config.chat_log)
+    return RedisStore(
+        url,
+        timeout=config.redis_timeout,
+        chat_keep=config.chat_log,
+        cluster=config.redis_cluster and url == config.redis_url,
+    )
 
 
 async def restore_rooms(app: App, stop: asyncio.Event | None = None) -> None:
@@ -75,6 +82,18 @@ async def restore_rooms(app: App, stop: asyncio.Event | None = None) -> None:
     log.info("rooms_restored", restored=len(restored), failed=len(failed))
 
 
+async def start_rooms(app: App, stop: asyncio.Event) -> None:
+    """On Redis, the node's share of rooms under leases (:mod:`server.cluster`); else nothing."""
+    from server.redis_store import RedisStore
+
+    if not isinstance(app.store, RedisStore):
+        return
+    from server.cluster import Cluster
+
+    app.cluster = Cluster(app, app.store, app.config)
+    await app.cluster.start(stop, retry=RESTORE_RETRY_SECONDS)
+
+
 async def run(config: Config, url: str | None) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -83,7 +102,7 @@ async def run(config: Config, url: str | None) -> None:
     store = open_store(config, url)
     await store.start()
     app = App(config, store)
-    await restore_rooms(app, stop)
+    await start_rooms(app, stop)
     if stop.is_set():
         await store.close()
         return

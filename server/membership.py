@@ -51,6 +51,14 @@ class Membership:
     async def _begin(self, bots: list[Seat] | None = None) -> None:
         raise NotImplementedError
 
+    if TYPE_CHECKING:  # server.takeover's half (a stub here would shadow it in the room's MRO)
+
+        def _hand_back(self, seat: Seat) -> None: ...
+
+        def _await_takeover(self, index: int) -> None: ...
+
+        def _clock_elapsed(self) -> int | None: ...
+
     def _seat_of(self, conn: Connection) -> Seat:
         seat = conn.rooms.get(self.id)
         if seat is None:
@@ -106,6 +114,7 @@ class Membership:
             old.send(m.error(None, ErrorCode.NOT_ALLOWED, "seat resumed elsewhere", self.id))
         self.spectators.discard(conn)
         seat.conn = conn
+        self._hand_back(seat)
         conn.rooms[self.id] = seat.index
         self.log.info("seat_resumed", seat=seat.index, conn=conn.session, since=req.rev)
         self._send_joined(conn, req.id, seat.index, req.rev, self.rev)
@@ -138,7 +147,9 @@ class Membership:
         view_hash: str | None,
     ) -> dict[str, Any]:
         chat = self.chat.recent(self.spectators.delay if seat is None else None)
-        return m.joined(rid, self.id, seat, token, rev, view, view_hash, self.info(), chat)
+        elapsed = self._clock_elapsed()
+        info = self.info()
+        return m.joined(rid, self.id, seat, token, rev, view, view_hash, info, chat, elapsed)
 
     def _missed(self, seat: int | None, since: int | None, upto: int) -> list[bytes] | None:
         """The frames of revisions ``since+1 .. upto`` if the buffer still holds them all."""
@@ -172,7 +183,7 @@ class Membership:
             conn.send(m.state(rid, self.id, rev, doc, view_hash))
             return
         view, view_hash = self.views.full(seat)
-        conn.send(m.state(rid, self.id, self.rev, view, view_hash))
+        conn.send(m.state(rid, self.id, self.rev, view, view_hash, self._clock_elapsed()))
 
     async def _leave(self, conn: Connection, req: m.Leave) -> None:
         if self.id not in conn.rooms:
@@ -199,3 +210,5 @@ class Membership:
                 await self.keeper.seats(self.meta(), required=False)
             else:
                 seat.conn = None
+                if self.state is RoomState.PLAYING:
+                    self._await_takeover(index)

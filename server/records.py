@@ -38,6 +38,10 @@ class RoomGoneError(StoreError):
     """The room is not live in the store (never created, finished or deleted)."""
 
 
+class NotOwnerError(RoomGoneError):
+    """This node does not hold the room's lease (:mod:`server.lease`): it must not write to it."""
+
+
 class CorruptRecordError(StoreError):
     """A room's stored data cannot be read back; the message names the room and the key."""
 

@@ -13,16 +13,23 @@ every key of one room lives in one slot and a room's scripts and transactions st
                               "state": game.dump(...)}`` (generator included)
     P:{room}:chat     list    msgpack chat lines, the last ``chat_keep`` of them
     P:{room}:archive  string  msgpack archive of a finished match (see :class:`ArchiveRecord`)
+    P:{room}:lease    string  the owning node's lease token, with an expiry (:mod:`server.lease`);
+                              append, snapshot and seat updates refuse to write without it
 
 The record types, their decoding from untrusted bytes and the ``schema_version`` migrations
 live in :mod:`server.records`; this module is the I/O.
     P:rooms           zset    live (unfinished) rooms, score = creation time
     P:archived        zset    archived rooms, score = finish time
+    P:nodes           hash    live nodes: node id -> ``<public url>|<expiry>`` (:mod:`server.lease`)
 
 Everything a room does while it plays (append, snapshot, chat, meta updates) touches only its own
 slot. The two global indexes are written in the same MULTI as the room's keys when a room is
-created, archived or deleted, which a single Redis allows; on a Redis Cluster those three calls
-would send the index update as a separate command.
+created, archived or deleted, which a single Redis allows. On a **Redis Cluster** (``cluster=True``,
+``OASIS_REDIS_CLUSTER``) a MULTI must stay in one slot, so those three calls write the index
+apart: on create the index entry first (a crash in between leaves an entry without a room, which
+recovery skips, never a room nobody lists), on archive and delete the room's keys first (a crash
+leaves an index entry for a room that is gone, skipped the same way); recovery reads each room in
+its own MULTI.
 
 Write path. :meth:`RedisStore.append` is one EVALSHA (one round trip): a Lua script checks that
 the rev is exactly the next one (the ``choices`` length + 1) and that the room is live, then
@@ -77,6 +84,7 @@ from server.records import (
     SCHEMA_VERSION,
     ArchiveRecord,
     CorruptRecordError,
+    NotOwnerError,
     RevisionError,
     RoomGoneError,
     RoomRecord,
@@ -97,6 +105,15 @@ __all__ = [
 ]
 
 # Scripts. KEYS are always keys of one room (one slot); every check precedes every write.
+
+_FENCE = """
+if ARGV[#ARGV] ~= '' and redis.call('GET', KEYS[#KEYS]) ~= ARGV[#ARGV] then
+  return redis.error_reply('OASIS_LEASE this node does not hold the lease of the room')
+end
+"""
+"""Fencing (:mod:`server.lease`), prepended to the scripts that change a live room: with a lease
+token (the last ``ARGV``, not empty) the room's lease key (the last ``KEYS``) must hold exactly
+it, checked before any write; an empty token (a store without leases) skips the check."""
 
 _APPEND = """
 local n = redis.call('LLEN', KEYS[3])
@@ -137,7 +154,7 @@ _UPDATE = """
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return redis.error_reply('OASIS_GONE the room is not live')
 end
-redis.call('HSET', KEYS[1], unpack(ARGV))
+redis.call('HSET', KEYS[1], unpack(ARGV, 1, #ARGV - 1))
 return 1
 """
 
@@ -180,30 +197,43 @@ class RedisStore:
         probe_interval: float = 0.5,
         chat_keep: int = 500,
         batch: int = 100,
+        cluster: bool = False,
     ) -> None:
-        self._redis = aioredis.Redis.from_url(
-            url,
-            socket_timeout=timeout,
-            socket_connect_timeout=timeout,
-            # One immediate retry on a dropped connection (a Redis restart leaves stale pooled
-            # connections); never on a timeout, which would only double the wait. Appends are
-            # idempotent, so a retried write cannot store a choice twice.
-            retry=Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
-        )
+        # One immediate retry on a dropped connection (a Redis restart leaves stale pooled
+        # connections); never on a timeout, which would only double the wait. Appends are
+        # idempotent, so a retried write cannot store a choice twice.
+        retry = Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,))
+        self._cluster = cluster
+        self._redis: Any
+        if cluster:
+            from redis.asyncio.cluster import RedisCluster
+
+            self._redis = RedisCluster.from_url(
+                url, socket_timeout=timeout, socket_connect_timeout=timeout, retry=retry
+            )
+        else:
+            self._redis = aioredis.Redis.from_url(
+                url, socket_timeout=timeout, socket_connect_timeout=timeout, retry=retry
+            )
         self._prefix = prefix
         self._deadline = 3 * timeout
         self._probe_interval = probe_interval
         self._chat_keep = max(1, chat_keep)
         self._batch = batch
-        self._append = self._redis.register_script(_APPEND)
-        self._snapshot = self._redis.register_script(_SNAPSHOT)
-        self._update = self._redis.register_script(_UPDATE)
+        self._append = self._redis.register_script(_FENCE + _APPEND)
+        self._snapshot = self._redis.register_script(_FENCE + _SNAPSHOT)
+        self._update = self._redis.register_script(_FENCE + _UPDATE)
         self._chat = self._redis.register_script(_CHAT)
         self._ready: bool | None = None
         self._probe: asyncio.Task[None] | None = None
         self._listeners: list[Callable[[bool], None]] = []
         self._closed = False
         self._log = oasis_logging.get(component="redis_store")
+        self.fence = ""
+        """This node's lease token (:mod:`server.lease`); empty: no leases, nothing is fenced."""
+        self.lease_ms = 0
+        self.on_not_owner: Callable[[str], None] | None = None
+        """Called with a room whose write was refused because this node lost its lease."""
 
     # Keys --------------------------------------------------------------------------------------
 
@@ -220,6 +250,24 @@ class RedisStore:
             base + "chat",
             base + "archive",
         )
+
+    def lease_key(self, room: str) -> str:
+        """The room's lease (:mod:`server.lease`), in the room's slot."""
+        return f"{self._prefix}:{{{room}}}:lease"
+
+    @property
+    def redis(self) -> Any:
+        """The client (for :mod:`server.lease`, which shares the connection pool)."""
+        return self._redis
+
+    @property
+    def prefix(self) -> str:
+        return self._prefix
+
+    async def call(self, what: str, op: Callable[[], Awaitable[Any]]) -> Any:
+        """One bounded Redis call of another module (leases, the directory), with this store's
+        timeouts, error mapping and readiness tracking."""
+        return await self._run(what, op)
 
     @property
     def _rooms_key(self) -> str:
@@ -302,6 +350,8 @@ class RedisStore:
             self._set_ready(True)
             if "OASIS_REV" in text:
                 raise RevisionError(f"{what}: {text.split('OASIS_REV', 1)[1].strip()}") from exc
+            if "OASIS_LEASE" in text:
+                raise NotOwnerError(f"{what}: {text.split('OASIS_LEASE', 1)[1].strip()}") from exc
             if "OASIS_GONE" in text:
                 raise RoomGoneError(f"{what}: {text.split('OASIS_GONE', 1)[1].strip()}") from exc
             raise StoreError(f"{what}: redis refused: {text}") from exc
@@ -312,6 +362,15 @@ class RedisStore:
         self._set_ready(True)
         return result
 
+    async def _fenced(self, room: str, what: str, op: Callable[[], Awaitable[Any]]) -> Any:
+        """:meth:`_run` for a fenced script: a lost lease is told to ``on_not_owner``."""
+        try:
+            return await self._run(what, op)
+        except NotOwnerError:
+            if self.on_not_owner is not None:
+                self.on_not_owner(room)
+            raise
+
     # The Store protocol ------------------------------------------------------------------------
 
     async def create_room(self, room: str, meta: dict[str, Any]) -> None:
@@ -319,10 +378,15 @@ class RedisStore:
         k = self.keys(room)
 
         async def op() -> None:
+            if self._cluster:
+                await self._redis.zadd(self._rooms_key, {room: time.time()})
             pipe = self._redis.pipeline(transaction=True)
             pipe.delete(*k.live())
             pipe.hset(k.meta, mapping=_pack_fields(meta))
-            pipe.zadd(self._rooms_key, {room: time.time()})
+            if self.fence:  # the creating node owns the room from its first write
+                pipe.set(self.lease_key(room), self.fence, px=self.lease_ms)
+            if not self._cluster:
+                pipe.zadd(self._rooms_key, {room: time.time()})
             await pipe.execute()
 
         await self._run(f"create room {room}", op)
@@ -336,15 +400,23 @@ class RedisStore:
             args += [name, value]
         if not args:
             return
-        await self._run(f"update room {room}", lambda: self._update(keys=[k.meta], args=args))
+        await self._fenced(
+            room,
+            f"update room {room}",
+            lambda: self._update(keys=[k.meta, self.lease_key(room)], args=[*args, self.fence]),
+        )
 
     async def append(self, room: str, action: Action) -> None:
         """Store ``action`` before it is acknowledged: one round trip, raise StoreError if not."""
         k = self.keys(room)
         blob = pack([action.seat, action.choice])
-        await self._run(
+        lease = self.lease_key(room)
+        await self._fenced(
+            room,
             f"append rev {action.rev} to room {room}",
-            lambda: self._append(keys=[k.meta, k.log, k.choices], args=[action.rev, blob]),
+            lambda: self._append(
+                keys=[k.meta, k.log, k.choices, lease], args=[action.rev, blob, self.fence]
+            ),
         )
 
     async def append_chat(self, room: str, line: dict[str, Any]) -> None:
@@ -377,9 +449,13 @@ class RedisStore:
         awaits it, or hands a task a fresh ``game.dump`` that nothing else mutates."""
         k = self.keys(room)
         blob = records.snapshot_blob(rev, state)
-        await self._run(
+        lease = self.lease_key(room)
+        await self._fenced(
+            room,
             f"snapshot rev {rev} of room {room}",
-            lambda: self._snapshot(keys=[k.meta, k.log, k.choices, k.snap], args=[rev, blob]),
+            lambda: self._snapshot(
+                keys=[k.meta, k.log, k.choices, k.snap, lease], args=[rev, blob, self.fence]
+            ),
         )
 
     async def unfinished_rooms(self) -> list[str]:
@@ -416,6 +492,11 @@ class RedisStore:
         return out
 
     async def _read(self, rooms: Sequence[str]) -> list[Any]:
+        if self._cluster:  # one MULTI per room: a transaction stays in one slot
+            out: list[Any] = []
+            for room in rooms:
+                out += await self._read_one(room)
+            return out
         pipe = self._redis.pipeline(transaction=True)
         for room in rooms:
             k = self.keys(room)
@@ -424,7 +505,17 @@ class RedisStore:
             pipe.xrange(k.log)
             pipe.llen(k.choices)
             pipe.lrange(k.chat, 0, -1)
-        return await pipe.execute()
+        return list(await pipe.execute())
+
+    async def _read_one(self, room: str) -> list[Any]:
+        k = self.keys(room)
+        pipe = self._redis.pipeline(transaction=True)
+        pipe.hgetall(k.meta)
+        pipe.hgetall(k.snap)
+        pipe.xrange(k.log)
+        pipe.llen(k.choices)
+        pipe.lrange(k.chat, 0, -1)
+        return list(await pipe.execute())
 
     async def actions_after(self, room: str, rev: int) -> list[Action]:
         """Every stored action after ``rev`` (from the full list): a room whose append failed
@@ -448,7 +539,7 @@ class RedisStore:
             pipe.lrange(k.choices, 0, -1)
             pipe.lrange(k.chat, 0, -1)
             pipe.exists(k.archive)
-            return await pipe.execute()
+            return list(await pipe.execute())
 
         raw_meta, raw_choices, raw_chat, archived = await self._run(f"read room {room}", read)
         if not raw_meta:
@@ -465,6 +556,11 @@ class RedisStore:
             pipe = self._redis.pipeline(transaction=True)
             pipe.set(k.archive, blob)
             pipe.delete(*k.live())
+            if self._cluster:
+                await pipe.execute()
+                await self._redis.zrem(self._rooms_key, room)
+                await self._redis.zadd(self._archived_key, {room: finished})
+                return
             pipe.zrem(self._rooms_key, room)
             pipe.zadd(self._archived_key, {room: finished})
             await pipe.execute()
@@ -495,6 +591,11 @@ class RedisStore:
         async def op() -> None:
             pipe = self._redis.pipeline(transaction=True)
             pipe.delete(*k.live(), k.archive)
+            if self._cluster:
+                await pipe.execute()
+                await self._redis.zrem(self._rooms_key, room)
+                await self._redis.zrem(self._archived_key, room)
+                return
             pipe.zrem(self._rooms_key, room)
             pipe.zrem(self._archived_key, room)
             await pipe.execute()

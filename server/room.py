@@ -27,6 +27,9 @@ must not fail on a legal choice, and the random-playout harness is what guards t
 
 Spectators get their frames through a :class:`~server.spectators.SpectatorFeed`, which delays
 them in rooms with ``spectator_delay``.
+
+Bots (:mod:`server.bots`) see only their seat's view document; stand-ins for players who are
+gone are :mod:`server.takeover`'s, clocks :mod:`server.timekeeping`'s.
 """
 
 from __future__ import annotations
@@ -42,13 +45,14 @@ from protocol import messages as m
 from protocol.codec import encode
 from protocol.errors import ErrorCode, RequestError
 from server import logging as oasis_logging
+from server.bots import Bot, make_bot
 from server.chat import ChatLog
+from server.clock import ClockDue, Clocks
 from server.connection import Connection
 from server.errors import wire_error
 from server.keeper import Keeper
 from server.membership import Membership
 from server.metrics import Metrics
-from server.randombot import RandomBot
 from server.room_state import (
     TRANSITIONS,
     BotTurn,
@@ -67,10 +71,12 @@ from server.room_state import (
 from server.seats import Seat
 from server.spectators import SpectatorFeed
 from server.store import Action, Store, StoreError
+from server.takeover import Takeover, TakeoverDue
+from server.timekeeping import Timekeeping
 from server.views import Revision, Views
 
 
-class Room(Membership):
+class Room(Membership, Takeover, Timekeeping):
     def __init__(
         self,
         room_id: str,
@@ -88,6 +94,7 @@ class Room(Membership):
         seed: int,
         snapshot_every: int = 50,
         on_close: Any = None,
+        takeover_grace: float = -1.0,
     ) -> None:
         self.id = room_id
         self.settings = settings
@@ -98,11 +105,14 @@ class Room(Membership):
         self.rev = 0
         self.created = time.time()
         self.seats = [Seat(i) for i in range(settings.players)]
-        self.views = Views(room_id, match, settings.players)
+        self.clocks = None if settings.clock is None else Clocks(settings.clock, settings.players)
+        self.views = Views(room_id, match, settings.players, self._clock_parts())
         self.buffer: deque[Revision] = deque(maxlen=max(1, patch_buffer))
         self.chat = ChatLog(chat_per_minute, chat_log)
         self._bot_delay = bot_delay
-        self._bots: dict[int, RandomBot] = {}
+        self._bots: dict[int, Bot] = {}
+        self._takeover_grace = takeover_grace
+        self._epochs = [0] * settings.players
         self._seed = seed
         self._idle_ttl = idle_ttl
         self.paused = not store.ready()
@@ -125,6 +135,13 @@ class Room(Membership):
     def start_task(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"room-{self.id}")
         self._schedule_reap()
+        if self.state is RoomState.PLAYING and self.settings.replay_of is None:
+            for seat in self.seats:  # restored: every player is gone (see server.takeover)
+                if not seat.bot and not seat.forfeited:
+                    self._await_takeover(seat.index)
+            if self.clocks is not None:
+                self._clock_turn(None)
+                self._clock_arm()
         self._bot_next()
 
     def post(self, command: Internal) -> None:
@@ -188,10 +205,17 @@ class Room(Membership):
         if isinstance(command, StoreReady):
             await self._store_ready(command.ready)
             return
+        if isinstance(command, ClockDue):
+            await self._clock_due(command, t0)
+            return
+        if isinstance(command, TakeoverDue):
+            self._takeover_due(command)
+            return
         if isinstance(command, Refinish):
             if self.keeper.finish_pending is None:
                 result = self.match.result()
-                await self.keeper.finish({} if result is None else result.to_json())
+                done = {} if result is None else result.to_json()
+                await self.keeper.finish({**done, **self._forfeits()})
             return
         assert conn is not None
         if isinstance(command, m.Act):
@@ -242,6 +266,7 @@ class Room(Membership):
             "spectator_chat": s.spectator_chat,
             "paused": self.paused,
             **({"replay_of": s.replay_of} if s.replay_of is not None else {}),
+            **({"clock": s.clock.to_json()} if s.clock is not None else {}),
         }
 
     def _members(self) -> list[Connection]:
@@ -314,7 +339,7 @@ class Room(Membership):
     async def _begin(self, bots: list[Seat] | None = None) -> None:
         """Seat the bots and start, once the store has the room as it will play."""
         for seat in bots or ():
-            seat.bot, seat.name = True, f"bot {seat.index + 1}"
+            seat.bot, seat.name, seat.bot_kind = True, f"bot {seat.index + 1}", self.settings.bot
         meta = self.meta()
         meta["state"] = RoomState.PLAYING.value
         try:
@@ -323,9 +348,14 @@ class Room(Membership):
             for seat in bots or ():
                 seat.release()
             raise
-        for seat in bots or ():
-            self._bots[seat.index] = RandomBot(self._seed, seat.index)
+        for seat in self.seats:
+            if seat.bot:
+                self._bots[seat.index] = make_bot(
+                    seat.bot_kind, self.settings.game, self._seed, seat.index
+                )
         self._transition(RoomEvent.START)
+        self._clock_turn(None)
+        self._clock_arm()
         self.log.info("match_started", bots=sorted(self._bots))
         self._announce()
         self._bot_next()
@@ -336,6 +366,9 @@ class Room(Membership):
         info["tokens"] = [seat.token_digest.hex() for seat in self.seats]
         info["quick"] = self.settings.quick
         info["host"] = self.settings.host
+        info["bot"] = self.settings.bot
+        if self.clocks is not None:
+            info["clock_state"] = self.clocks.part(None)
         return info
 
     def adopt(self, rev: int, meta: dict[str, Any], chat: list[dict[str, Any]]) -> None:
@@ -352,8 +385,11 @@ class Room(Membership):
             seat.name = str(saved.get("name", ""))
             seat.bot = bool(saved.get("bot", False))
             seat.token_digest = bytes.fromhex(token) if token else b""
-            if seat.bot:
-                self._bots[seat.index] = RandomBot(self._seed, seat.index)
+            seat.forfeited = bool(saved.get("forfeited", False))
+            if seat.bot or seat.forfeited:
+                seat.bot_kind = str(saved.get("bot_kind") or "random")
+                bot = make_bot(seat.bot_kind, self.settings.game, self._seed, seat.index)
+                self._bots[seat.index] = bot
         for line in chat:
             self.chat.add(line)
         state = RoomState(meta.get("state", "open"))
@@ -361,6 +397,11 @@ class Room(Membership):
             state = RoomState.FINISHED
             self._post_internal(Refinish())
         self.state = state  # (before the lobby counts the room in its metrics)
+        if self.clocks is not None:
+            self.clocks.restore(meta.get("clock_state"))
+            self.views.set_parts(self._clock_parts() or {})
+            view, view_hash = self.views.full(None)
+            self.spectators = SpectatorFeed(self.settings.spectator_delay, view, view_hash)
         self.log.info("room_restored", rev=rev, state=state.value)
 
     def replay(self, actions: list[Action]) -> None:
@@ -370,6 +411,7 @@ class Room(Membership):
 
     async def _act(self, conn: Connection, req: m.Act, t0: float) -> None:
         seat = self._seat_of(conn)
+        self._check_forfeit(seat)
         if req.seat is not None and req.seat != seat.index:
             raise RequestError(
                 ErrorCode.NOT_ALLOWED, f"you hold seat {seat.index}, not seat {req.seat}"
@@ -408,7 +450,10 @@ class Room(Membership):
         """Apply a stored choice and fan the revision out."""
         events = self.match.act(seat, legal)
         self.rev += 1
-        revision = self.views.advance(self.rev, events)
+        if self.match.over:
+            self._transition(RoomEvent.FINISH)
+        self._clock_turn(seat)
+        revision = self.views.advance(self.rev, events, self._clock_parts())
         self.buffer.append(revision)
         for index, holder in enumerate(self.seats):
             if holder.conn is not None:
@@ -418,10 +463,12 @@ class Room(Membership):
         self.metrics.patch_bytes.observe(len(revision.spectator_frame))
         self.metrics.action_seconds.observe(time.perf_counter() - t0)
         if self.match.over:
-            self._transition(RoomEvent.FINISH)
             self.log.info("match_finished", rev=self.rev)
             self._announce()
-        await self.keeper.keep(self.rev, self.match)
+        await self.keeper.keep(self.rev, self.match, self._forfeits())
+        if self.clocks is not None and not self.match.over:
+            self._clock_arm()
+            await self.keeper.seats(self.meta(), required=False)  # the clocks (best effort)
         self._bot_next()
 
     async def _store_ready(self, ready: bool) -> None:
@@ -435,6 +482,7 @@ class Room(Membership):
         if ready != self.paused:
             return
         self.paused = not ready
+        self._clock_pause(self.paused)
         self.log.warning("room_paused" if self.paused else "room_resumed", rev=self.rev)
         reason = "storage unavailable" if self.paused else "storage available"
         data = encode(m.pause(self.id, self.paused, reason, self.rev))
@@ -469,7 +517,8 @@ class Room(Membership):
         bot = self._bots.get(decision.seat)
         if bot is None:
             return
-        index = bot.choose(self.views.own[decision.seat], self.rev)
+        view = {"shared": self.views.shared, "own": self.views.own[decision.seat]}
+        index = bot.choose(view, self.rev)
         try:
             await self._commit(decision.seat, self.match.resolve(decision.seat, index), t0)
         except RequestError:

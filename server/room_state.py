@@ -17,6 +17,8 @@ from enum import Enum
 from typing import Any
 
 from protocol import messages as m
+from server.clock import ClockDue, ClockSettings
+from server.takeover import TakeoverDue
 
 
 class RoomState(Enum):
@@ -54,6 +56,9 @@ class RoomSettings:
     replay_of: str | None = None
     """The archived room this room replays (a replay room stores nothing and takes no seats)."""
     replay_interval: float = 0.0
+    bot: str = "random"
+    """The kind of bot that takes the seats filled at creation or by ``start {bots}``."""
+    clock: ClockSettings | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,4 +99,4 @@ class Refinish:
 
 
 Command = m.Join | m.Spectate | m.Leave | m.Start | m.Act | m.Sync | m.Chat | Gone | Resync
-Internal = BotTurn | Reap | Stop | StoreReady | Refinish
+Internal = BotTurn | Reap | Stop | StoreReady | Refinish | ClockDue | TakeoverDue

@@ -35,6 +35,11 @@ class Seat:
     token_digest: bytes = b""
     conn: Connection | None = None
     bot: bool = False
+    bot_kind: str = ""
+    """The kind of the bot that plays this seat now (a bot seat, or a stand-in), else ""."""
+    standin: bool = False
+    """A bot plays for the seat's player, who has been gone past the grace period."""
+    forfeited: bool = False
 
     @property
     def taken(self) -> bool:
@@ -52,6 +57,8 @@ class Seat:
         self.token_digest = b""
         self.conn = None
         self.bot = False
+        self.bot_kind = ""
+        self.standin = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -60,6 +67,9 @@ class Seat:
             "taken": self.taken,
             "bot": self.bot,
             "connected": self.bot or self.conn is not None,
+            "bot_kind": self.bot_kind or None,
+            "standin": self.standin,
+            "forfeited": self.forfeited,
         }
 
 

@@ -92,3 +92,101 @@ class RedisServer:
         """Stop and start again on the same port and directory (AOF brings the data back)."""
         self.stop()
         self.start()
+
+
+@dataclass
+class RedisCluster:
+    """A Redis Cluster of ``masters`` ``redis-server`` children (no replicas), slots spread by
+    ``redis-cli --cluster create``; data in ``directory``."""
+
+    directory: Path
+    masters: int = 3
+    nodes: list[RedisServer] | None = None
+
+    @property
+    def url(self) -> str:
+        """Any node will do: the client learns the others from it."""
+        assert self.nodes
+        return self.nodes[0].url
+
+    def start(self) -> None:
+        cli = shutil.which("redis-cli")
+        binary = shutil.which("redis-server")
+        if cli is None or binary is None:
+            raise RuntimeError("redis-server and redis-cli are needed for a Redis Cluster")
+        self.nodes = []
+        for i in range(self.masters):
+            node = RedisServer(self.directory / f"node{i}")
+            node.port = _cluster_port()
+            node.directory.mkdir(parents=True, exist_ok=True)
+            node.process = subprocess.Popen(
+                [
+                    binary,
+                    "--port", str(node.port),
+                    "--bind", "127.0.0.1",
+                    "--dir", str(node.directory),
+                    "--cluster-enabled", "yes",
+                    "--cluster-config-file", "nodes.conf",
+                    "--cluster-node-timeout", "5000",
+                    "--appendonly", "no",
+                    "--save", "",
+                    "--daemonize", "no",
+                    "--logfile", str(node.directory / "redis.log"),
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )  # fmt: skip
+            self.nodes.append(node)
+        try:
+            for node in self.nodes:
+                wait_for_port(node.port)
+            subprocess.run(
+                [cli, "--cluster", "create"]
+                + [f"127.0.0.1:{node.port}" for node in self.nodes]
+                + ["--cluster-replicas", "0", "--cluster-yes"],
+                check=True,
+                capture_output=True,
+                timeout=30,
+            )
+            self._wait_ok(cli)
+        except Exception:
+            self.stop()
+            raise
+
+    def _wait_ok(self, cli: str, timeout: float = 15.0) -> None:
+        assert self.nodes
+        deadline = time.monotonic() + timeout
+        while True:
+            states = [
+                subprocess.run(
+                    [cli, "-p", str(node.port), "cluster", "info"],
+                    capture_output=True,
+                    text=True,
+                    timeout=5,
+                ).stdout
+                for node in self.nodes
+            ]
+            if all("cluster_state:ok" in state for state in states):
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError("the Redis Cluster did not become ok")
+            time.sleep(0.1)
+
+    def stop(self) -> None:
+        for node in self.nodes or []:
+            node.stop()
+        self.nodes = None
+
+
+def _cluster_port() -> int:
+    """A free port whose cluster bus port (10000 above it) is free too."""
+    while True:
+        port = free_port()
+        if port > 55535:
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("127.0.0.1", port + 10000))
+            except OSError:
+                continue
+        return port

@@ -44,6 +44,9 @@ def screen(mirror: Mirror, *, choices: bool = True) -> RenderableType:
         common.header(mirror.room, mirror.info, view, mirror.rev),
         board(mirror.game, view, mirror.info),
     ]
+    clocks = common.clock_table(view, mirror.info, mirror.clock_left())
+    if clocks is not None:
+        parts.append(clocks)
     extra = common.extra_parts(view)
     if extra is not None:
         parts.append(extra)

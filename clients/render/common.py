@@ -73,8 +73,12 @@ def seats_table(info: Mapping[str, Any]) -> Table:
             continue
         if not entry.get("taken"):
             status = "free"
+        elif entry.get("forfeited"):
+            status = "forfeited (bot)"
         elif entry.get("bot"):
-            status = "bot"
+            status = f"bot ({entry.get('bot_kind')})" if entry.get("bot_kind") else "bot"
+        elif entry.get("standin"):
+            status = "away (a bot plays)"
         else:
             status = "connected" if entry.get("connected") else "away"
         add_row(table, f"P{int(entry.get('seat', 0)) + 1}", str(entry.get("name") or ""), status)
@@ -150,7 +154,46 @@ def fallback_board(view: Mapping[str, Any]) -> RenderableType:
 
 
 KNOWN_SHARED = frozenset({"game", "turn", "result"})
-KNOWN_VIEW = frozenset({"shared", "own"})
+KNOWN_VIEW = frozenset({"shared", "own", "clock"})
+
+
+def clock_time(seconds: float) -> str:
+    """``1:05`` (``0:09.4`` under ten seconds)."""
+    if seconds < 10:
+        return f"0:{seconds:04.1f}"
+    whole = int(seconds)
+    return f"{whole // 60}:{whole % 60:02d}"
+
+
+def clock_table(
+    view: Mapping[str, Any], info: Mapping[str, Any], left: list[float] | None
+) -> Table | None:
+    """Every seat's clock (``left``: seconds, see ``Mirror.clock_left``), the running one marked."""
+    clock = view.get("clock")
+    if not isinstance(clock, dict) or left is None:
+        return None
+    rule = f"+{clock.get('increment', 0):g}s per decision; at zero: {clock.get('on_timeout')}"
+    table = Table(
+        title="Clocks",
+        title_justify="left",
+        caption=rule,
+        caption_justify="left",
+        show_edge=False,
+        min_width=len(rule) + 2,
+    )
+    for column in ("seat", "time", "timeouts"):
+        table.add_column(column)
+    running = clock.get("running")
+    timeouts = clock.get("timeouts") or []
+    forfeited = set(clock.get("forfeited") or [])
+    for seat, seconds in enumerate(left):
+        mark = " ◀" if seat == running else ""
+        note = " forfeited" if seat in forfeited else ""
+        count = str(timeouts[seat]) if seat < len(timeouts) else ""
+        style = "bold red" if seconds < 10 and seat == running else None
+        shown = clock_time(seconds) + mark + note
+        add_row(table, seat_label(info, seat), shown, count, style=style)
+    return table
 
 
 def extra_parts(view: Mapping[str, Any]) -> RenderableType | None:

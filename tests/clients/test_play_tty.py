@@ -81,7 +81,7 @@ async def test_bad_input_is_explained_and_a_seat_left_is_resumed_with_its_token(
     term = Terminal(["play", "--server", url, "--game", "yspahan", "--seed", "31"])
     try:
         room = (await term.expect(r"Room (\S+) \(yspahan\): you are P1\."))[1]
-        token = (await term.expect(rf"oasis join {room} --token (\S+)"))[1]
+        token = (await term.expect(rf"oasis join {room} --token=(\S+)"))[1]
         first = await term.expect(PROMPT)
         term.send("0")
         await term.expect(rf"Choose a number from 1 to {first[1]}\.")
@@ -90,11 +90,11 @@ async def test_bad_input_is_explained_and_a_seat_left_is_resumed_with_its_token(
         term.send("h")
         await term.expect(r"Type the number of a choice and Enter")
         term.send("q")
-        await term.expect(rf"come back with: oasis join {room} --token {token}")
+        await term.expect(rf"come back with: oasis join {room} --token={re.escape(token)}")
         assert await term.exit_code() == 0
     finally:
         term.close()
-    back = Terminal(["join", room, "--token", token, "--server", url])
+    back = Terminal(["join", room, f"--token={token}", "--server", url])  # tokens may start "-"
     try:
         again = await back.expect(PROMPT)
         assert again[2] == first[2], "the seat waited at the same revision"

@@ -123,3 +123,38 @@ def test_per_address_limit_moves_to_the_load_balancer() -> None:
     for name, service in oasis_nodes().items():
         # The nodes see one address (HAProxy's): their own limit must never bind.
         assert node_config(service).max_connections_per_ip >= maxconn, name
+
+
+def test_each_node_has_its_own_id_and_an_address_that_reaches_it() -> None:
+    """A ``redirect`` names the owner's OASIS_PUBLIC_URL: through the load balancer, its path
+    must go to that node and no other."""
+    cfg = files.haproxy()
+    frontend = cfg["frontend oasis"]
+    routes = {}
+    for d in frontend:
+        if d[0] == "use_backend":
+            condition = d[d.index("{") + 1 : d.index("}")]
+            assert condition[0] == "path_beg"
+            routes[condition[1]] = d[1]
+    ids = set()
+    for name, service in oasis_nodes().items():
+        config = node_config(service)
+        assert config.node_id == name
+        ids.add(config.node_id)
+        url = urlsplit(config.public_url)
+        lb_port = next(d for d in frontend if d[0] == "bind")[1].rsplit(":", 1)[1]
+        assert url.scheme == "ws" and str(url.port) == lb_port, name
+        backend = cfg[f"backend {routes[url.path]}"]
+        servers = [d for d in backend if d[0] == "server"]
+        assert len(servers) == 1 and servers[0][2] == f"{name}:{config.port}", name
+    assert len(ids) == len(oasis_nodes())
+
+
+def test_nodes_believe_the_forwarded_client_address_from_the_load_balancer_only() -> None:
+    from server.forwarded import parse_networks
+
+    assert ["option", "forwardfor"] in files.haproxy()["defaults"]
+    for name, service in oasis_nodes().items():
+        networks = parse_networks(node_config(service).trusted_proxies)
+        assert networks, name
+        assert all(network.is_private for network in networks), name

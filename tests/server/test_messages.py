@@ -144,5 +144,6 @@ def test_server_frames_echo_the_request_id_only_when_given() -> None:
         m.pong(1, 0.0),
         m.bye("x"),
         m.pause("r", True, "storage unavailable", 3),
+        m.redirect(1, "r", "ws://127.0.0.1:8766/", "moved"),
     ]
     assert {f["type"] for f in frames} | {"patch"} == m.SERVER_TYPES

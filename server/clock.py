@@ -1,0 +1,177 @@
+"""Fischer clocks: per seat, an initial time plus an increment for every decision made.
+
+A room created with ``clock`` (:func:`parse_clock`, validated at the boundary) keeps one
+:class:`Clocks`. Only the seat that must decide has its clock running; time is read from the
+event loop's monotonic clock by the room's task (never by the engines, which stay pure). When
+the seat decides, the time it took is charged and the increment added. When its time runs out
+the room's timer fires (:class:`ClockDue`) and the room's policy applies:
+
+- ``bot``: a heuristic bot (:mod:`server.bots`; the seat's own bot if a bot already plays it)
+  makes that decision for the seat; the seat's clock then holds just the
+  increment, so a player who stopped moving has the bot move for them every ``increment``
+  seconds, and takes over again with whatever time they have when they act in time;
+- ``forfeit``: the seat is forfeited for the rest of the match: it is played by the random bot
+  from then on (its player may watch but no longer act), it is listed in the clock part's
+  ``forfeited`` and in the archived result's ``forfeited``. The match goes on for the others
+  (both games are scored as usual; a forfeited seat is simply out of the running in the
+  clients' eyes and the archive's).
+
+Views: the clock is a room-level top-level part of every audience's view document,
+``view["clock"]`` (see protocol/SPEC.md section 20), diffed and hashed with the rest, so a client
+that rebuilds its view from patches has the same clock as ``sync`` gives. It changes only with
+revisions: ``remaining_ms`` is every seat's time when the current decision began, ``running`` the
+seat that must decide (its clock runs while the room is ``playing`` and not paused; None once the
+match is over). How long the running clock has already run when a full view is sent travels
+beside it, as ``elapsed_ms`` of the ``joined`` and ``state`` frames; a client counts down from
+``remaining_ms[running] - elapsed_ms`` from the moment it got the frame (or from
+``remaining_ms[running]`` when a patch, or the ``room`` frame that says the match started,
+arrives).
+
+Restarts: the clock part is written with the room's metadata after every choice (best effort,
+rooms with clocks only); a restored room restarts every clock at its stored remaining time, the
+running one from the moment the room is restored: time spent while the server was down is not
+counted. While the room is paused (storage down) the running clock stops too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from protocol.errors import ErrorCode, RequestError
+
+POLICIES = ("bot", "forfeit")
+MAX_INITIAL = 24 * 3600.0
+MAX_INCREMENT = 3600.0
+
+
+@dataclass(frozen=True, slots=True)
+class ClockSettings:
+    initial: float
+    increment: float
+    on_timeout: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"initial": self.initial, "increment": self.increment, "on_timeout": self.on_timeout}
+
+
+@dataclass(frozen=True, slots=True)
+class ClockDue:
+    """The running clock may have reached zero (at revision ``rev``)."""
+
+    rev: int
+
+
+def parse_clock(raw: Any) -> ClockSettings | None:
+    """Validate ``create``'s untrusted ``clock`` map (None or absent: no clocks)."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise RequestError(ErrorCode.BAD_REQUEST, "create: 'clock' must be a map")
+
+    def number(name: str, hi: float, default: float | None, lo: float = 0.0) -> float:
+        value: Any = raw.get(name, default)
+        if not isinstance(value, int | float) or isinstance(value, bool) or not lo <= value <= hi:
+            raise RequestError(
+                ErrorCode.BAD_REQUEST, f"create: 'clock.{name}' must be a number from {lo} to {hi}"
+            )
+        return float(value)
+
+    initial = number("initial", MAX_INITIAL, None, 0.001)
+    increment = number("increment", MAX_INCREMENT, 0.0)
+    policy = raw.get("on_timeout", "bot")
+    if policy not in POLICIES:
+        raise RequestError(
+            ErrorCode.BAD_REQUEST,
+            f"create: 'clock.on_timeout' must be one of {', '.join(POLICIES)}",
+        )
+    return ClockSettings(initial, increment, str(policy))
+
+
+class Clocks:
+    """Every seat's remaining time and which clock runs; ``now`` is the loop's monotonic time."""
+
+    def __init__(self, settings: ClockSettings, players: int) -> None:
+        self.settings = settings
+        self.remaining = [settings.initial] * players
+        self.running: int | None = None
+        self._since = 0.0
+        self._charged = 0.0
+        """Time already charged to the running clock in this decision (before a pause)."""
+        self.counting = False
+        self.forfeited: list[int] = []
+        self.timeouts = [0] * players
+
+    def start(self, seat: int | None, now: float) -> None:
+        """The decision of ``seat`` begins (None: nobody's, e.g. the match is over)."""
+        self.running = seat
+        self._since = now
+        self._charged = 0.0
+        self.counting = seat is not None
+
+    def stop(self, now: float) -> None:
+        """Charge the running seat for the time it took (pause, or before it decides)."""
+        if self.running is not None and self.counting:
+            spent = now - self._since
+            self.remaining[self.running] = max(0.0, self.remaining[self.running] - spent)
+            self._charged += spent
+            self._since = now
+        self.counting = False
+
+    def restart(self, now: float) -> None:
+        """Count the running clock from ``now`` on, charging nothing (after a pause)."""
+        self._since = now
+        self.counting = self.running is not None
+
+    def decided(self, seat: int, now: float) -> None:
+        """``seat`` made a decision: charge its time, add the increment."""
+        if self.running == seat:
+            self.stop(now)
+        self.remaining[seat] += self.settings.increment
+        self.running = None
+
+    def left(self, now: float) -> float:
+        """Seconds left on the running clock (inf when none runs)."""
+        if self.running is None:
+            return float("inf")
+        running = (now - self._since) if self.counting else 0.0
+        return self.remaining[self.running] - running
+
+    def elapsed_ms(self, now: float) -> int:
+        if self.running is None:
+            return 0
+        running = (now - self._since) if self.counting else 0.0
+        return max(0, round((self._charged + running) * 1000))
+
+    def timed_out(self, seat: int) -> None:
+        self.remaining[seat] = 0.0
+        self.timeouts[seat] += 1
+
+    def forfeit(self, seat: int) -> None:
+        if seat not in self.forfeited:
+            self.forfeited.append(seat)
+
+    def part(self, to_move: int | None) -> dict[str, Any]:
+        """The ``clock`` part of the views (times in integer milliseconds); ``to_move``: the
+        seat that must decide (None: the match is over)."""
+        return {
+            **self.settings.to_json(),
+            "remaining_ms": [round(r * 1000) for r in self.remaining],
+            "running": to_move,
+            "timeouts": list(self.timeouts),
+            "forfeited": sorted(self.forfeited),
+        }
+
+    def restore(self, saved: Any) -> None:
+        """Take the remaining times and forfeits of a stored clock part (see the module doc)."""
+        if not isinstance(saved, dict):
+            return
+        rem = saved.get("remaining_ms")
+        if isinstance(rem, list) and len(rem) == len(self.remaining):
+            self.remaining = [max(0.0, float(r) / 1000) for r in rem]
+        tos = saved.get("timeouts")
+        if isinstance(tos, list) and len(tos) == len(self.timeouts):
+            self.timeouts = [int(t) for t in tos]
+        self.forfeited = [
+            int(s) for s in saved.get("forfeited") or [] if 0 <= int(s) < len(rem or [])
+        ]

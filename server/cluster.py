@@ -1,0 +1,422 @@
+"""Several nodes over one Redis: which rooms this node serves, and where clients of others go.
+
+One :class:`Cluster` per node (when the store is Redis), beside the :class:`~server.app.App`:
+
+- **Start-up** (:meth:`Cluster.start`, before the server listens): list the node, then take and
+  restore every live room whose lease is free or held by a dead process of this node id
+  (:mod:`server.lease`); rooms other nodes hold stay theirs.
+- **The loop**, every third of ``lease_ttl``: heartbeat, renew the leases of the rooms served here
+  (a room whose lease is lost is *evicted*: its task stops, its members are told where it went),
+  free the leases of rooms that closed here, and take over orphans: live rooms whose lease expired
+  because their node died. A dead node's rooms therefore come back on the others within a ttl and
+  a third after its last renewal.
+- **Routing** (:meth:`Cluster.route`): a request for a room this node does not serve is answered
+  with a ``redirect`` frame naming the owner's public address; a room with no owner is taken
+  over here on the spot (so a client of a dead or stopping node's room is served as soon as the
+  lease is free, without waiting for the loop).
+- **Lobby across nodes**: ``list_rooms`` and ``quick`` read every live room's meta from Redis
+  (:meth:`Cluster.listing`, :meth:`Cluster.quick`); a quick match in another node's room is a
+  ``redirect`` there.
+- **Stopping** (:meth:`Cluster.hand_off`, on SIGTERM after the rooms finished their inboxes):
+  snapshot each room, release its lease, leave the registry and name a live peer, which the
+  ``bye`` frame passes on to the clients; that peer (or any) takes the rooms over at once when
+  their clients arrive.
+- **Fencing**: the store refuses any write of a room whose lease this node does not hold
+  (:class:`~server.records.NotOwnerError`); the store calls :meth:`Cluster.not_owner`, which
+  evicts the room at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import socket
+import time
+from typing import TYPE_CHECKING, Any
+
+from protocol import messages as m
+from protocol.errors import ErrorCode, RequestError
+from server import logging as oasis_logging
+from server import records
+from server.config import Config
+from server.connection import Connection
+from server.lease import Holder, Leases, node_id
+from server.recovery import RecoveryError, rebuild
+from server.redis_store import RedisStore
+from server.room import Room
+from server.room_state import RoomState
+from server.store import StoreError
+
+if TYPE_CHECKING:
+    from server.app import App
+
+LISTING_CACHE_SECONDS = 1.0
+"""How stale the other nodes' rooms in ``list_rooms`` may be (one Redis read per second)."""
+
+_PRIVATE_META = ("tokens", "host", "seed", "quick")
+
+
+def default_url(config: Config, port: int) -> str:
+    """``ws://<host>:<port>/``; listening on every interface, the host's full name stands for the
+    host (a pod's DNS name under a headless Service; set ``OASIS_PUBLIC_URL`` wherever clients
+    reach nodes by another name)."""
+    host = config.host if config.host not in ("", "0.0.0.0", "::") else socket.getfqdn()
+    return f"ws://{host}:{port}/"
+
+
+class Cluster:
+    def __init__(self, app: App, store: RedisStore, config: Config) -> None:
+        self.app = app
+        self.store = store
+        self.config = config
+        url = config.public_url or default_url(config, config.port)
+        self.leases = Leases(store, node_id(config.node_id), url, config.lease_ttl)
+        store.on_not_owner = self.not_owner
+        self.stopping = False
+        self._held: set[str] = set()
+        self._claims: dict[str, asyncio.Future[bool]] = {}
+        self._evicting: set[str] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._loop_task: asyncio.Task[None] | None = None
+        self._listing: tuple[float, list[tuple[str, dict[str, Any]]]] = (0.0, [])
+        self.log = oasis_logging.get(component="cluster", node=self.leases.node)
+
+    @property
+    def node(self) -> str:
+        return self.leases.node
+
+    @property
+    def closing(self) -> bool:
+        """The node is stopping: it takes no room over any more."""
+        return self.stopping or self.app.stopping
+
+    def local(self) -> list[str]:
+        """The stored rooms this node serves (replay rooms store nothing)."""
+        return [r.id for r in self.app.lobby.rooms.values() if r.settings.replay_of is None]
+
+    # Start-up and the loop ---------------------------------------------------------------------
+
+    async def start(self, stop: asyncio.Event | None = None, *, retry: float = 1.0) -> None:
+        """List the node and take its share of rooms; wait for Redis (until ``stop``)."""
+        while True:
+            try:
+                await self.leases.heartbeat()
+                claimed, failed = await self.claim_orphans()
+                break
+            except StoreError as exc:
+                self.log.error("restore_waiting_for_redis", error=str(exc))
+                if stop is not None and stop.is_set():
+                    return
+                await asyncio.sleep(retry)
+        self.log.info("rooms_restored", restored=claimed, failed=failed)
+        self._loop_task = asyncio.get_running_loop().create_task(self._loop())
+
+    async def _loop(self) -> None:
+        period = max(0.05, self.leases.ttl / 3)
+        while not self.stopping:
+            await asyncio.sleep(period)
+            try:
+                await self.tick()
+            except StoreError as exc:
+                self.log.warning("lease_round_failed", error=str(exc))
+            except Exception:
+                self.log.exception("lease_round_crashed")
+
+    async def tick(self) -> None:
+        """One round: heartbeat, renew, free what closed, take orphans."""
+        await self.leases.heartbeat()
+        local = self.local()
+        lost = await self.leases.renew(local)
+        for room in lost:
+            self.not_owner(room)
+        closed = sorted(self._held - set(local))
+        await self.leases.release(closed)
+        self._held = set(local) - set(lost)
+        if not self.closing:
+            await self.claim_orphans()
+
+    async def claim_orphans(self, batch: int = 100) -> tuple[int, int]:
+        """Take over every live room nobody holds (or a dead process of this node held), a batch
+        of leases and reads per round trip; (rooms restored, rooms that could not be)."""
+        rooms = [
+            r
+            for r in await self.store.unfinished_rooms()
+            if r not in self.app.lobby.rooms and r not in self._claims
+        ]
+        holders = await self.leases.holders(rooms)
+        free = [r for r, h in holders.items() if h is None or h.node == self.node]
+        random.shuffle(free)  # nodes racing for a dead node's rooms share them out
+        claimed = failed = 0
+        for start in range(0, len(free), batch):
+            if self.closing:
+                break
+            chunk = [r for r in free[start : start + batch] if r not in self._claims]
+            futures = self._begin_claims(chunk)
+            results: dict[str, bool] = {}
+            try:
+                got = await self.leases.acquire_many(chunk)
+                loaded = await self.store.load_rooms(got)
+                for room in got:
+                    results[room] = await self._restore(room, loaded[room])
+            finally:
+                self._end_claims(futures, results)
+            claimed += sum(results.values())
+            failed += sum(1 for ok in results.values() if not ok)
+        return claimed, failed
+
+    async def claim(self, room: str) -> bool:
+        """Take ``room``'s lease and restore it here; False if another node has it or it is not
+        live. Concurrent claims of one room share one attempt."""
+        if room in self.app.lobby.rooms:
+            return True
+        pending = self._claims.get(room)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        futures = self._begin_claims([room])
+        results: dict[str, bool] = {}
+        try:
+            if not self.closing and await self.leases.acquire(room):
+                loaded = await self.store.load_rooms([room])
+                results[room] = await self._restore(room, loaded[room])
+        finally:
+            self._end_claims(futures, results)
+        return results.get(room, False)
+
+    def _begin_claims(self, rooms: list[str]) -> dict[str, asyncio.Future[bool]]:
+        loop = asyncio.get_running_loop()
+        futures = {room: loop.create_future() for room in rooms}
+        self._claims.update(futures)
+        return futures
+
+    def _end_claims(
+        self, futures: dict[str, asyncio.Future[bool]], results: dict[str, bool]
+    ) -> None:
+        for room, future in futures.items():
+            self._claims.pop(room, None)
+            if not future.done():
+                future.set_result(results.get(room, False))
+
+    async def _restore(
+        self, room: str, found: records.RoomRecord | records.CorruptRecordError | None
+    ) -> bool:
+        """Serve a room whose lease this node holds now, from its stored record."""
+        if found is None:  # finished or deleted meanwhile
+            await self._release_quietly(room)
+            return False
+        try:
+            if isinstance(found, records.CorruptRecordError):
+                raise RecoveryError(room, str(found).removeprefix(f"room {room}: "))
+            match = rebuild(found)
+        except Exception as exc:  # a recovery error, or an engine refusing stored data
+            self.log.error("room_not_restored", room=room, error=f"{type(exc).__name__}: {exc}")
+            await self._release_quietly(room)
+            return False
+        self.app.lobby.restore(found.room, found.meta, match, found.rev, found.chat)
+        self._held.add(room)
+        self.log.info("room_taken_over", room=room, rev=found.rev)
+        return True
+
+    async def _release_quietly(self, room: str) -> None:
+        with contextlib.suppress(StoreError):
+            await self.leases.release([room])
+
+    # Losing a room -----------------------------------------------------------------------------
+
+    def not_owner(self, room: str) -> None:
+        """This node lost ``room``'s lease (a refused write or renewal): evict it now."""
+        if room in self._evicting or room not in self.app.lobby.rooms:
+            return
+        self._evicting.add(room)
+        self._spawn(self._evict(room))
+
+    async def _evict(self, room_id: str) -> None:
+        try:
+            room = self.app.lobby.rooms.get(room_id)
+            if room is None:
+                return
+            self.log.warning("lease_lost", room=room_id, rev=room.rev)
+            self.app.lobby.rooms.pop(room_id, None)
+            self._held.discard(room_id)
+            members = _members(room)
+            await room.stop()
+            self.app.metrics.rooms.labels(room.state.value).dec()
+            room.state = RoomState.CLOSED
+            url = ""
+            with contextlib.suppress(StoreError):
+                holder = await self.leases.holder(room_id)
+                if holder is not None:  # (this node again, if it took the orphan back already)
+                    url = holder.url
+            for conn in members:
+                conn.rooms.pop(room_id, None)
+                conn.send(m.redirect(None, room_id, url, "the room moved to another node"))
+        finally:
+            self._evicting.discard(room_id)
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # Routing -----------------------------------------------------------------------------------
+
+    async def route(self, conn: Connection, room: str, rid: m.RequestId) -> bool:
+        """For a request about ``room``: True if it was answered with a ``redirect`` (another node
+        owns the room); False if the lobby should handle it (the room is, or now is, served here,
+        or does not exist). Redis trouble is ``unavailable``."""
+        try:
+            return await self._route(conn, room, rid)
+        except StoreError as exc:
+            raise _unavailable(exc) from None
+
+    async def _route(self, conn: Connection, room: str, rid: m.RequestId) -> bool:
+        if room in self.app.lobby.rooms or self.closing or "{" in room or "}" in room:
+            return False
+        holder = await self.leases.holder(room)
+        if holder is None and not await self._live(room):
+            return False  # no such room: the lobby says not_found
+        if holder is None or holder.node == self.node:
+            if await self.claim(room):
+                return False
+            holder = await self.leases.holder(room)
+            if holder is None or holder.node == self.node:
+                return False
+        conn.send(m.redirect(rid, room, holder.url, f"room {room} is served by another node"))
+        return True
+
+    async def _live(self, room: str) -> bool:
+        key = f"{self.store.prefix}:rooms"
+        score = await self.store.call(f"is {room} live", lambda: self.store.redis.zscore(key, room))
+        return score is not None
+
+    # The lobby across nodes --------------------------------------------------------------------
+
+    async def _metas(self, fresh: bool) -> list[tuple[str, dict[str, Any]]]:
+        """Every live room's meta, oldest first (cached for a second unless ``fresh``)."""
+        stamp, cached = self._listing
+        if not fresh and time.monotonic() - stamp < LISTING_CACHE_SECONDS:
+            return cached
+        rooms = await self.store.unfinished_rooms()
+
+        async def op() -> list[Any]:
+            pipe = self.store.redis.pipeline(transaction=False)
+            for room in rooms:
+                pipe.hgetall(self.store.keys(room).meta)
+            return list(await pipe.execute())
+
+        raw = await self.store.call(f"read {len(rooms)} metas", op) if rooms else []
+        out: list[tuple[str, dict[str, Any]]] = []
+        for room, fields in zip(rooms, raw, strict=True):
+            if not fields:
+                continue
+            with contextlib.suppress(records.CorruptRecordError):
+                out.append((room, records.unpack_fields(room, fields)))
+        self._listing = (time.monotonic(), out)
+        return out
+
+    async def listing(self, game: str | None) -> list[dict[str, Any]]:
+        """Public rooms of every node, oldest first: this node's as they are now, the others' as
+        their meta was last stored (seats and state; ``rev`` may lag). Without Redis: this
+        node's rooms only."""
+        lobby = self.app.lobby
+        local = {info["room"]: info for info in lobby.listing(game)}
+        try:
+            metas = await self._metas(fresh=False)
+        except StoreError:
+            return list(local.values())
+        out: list[dict[str, Any]] = []
+        for room, meta in metas:
+            if room in lobby.rooms:
+                if room in local:
+                    out.append(local.pop(room))
+                continue
+            if not meta.get("public", True) or (game is not None and meta.get("game") != game):
+                continue
+            out.append(_info(room, meta))
+        out.extend(local.values())
+        return out
+
+    async def quick(self, conn: Connection, req: m.Quick) -> bool:
+        """True if the quick match was sent to another node's open quick room (``redirect``).
+        Without Redis: False (the lobby then fails to create a room, with ``unavailable``)."""
+        try:
+            return await self._quick(conn, req)
+        except StoreError:
+            return False
+
+    async def _quick(self, conn: Connection, req: m.Quick) -> bool:
+        for here in self.app.lobby.rooms.values():
+            s = here.settings
+            if (
+                s.quick
+                and s.public
+                and s.game == req.game
+                and s.players == req.players
+                and here.state is RoomState.OPEN
+                and here.free_seats() > 0
+            ):
+                return False  # the lobby finds it
+        candidates = [
+            room
+            for room, meta in await self._metas(fresh=True)
+            if room not in self.app.lobby.rooms
+            and meta.get("quick")
+            and meta.get("public", True)
+            and meta.get("game") == req.game
+            and meta.get("players") == req.players
+            and meta.get("state", "open") == "open"
+            and any(not seat.get("taken") for seat in meta.get("seats") or [])
+        ]
+        if not candidates:
+            return False
+        holders = await self.leases.holders(candidates)
+        for room in candidates:
+            holder: Holder | None = holders[room]
+            if holder is not None and holder.node != self.node:
+                conn.send(m.redirect(req.id, room, holder.url, "a quick match waits there"))
+                return True
+        return False
+
+    # Stopping ----------------------------------------------------------------------------------
+
+    async def hand_off(self) -> str:
+        """After the rooms stopped: snapshot and release every room, leave; a peer's url or ""."""
+        self.stopping = True
+        if self._loop_task is not None:
+            self._loop_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._loop_task
+        rooms = [self.app.lobby.rooms[r] for r in self.local() if r in self.app.lobby.rooms]
+        for room in rooms:
+            if room.state is RoomState.PLAYING and room.rev > 0:
+                with contextlib.suppress(StoreError):
+                    await self.store.snapshot(
+                        room.id, room.rev, room.match.game.dump(room.match.state)
+                    )
+        peer = ""
+        try:
+            await self.leases.release([r.id for r in rooms])
+            await self.leases.leave()
+            peers = await self.leases.peers()
+            if peers:
+                peer = random.choice(sorted(peers.values()))
+        except StoreError as exc:
+            self.log.warning("hand_off_incomplete", error=str(exc))
+        self.log.info("handed_off", rooms=len(rooms), peer=peer)
+        return peer
+
+
+def _unavailable(exc: StoreError) -> RequestError:
+    return RequestError(ErrorCode.UNAVAILABLE, f"storage unavailable; try again ({exc})")
+
+
+def _members(room: Room) -> list[Connection]:
+    out = [seat.conn for seat in room.seats if seat.conn is not None]
+    out.extend(room.spectators)
+    return out
+
+
+def _info(room: str, meta: dict[str, Any]) -> dict[str, Any]:
+    info = {k: v for k, v in meta.items() if k not in _PRIVATE_META}
+    info["room"] = room
+    return info

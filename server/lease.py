@@ -1,0 +1,209 @@
+"""Room leases: which node owns a room, in Redis, set if absent with an expiry, renewed.
+
+A room is owned by exactly one node through its lease ``P:{room}:lease`` (in the room's slot,
+so the scripts below and the room's own scripts stay single-slot on a Redis Cluster). Its value
+is the owner's **token**, ``<node id>|<nonce>|<public url>``: the nonce is new for every process,
+so a node that restarts is a new owner; the url is where ``redirect`` frames send clients.
+
+- **Acquire** (:meth:`Leases.acquire`): set the token with an expiry of ``lease_ttl`` if the key is
+  absent, or if it holds a token of this node id (a previous process of this node, which is dead:
+  two running nodes never share an id), so a node restarted with its id takes its rooms back at
+  once instead of waiting for the expiry. A room created here gets its lease in the same MULTI as
+  its meta (:meth:`RedisStore.create_room`).
+- **Renew** (:meth:`Leases.renew`): every third of the ttl, each lease is extended if and only if
+  it still holds this node's token (compare and PEXPIRE in one script); a lease that does not is
+  *lost*.
+- **Release** (:meth:`Leases.release`): compare and delete, so a node never frees a lease it lost.
+- **Fencing**: every script that changes a live room (append, snapshot, seats) also checks that
+  the lease holds this node's token before it writes (``_FENCE`` in :mod:`server.redis_store`).
+  A node that lost its lease, or was paused past its expiry (a SIGSTOP, a long GC, a partition),
+  therefore cannot store one more choice of that room, even before its renewal notices: the
+  append is refused with :class:`~server.records.NotOwnerError` and nothing is acknowledged.
+
+The node registry ``P:nodes`` (a hash: node id -> ``<url>|<expiry>``, refreshed with the leases)
+names the live nodes, so a node that stops can tell its clients where to go.
+"""
+
+from __future__ import annotations
+
+import secrets
+import socket
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from server.redis_store import RedisStore
+
+_ACQUIRE = """
+local v = redis.call('GET', KEYS[1])
+if v == false or v == ARGV[1] or string.sub(v, 1, #ARGV[3]) == ARGV[3] then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+return 0
+"""
+
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+"""
+
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+return 0
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Holder:
+    """Who holds a lease: a node id and the address its clients are sent to."""
+
+    node: str
+    url: str
+
+
+def parse_token(value: bytes | str | None) -> Holder | None:
+    """The holder named by a lease value, or None (no lease, or not a token)."""
+    if value is None:
+        return None
+    text = value.decode(errors="replace") if isinstance(value, bytes) else value
+    parts = text.split("|", 2)
+    if len(parts) != 3 or not parts[0]:
+        return None
+    return Holder(parts[0], parts[2])
+
+
+def node_id(configured: str) -> str:
+    """The configured id, else the host name (a pod's name on Kubernetes)."""
+    name = configured or socket.gethostname()
+    if not name or "|" in name:
+        raise ValueError(f"node id {name!r} must be non-empty and must not contain '|'")
+    return name
+
+
+class Leases:
+    """This node's leases on one :class:`RedisStore`; installs its token as the store's fence."""
+
+    def __init__(self, store: RedisStore, node: str, url: str, ttl: float) -> None:
+        self.store = store
+        self.node = node
+        self.url = url
+        self.ttl = ttl
+        self.token = f"{node}|{secrets.token_hex(8)}|{url}"
+        self._ms = max(1, int(ttl * 1000))
+        self._acquire = store.redis.register_script(_ACQUIRE)
+        store.fence = self.token
+        store.lease_ms = self._ms
+
+    @property
+    def _nodes_key(self) -> str:
+        return f"{self.store.prefix}:nodes"
+
+    async def acquire(self, room: str) -> bool:
+        """Take ``room``'s lease if it is free (or held by a dead process of this node)."""
+        key = self.store.lease_key(room)
+        got = await self.store.call(
+            f"acquire lease of {room}",
+            lambda: self._acquire(keys=[key], args=[self.token, self._ms, self.node + "|"]),
+        )
+        return bool(got)
+
+    async def acquire_many(self, rooms: list[str]) -> list[str]:
+        """:meth:`acquire` for many rooms in one round trip; the rooms now held."""
+        if not rooms:
+            return []
+
+        async def op() -> list[Any]:
+            pipe = self.store.redis.pipeline(transaction=False)
+            for room in rooms:
+                key = self.store.lease_key(room)
+                pipe.eval(_ACQUIRE, 1, key, self.token, self._ms, self.node + "|")
+            return list(await pipe.execute())
+
+        results = await self.store.call(f"acquire {len(rooms)} leases", op)
+        return [room for room, ok in zip(rooms, results, strict=True) if ok]
+
+    async def renew(self, rooms: list[str]) -> list[str]:
+        """Extend the leases of ``rooms``; the rooms whose lease this node no longer holds."""
+        if not rooms:
+            return []
+
+        async def op() -> list[Any]:
+            # EVAL, not EVALSHA: a pipeline cannot load a script Redis does not know yet.
+            pipe = self.store.redis.pipeline(transaction=False)
+            for room in rooms:
+                pipe.eval(_RENEW, 1, self.store.lease_key(room), self.token, self._ms)
+            return list(await pipe.execute())
+
+        results = await self.store.call(f"renew {len(rooms)} leases", op)
+        return [room for room, ok in zip(rooms, results, strict=True) if not ok]
+
+    async def release(self, rooms: list[str]) -> None:
+        """Free the leases of ``rooms`` that this node still holds."""
+        if not rooms:
+            return
+
+        async def op() -> None:
+            pipe = self.store.redis.pipeline(transaction=False)
+            for room in rooms:
+                pipe.eval(_RELEASE, 1, self.store.lease_key(room), self.token)
+            await pipe.execute()
+
+        await self.store.call(f"release {len(rooms)} leases", op)
+
+    async def holders(self, rooms: list[str]) -> dict[str, Holder | None]:
+        """Who holds each of ``rooms`` (None: nobody)."""
+        if not rooms:
+            return {}
+
+        async def op() -> list[Any]:
+            pipe = self.store.redis.pipeline(transaction=False)
+            for room in rooms:
+                pipe.get(self.store.lease_key(room))
+            return list(await pipe.execute())
+
+        values = await self.store.call(f"read {len(rooms)} leases", op)
+        return {room: parse_token(v) for room, v in zip(rooms, values, strict=True)}
+
+    async def holder(self, room: str) -> Holder | None:
+        return (await self.holders([room]))[room]
+
+    def mine(self, holder: Holder | None) -> bool:
+        return holder is not None and holder.node == self.node
+
+    # The node registry ---------------------------------------------------------------------
+
+    async def heartbeat(self) -> None:
+        """List this node as live until one ttl from now."""
+        value = f"{self.url}|{time.time() + self.ttl:.3f}"
+        await self.store.call(
+            "node heartbeat", lambda: self.store.redis.hset(self._nodes_key, self.node, value)
+        )
+
+    async def leave(self) -> None:
+        await self.store.call(
+            "node leaves", lambda: self.store.redis.hdel(self._nodes_key, self.node)
+        )
+
+    async def peers(self) -> dict[str, str]:
+        """Other live nodes: id -> public url."""
+        raw: dict[bytes, bytes] = await self.store.call(
+            "list nodes", lambda: self.store.redis.hgetall(self._nodes_key)
+        )
+        now = time.time()
+        out: dict[str, str] = {}
+        for name, value in raw.items():
+            url, _, until = value.decode(errors="replace").rpartition("|")
+            try:
+                alive = float(until) > now
+            except ValueError:
+                alive = False
+            if alive and name.decode(errors="replace") != self.node:
+                out[name.decode(errors="replace")] = url
+        return out

@@ -1,0 +1,130 @@
+"""Room leases and fencing on a real redis-server: owned by one node, refused to all others."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+import redis.asyncio as aioredis
+
+from server.lease import Holder, Leases, parse_token
+from server.records import NotOwnerError
+from server.redis_store import RedisStore
+from server.store import Action
+from tests.server.persistence.conftest import tiny_meta
+from tests.services import RedisServer
+
+
+@pytest.fixture
+async def raw(redis_server: RedisServer) -> AsyncIterator[aioredis.Redis]:
+    client = aioredis.Redis.from_url(redis_server.url)
+    try:
+        yield client
+    finally:
+        await client.aclose()
+
+
+@pytest.fixture
+async def stores(redis_server: RedisServer) -> AsyncIterator[list[RedisStore]]:
+    made: list[RedisStore] = []
+    for _ in range(2):
+        store = RedisStore(redis_server.url, timeout=0.5, probe_interval=0.05)
+        await store.start()
+        made.append(store)
+    try:
+        yield made
+    finally:
+        for store in made:
+            await store.close()
+
+
+async def test_a_lease_is_taken_by_one_node_only_and_renewed_only_by_it(
+    stores: list[RedisStore], raw: aioredis.Redis
+) -> None:
+    a = Leases(stores[0], "a", "ws://a/", ttl=5.0)
+    b = Leases(stores[1], "b", "ws://b/", ttl=5.0)
+    assert await a.acquire("r1")
+    assert not await b.acquire("r1")
+    assert await a.holder("r1") == Holder("a", "ws://a/")
+    assert await b.renew(["r1"]) == ["r1"]
+    assert await a.renew(["r1"]) == []
+    assert 4000 < await raw.pttl(stores[0].lease_key("r1")) <= 5000
+    await b.release(["r1"])  # not b's: nothing happens
+    assert await a.holder("r1") == Holder("a", "ws://a/")
+    await a.release(["r1"])
+    assert await a.holder("r1") is None
+    assert await b.acquire("r1")
+
+
+async def test_a_lease_expires_unless_renewed(stores: list[RedisStore]) -> None:
+    a = Leases(stores[0], "a", "ws://a/", ttl=0.2)
+    b = Leases(stores[1], "b", "ws://b/", ttl=5.0)
+    assert await a.acquire("r1")
+    await asyncio.sleep(0.3)
+    assert await a.holder("r1") is None
+    assert await b.acquire("r1")
+    assert await a.renew(["r1"]) == ["r1"]
+
+
+async def test_a_restarted_node_takes_its_own_leases_back_at_once(
+    stores: list[RedisStore],
+) -> None:
+    """A second process with the same node id means the first one is dead."""
+    old = Leases(stores[0], "a", "ws://a/", ttl=30.0)
+    assert await old.acquire("r1")
+    new = Leases(stores[1], "a", "ws://a2/", ttl=30.0)
+    assert new.token != old.token
+    assert await new.acquire("r1")
+    assert await new.holder("r1") == Holder("a", "ws://a2/")
+    assert await old.renew(["r1"]) == ["r1"]
+
+
+async def test_a_node_that_lost_the_lease_cannot_append_snapshot_or_store_seats(
+    stores: list[RedisStore], raw: aioredis.Redis
+) -> None:
+    """Fencing is in the scripts: the append checks the lease before it writes anything."""
+    store = stores[0]
+    lost: list[str] = []
+    store.on_not_owner = lost.append
+    Leases(store, "a", "ws://a/", ttl=30.0)
+    await store.create_room("r1", tiny_meta("r1"))  # the lease comes with the room
+    assert parse_token(await raw.get(store.lease_key("r1"))) == Holder("a", "ws://a/")
+    await store.append("r1", Action(1, 0, {"kind": "draw"}))
+    b = Leases(stores[1], "b", "ws://b/", ttl=30.0)
+    await raw.delete(store.lease_key("r1"))  # a's lease expired...
+    assert await b.acquire("r1")  # ...and b took the room
+    with pytest.raises(NotOwnerError):
+        await store.append("r1", Action(2, 1, {"kind": "draw"}))
+    with pytest.raises(NotOwnerError):
+        await store.snapshot("r1", 1, {"x": 1})
+    with pytest.raises(NotOwnerError):
+        await store.update_room("r1", {"state": "playing"})
+    assert lost == ["r1", "r1", "r1"]
+    assert await raw.llen(store.keys("r1").choices) == 1
+    assert await raw.xlen(store.keys("r1").log) == 1
+    assert not await raw.exists(store.keys("r1").snap)
+    # the new owner goes on from rev 1
+    await stores[1].append("r1", Action(2, 1, {"kind": "draw"}))
+    assert await raw.llen(store.keys("r1").choices) == 2
+
+
+async def test_a_store_without_leases_writes_as_before(stores: list[RedisStore]) -> None:
+    store = stores[0]
+    await store.create_room("r1", tiny_meta("r1"))
+    await store.append("r1", Action(1, 0, {"kind": "draw"}))
+    await store.update_room("r1", {"state": "playing"})
+    assert not await store.redis.exists(store.lease_key("r1"))
+
+
+async def test_the_registry_lists_live_peers(stores: list[RedisStore]) -> None:
+    a = Leases(stores[0], "a", "ws://a/", ttl=5.0)
+    b = Leases(stores[1], "b", "ws://b/", ttl=0.1)
+    await a.heartbeat()
+    await b.heartbeat()
+    assert await a.peers() == {"b": "ws://b/"}
+    await asyncio.sleep(0.15)
+    assert await a.peers() == {}
+    assert await b.peers() == {"a": "ws://a/"}
+    await a.leave()
+    assert await b.peers() == {}

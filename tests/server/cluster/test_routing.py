@@ -1,0 +1,85 @@
+"""Several nodes on one Redis: every node lists every room, and sends a room's clients to it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from tests.server.cluster.nodes import node, ready, session
+from tests.server.persistence.processes import ServerProcess
+from tests.services import RedisServer
+
+
+@pytest.fixture
+async def two(redis_server: RedisServer, tmp_path: Path) -> AsyncIterator[list[ServerProcess]]:
+    nodes = [node(redis_server.url, tmp_path, name, ttl=2.0) for name in ("a", "b")]
+    for n in nodes:
+        n.start()
+    try:
+        await ready(*nodes)
+        yield nodes
+    finally:
+        for n in nodes:
+            await asyncio.to_thread(n.stop)
+
+
+async def test_a_room_created_on_one_node_is_listed_on_the_other_and_redirects_there(
+    two: list[ServerProcess],
+) -> None:
+    a, b = two
+    host = await a.client("host")
+    created = await host.request({"type": "create", "game": "yspahan", "players": 2})
+    room = created["room"]
+    on_b = await b.client("b")
+    listed = await on_b.request({"type": "list_rooms"})
+    assert [r["room"] for r in listed["rooms"]] == [room]
+    info = listed["rooms"][0]
+    assert info["game"] == "yspahan" and info["state"] == "open"
+    assert "tokens" not in info and "host" not in info and "seed" not in info
+    for frame in (
+        {"type": "join", "room": room, "name": "bo"},
+        {"type": "spectate", "room": room},
+        {"type": "sync", "room": room},
+    ):
+        answer = await on_b.request(frame)
+        assert answer["type"] == "redirect", answer
+        assert answer["room"] == room and answer["url"] == a.url
+    missing = await on_b.request({"type": "join", "room": "nosuchroom", "name": "x"})
+    assert missing["type"] == "error" and missing["code"] == "not_found"
+    await host.close()
+    await on_b.close()
+
+
+async def test_the_cli_client_follows_a_redirect_to_the_rooms_node(
+    two: list[ServerProcess],
+) -> None:
+    a, b = two
+    host = await session(a.url, "host")
+    created = await host.request({"type": "create", "game": "ishtar", "players": 2})
+    room = created["room"]
+    await host.join({"type": "join", "room": room, "name": "ann"})
+    guest = await session(b.url, "guest")
+    mirror = await guest.join({"type": "join", "room": room, "name": "bob"})
+    assert guest.url.split("?")[0] == a.url and guest.home == b.url
+    assert mirror.token and mirror.seat == 1
+    await host.request({"type": "start", "room": room})
+    await guest.wait(lambda: mirror.info.get("state") == "playing", patience=10)
+    await host.close()
+    await guest.close()
+
+
+async def test_quick_match_finds_the_waiting_room_of_another_node(
+    two: list[ServerProcess],
+) -> None:
+    a, b = two
+    first = await session(a.url, "first")
+    waiting = await first.join({"type": "quick", "game": "yspahan", "players": 2, "name": "a"})
+    second = await session(b.url, "second")
+    joined = await second.join({"type": "quick", "game": "yspahan", "players": 2, "name": "b"})
+    assert joined.room == waiting.room
+    await second.wait(lambda: joined.info.get("state") == "playing", patience=10)
+    await first.close()
+    await second.close()
