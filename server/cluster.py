@@ -71,7 +71,7 @@ class Cluster:
         self.store = store
         self.config = config
         url = config.public_url or default_url(config, config.port)
-        self.leases = Leases(store, node_id(config.node_id), url, config.lease_ttl)
+        self.leases = Leases(store, node_id(config.node_id, config.port), url, config.lease_ttl)
         store.on_not_owner = self.not_owner
         self.stopping = False
         self._held: set[str] = set()

@@ -77,9 +77,9 @@ class Config:
     (:mod:`server.takeover`); negative: never."""
 
     node_id: str = ""
-    """This node's id in room leases (:mod:`server.lease`); empty: the host name. Two running
-    nodes must never share one; a node started again with the same id takes its rooms back at
-    once instead of waiting for their leases to expire."""
+    """This node's id in room leases (:mod:`server.lease`); empty: ``<host name>:<port>``. Two
+    running nodes must never share one; a node started again with the same id takes its rooms
+    back at once instead of waiting for their leases to expire."""
     public_url: str = ""
     """The address a ``redirect`` sends clients to for this node's rooms; empty:
     ``ws://<host>:<port>/``."""

@@ -79,9 +79,10 @@ def parse_token(value: bytes | str | None) -> Holder | None:
     return Holder(parts[0], parts[2])
 
 
-def node_id(configured: str) -> str:
-    """The configured id, else the host name (a pod's name on Kubernetes)."""
-    name = configured or socket.gethostname()
+def node_id(configured: str, port: int) -> str:
+    """The configured id, else ``<host name>:<port>`` (on Kubernetes the pod's name and port):
+    stable across restarts of one server, distinct for two servers on one machine."""
+    name = configured or f"{socket.gethostname()}:{port}"
     if not name or "|" in name:
         raise ValueError(f"node id {name!r} must be non-empty and must not contain '|'")
     return name
