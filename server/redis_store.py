@@ -198,6 +198,7 @@ class RedisStore:
         chat_keep: int = 500,
         batch: int = 100,
         cluster: bool = False,
+        pool_size: int = 512,
     ) -> None:
         # One immediate retry on a dropped connection (a Redis restart leaves stale pooled
         # connections); never on a timeout, which would only double the wait. Appends are
@@ -212,9 +213,19 @@ class RedisStore:
                 url, socket_timeout=timeout, socket_connect_timeout=timeout, retry=retry
             )
         else:
-            self._redis = aioredis.Redis.from_url(
-                url, socket_timeout=timeout, socket_connect_timeout=timeout, retry=retry
+            # Every room has at most one write in flight, so busy servers hold many connections
+            # at once. A blocking pool makes a write wait for a free connection (within the
+            # call's deadline) instead of failing: a full pool is load, not Redis being down,
+            # and must not pause every room (redis-py's default pool raises past 100).
+            pool = aioredis.BlockingConnectionPool.from_url(
+                url,
+                max_connections=pool_size,
+                timeout=3 * timeout,
+                socket_timeout=timeout,
+                socket_connect_timeout=timeout,
+                retry=retry,
             )
+            self._redis = aioredis.Redis.from_pool(pool)
         self._prefix = prefix
         self._deadline = 3 * timeout
         self._probe_interval = probe_interval

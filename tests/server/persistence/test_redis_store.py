@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import AsyncIterator
 from typing import Any
@@ -283,5 +284,26 @@ async def test_redis_store_drops_in_where_the_room_expects_a_store(
         await store.append_chat("d", {"text": "hello"})
         await store.finish("d", {"scores": [1, 0, 0]})
         assert store.ready()
+    finally:
+        await store.close()
+
+
+async def test_more_concurrent_writes_than_pool_connections_wait_instead_of_failing(
+    redis_server: RedisServer,
+) -> None:
+    """A full connection pool is load, not an outage: writes queue and the store stays ready."""
+    store = RedisStore(redis_server.url, pool_size=4)
+    try:
+        rooms = [f"pool-{i}" for i in range(40)]
+        for room in rooms:
+            await store.create_room(room, {"game": "tiny", "players": 2, "seed": 1})
+        await asyncio.gather(
+            *(store.append(room, Action(1, 0, {"kind": "draw"})) for room in rooms)
+        )
+        assert store.ready()
+        for room in rooms:
+            record = await store.load_room(room)
+            assert record is not None
+            assert [a.rev for a in record.actions] == [1]
     finally:
         await store.close()
