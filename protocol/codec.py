@@ -15,6 +15,7 @@ keys in ascending order of their UTF-8 bytes; ints use their smallest form and f
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -45,9 +46,25 @@ class Limits:
 DEFAULT_LIMITS = Limits()
 
 
+_local = threading.local()
+
+
+def pack(value: Any) -> bytes:
+    """``msgpack.packb(value, use_bin_type=True)``, through one reused Packer per thread.
+
+    ``packb`` builds a new Packer at every call, which costs more than encoding a small value
+    (1.4 us against 0.5 us for a patch op); the server encodes tens of thousands per second.
+    """
+    try:
+        packer = _local.packer
+    except AttributeError:
+        packer = _local.packer = msgpack.Packer(use_bin_type=True)
+    return packer.pack(value)  # type: ignore[no-any-return]
+
+
 def encode(message: Mapping[str, Any]) -> bytes:
     """Encode one frame (trusted input: our own messages)."""
-    return msgpack.packb(message, use_bin_type=True)  # type: ignore[no-any-return]
+    return pack(message)
 
 
 def decode(data: bytes, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
@@ -148,7 +165,18 @@ _CONTAINERS = frozenset({dict, list, tuple})
 
 def canonical(value: Any) -> bytes:
     """The canonical msgpack encoding of a JSON-like value (sorted map keys)."""
-    return msgpack.packb(_sorted(value), use_bin_type=True)  # type: ignore[no-any-return]
+    return pack(_sorted(value))
+
+
+def canonical_copy(value: Any) -> tuple[Any, bytes]:
+    """A copy of ``value`` that shares no container with it (tuples become lists), and the
+    canonical encoding of both.
+
+    The copy is what decoding the encoding would give, without decoding it: the server keeps it
+    as the previous view to diff against, safe from an engine that later mutates its lists.
+    """
+    copy = _sorted(value)
+    return copy, pack(copy)
 
 
 def canonical_map(encoded_values: Mapping[str, bytes]) -> bytes:
@@ -166,6 +194,6 @@ def canonical_map(encoded_values: Mapping[str, bytes]) -> bytes:
     else:
         out = bytearray(b"\xdf" + n.to_bytes(4, "big"))
     for key in keys:
-        out += msgpack.packb(key, use_bin_type=True)
+        out += pack(key)
         out += encoded_values[key]
     return bytes(out)

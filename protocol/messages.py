@@ -20,8 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-import msgpack
-
+from protocol.codec import pack
 from protocol.errors import ErrorCode, RequestError
 
 RequestId: TypeAlias = int | str | None
@@ -493,8 +492,7 @@ def pause(room: str, paused: bool, reason: str, rev: int) -> dict[str, Any]:
     return {"type": "pause", "room": room, "paused": paused, "reason": reason, "rev": rev}
 
 
-def _pack(value: Any) -> bytes:
-    return msgpack.packb(value, use_bin_type=True)  # type: ignore[no-any-return]
+_pack = pack
 
 
 def array_header(n: int) -> bytes:
@@ -507,7 +505,20 @@ def array_header(n: int) -> bytes:
 
 def encode_ops(ops: list[dict[str, Any]]) -> bytes:
     """The concatenated encodings of ``ops`` (no array header), to splice into many frames."""
-    return b"".join(_pack(op) for op in ops)
+    return b"".join(map(_pack, ops))
+
+
+def encode_events(events: list[Any]) -> bytes:
+    """The encoding of a patch frame's ``events`` array, to reuse for every audience that sees
+    the same events."""
+    return _pack(events)
+
+
+_PATCH_HEAD = b"\x86" + _pack("type") + _pack("patch") + _pack("room")
+_REV = _pack("rev")
+_OPS = _pack("ops")
+_HASH = _pack("hash")
+_EVENTS = _pack("events")
 
 
 def encode_patch(
@@ -517,29 +528,27 @@ def encode_patch(
     shared_count: int,
     own_ops: list[dict[str, Any]],
     view_hash: str,
-    events: list[Any],
+    events: list[Any] | bytes,
 ) -> bytes:
     """A ``patch`` frame whose ops are the pre-encoded shared ops followed by ``own_ops``.
 
     Decodes to ``{type, room, rev, ops, hash, events}`` exactly as :func:`protocol.codec.encode`
     of that map would; only the shared ops' bytes are reused rather than encoded again.
+    ``events`` may be given already encoded (:func:`encode_events`).
     """
     return b"".join(
         (
-            b"\x86",
-            _pack("type"),
-            _pack("patch"),
-            _pack("room"),
+            _PATCH_HEAD,
             _pack(room),
-            _pack("rev"),
+            _REV,
             _pack(rev),
-            _pack("ops"),
+            _OPS,
             array_header(shared_count + len(own_ops)),
             shared_ops,
-            *(_pack(op) for op in own_ops),
-            _pack("hash"),
+            *map(_pack, own_ops),
+            _HASH,
             _pack(view_hash),
-            _pack("events"),
-            _pack(events),
+            _EVENTS,
+            events if type(events) is bytes else _pack(events),
         )
     )

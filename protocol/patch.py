@@ -5,9 +5,12 @@ RFC 6901 JSON Pointers (``~`` escaped as ``~0``, ``/`` as ``~1``). Documents are
 keys, lists, ints, floats, strings, bools and None. Maps are diffed key by key; lists element by
 element over their common length, then the tail is added (at explicit indices, in increasing
 order) or removed (from the last index down), so a list that grows or shrinks at its end gives a
-patch the size of the change, not of the list. Values of different types are never "equal":
-``1``, ``1.0`` and ``true`` replace one another, so ``apply(a, diff(a, b))`` has the same canonical
-encoding as ``b``, not merely a Python-equal one.
+patch the size of the change, not of the list. A map or list below the top whose changes take two
+or more operations is instead ``replace``d whole when that one operation encodes (msgpack, path
+included) to strictly fewer bytes than they do: a list whose contents all changed (a seat's new
+legal choices) costs the new list, not one operation per element. Values of different types are
+never "equal": ``1``, ``1.0`` and ``true`` replace one another, so ``apply(a, diff(a, b))`` has
+the same canonical encoding as ``b``, not merely a Python-equal one.
 
 :func:`apply` accepts the whole RFC 6902 vocabulary (``add``, ``remove``, ``replace``, ``move``,
 ``copy``, ``test``) so clients and tests can feed it patches from elsewhere; it never mutates its
@@ -24,9 +27,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import msgpack
-
-from protocol.codec import canonical
+from protocol.codec import canonical, pack
 
 Op = dict[str, Any]
 
@@ -52,8 +53,7 @@ def pointer(*tokens: str | int) -> str:
     return "".join("/" + escape(str(t)) for t in tokens)
 
 
-def _pack(value: Any) -> bytes:
-    return msgpack.packb(value, use_bin_type=True)  # type: ignore[no-any-return]
+_pack = pack
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -66,14 +66,46 @@ def _same(a: Any, b: Any) -> bool:
     return a is b or (a == b and _pack(a) == _pack(b))
 
 
-def diff(old: Any, new: Any) -> list[Op]:
-    """The operations that turn ``old`` into ``new``."""
+def diff(old: Any, new: Any, path: str = "", sizes: Mapping[int, int] | None = None) -> list[Op]:
+    """The operations that turn ``old`` into ``new``.
+
+    ``path``: where the two documents sit in a larger one (a JSON Pointer); every operation's
+    path starts with it, and the byte counts of the size rule include it. ``sizes``: optional
+    msgpack sizes of containers of ``new`` already known to the caller, by ``id``, so that the
+    size rule need not encode them again. Subtrees that ``old`` and ``new`` share (the same
+    object) are skipped without a look.
+    """
     ops: list[Op] = []
-    _diff(old, new, "", ops)
+    _diff(old, new, path, ops, sizes or _NO_SIZES)
     return ops
 
 
-def _diff(old: Any, new: Any, path: str, ops: list[Op]) -> None:
+_NO_SIZES: Mapping[int, int] = {}
+_REPLACE_OVERHEAD = len(_pack({"op": "replace", "path": "", "value": None})) - 2
+"""Bytes of a ``replace`` op besides its path's and its value's encodings."""
+
+
+def _diff_child(old: Any, new: Any, path: str, ops: list[Op], sizes: Mapping[int, int]) -> None:
+    """Diff two containers below the top; one ``replace`` instead if that is smaller."""
+    start = len(ops)
+    _diff(old, new, path, ops, sizes)
+    if len(ops) - start < 2:
+        return
+    whole: Op = {"op": "replace", "path": path, "value": new}
+    known = sizes.get(id(new))
+    if known is None:  # not tracked by the caller: encode it
+        known = len(_pack(new))
+    budget = _REPLACE_OVERHEAD + len(_pack(path)) + known
+    size = 0
+    for i in range(start, len(ops)):
+        size += len(_pack(ops[i]))
+        if size > budget:
+            del ops[start:]
+            ops.append(whole)
+            return
+
+
+def _diff(old: Any, new: Any, path: str, ops: list[Op], sizes: Mapping[int, int]) -> None:
     if old is new:
         return
     kind = type(old)
@@ -91,7 +123,7 @@ def _diff(old: Any, new: Any, path: str, ops: list[Op]) -> None:
             vt = type(value)
             if vt is type(other) and (vt is dict or vt is list):
                 if not _same(value, other):
-                    _diff(value, other, path + "/" + escape(key), ops)
+                    _diff_child(value, other, path + "/" + escape(key), ops, sizes)
             elif vt is not type(other) or value != other or (vt is float and _signed(value, other)):
                 ops.append({"op": "replace", "path": path + "/" + escape(key), "value": other})
         for key, value in new.items():
@@ -108,7 +140,7 @@ def _diff(old: Any, new: Any, path: str, ops: list[Op]) -> None:
             at = type(a)
             if at is type(b) and (at is dict or at is list):
                 if not _same(a, b):
-                    _diff(a, b, f"{path}/{i}", ops)
+                    _diff_child(a, b, f"{path}/{i}", ops, sizes)
             elif at is not type(b) or a != b or (at is float and _signed(a, b)):
                 ops.append({"op": "replace", "path": f"{path}/{i}", "value": b})
         for i in range(len(old) - 1, common - 1, -1):

@@ -6,7 +6,8 @@ One :class:`Cluster` per node (when the store is Redis), beside the :class:`~ser
   restore every live room whose lease is free or held by a dead process of this node id
   (:mod:`server.lease`); rooms other nodes hold stay theirs.
 - **The loop**, every third of ``lease_ttl``: heartbeat, renew the leases of the rooms served here
-  (a room whose lease is lost is *evicted*: its task stops, its members are told where it went),
+  (a room whose lease another node took is *evicted*: its task stops, its members are told where
+  it went; a lease that merely lapsed is taken back),
   free the leases of rooms that closed here, and take over orphans: live rooms whose lease expired
   because their node died. A dead node's rooms therefore come back on the others within a ttl and
   a third after its last renewal.
@@ -23,7 +24,8 @@ One :class:`Cluster` per node (when the store is Redis), beside the :class:`~ser
   their clients arrive.
 - **Fencing**: the store refuses any write of a room whose lease this node does not hold
   (:class:`~server.records.NotOwnerError`); the store calls :meth:`Cluster.not_owner`, which
-  evicts the room at once.
+  takes a lapsed lease back if no node holds it (the room stays, members and all), and
+  otherwise evicts the room at once.
 """
 
 from __future__ import annotations
@@ -139,10 +141,11 @@ class Cluster:
     async def claim_orphans(self, batch: int = 100) -> tuple[int, int]:
         """Take over every live room nobody holds (or a dead process of this node held), a batch
         of leases and reads per round trip; (rooms restored, rooms that could not be)."""
+        lobby = self.app.lobby
         rooms = [
             r
             for r in await self.store.unfinished_rooms()
-            if r not in self.app.lobby.rooms and r not in self._claims
+            if not lobby.serves(r) and r not in self._claims
         ]
         holders = await self.leases.holders(rooms)
         free = [r for r, h in holders.items() if h is None or h.node == self.node]
@@ -168,7 +171,7 @@ class Cluster:
     async def claim(self, room: str) -> bool:
         """Take ``room``'s lease and restore it here; False if another node has it or it is not
         live. Concurrent claims of one room share one attempt."""
-        if room in self.app.lobby.rooms:
+        if self.app.lobby.serves(room):
             return True
         pending = self._claims.get(room)
         if pending is not None:
@@ -201,6 +204,11 @@ class Cluster:
         self, room: str, found: records.RoomRecord | records.CorruptRecordError | None
     ) -> bool:
         """Serve a room whose lease this node holds now, from its stored record."""
+        if self.app.lobby.serves(room):
+            # Created or restored here while the lease and record were read (a record read
+            # then is stale: restoring it would replace the live room, bench found seats lost).
+            self._held.add(room)
+            return True
         if found is None:  # finished or deleted meanwhile
             await self._release_quietly(room)
             return False
@@ -235,6 +243,9 @@ class Cluster:
             room = self.app.lobby.rooms.get(room_id)
             if room is None:
                 return
+            if await self._regain(room_id):
+                self.log.warning("lease_regained", room=room_id, rev=room.rev)
+                return
             self.log.warning("lease_lost", room=room_id, rev=room.rev)
             self.app.lobby.rooms.pop(room_id, None)
             self._held.discard(room_id)
@@ -252,6 +263,25 @@ class Cluster:
                 conn.send(m.redirect(None, room_id, url, "the room moved to another node"))
         finally:
             self._evicting.discard(room_id)
+
+    async def _regain(self, room_id: str) -> bool:
+        """Take back a lease that lapsed while nobody else took it (renewals that failed while
+        Redis was slow or down): the room stays here with its members attached.
+
+        Evicting it instead would have this node restore it again on its clients' next request,
+        as a new room none of them is a member of (every choice ``not_allowed``, as one bench
+        run saw after a store outage). Safe because every write stays fenced and rev-checked:
+        if another node held the room meanwhile and stored choices, the next append is refused
+        with a rev error and the room adopts what landed (:class:`~server.keeper.Keeper`)."""
+        if self.closing:
+            return False
+        try:
+            regained = await self.leases.acquire(room_id)
+        except StoreError:
+            return False
+        if regained:
+            self._held.add(room_id)
+        return regained
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)

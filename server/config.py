@@ -14,11 +14,20 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
+LOOPS = ("uvloop", "asyncio")
+STORES = ("redis", "memory")
+
 
 @dataclass(frozen=True, slots=True)
 class Config:
     host: str = "127.0.0.1"
     port: int = 8765
+    loop: str = "uvloop"
+    """The event loop: ``uvloop`` (when installed; else the default loop, with a warning) or
+    ``asyncio`` (the standard library's)."""
+    store: str = "redis"
+    """``redis``: ``REDIS_URL``, or without it a private ``redis-server`` (below). ``memory``:
+    no persistence at all (benchmarks, throwaway servers), with a loud warning at start."""
     redis_url: str = ""
     """Redis to store rooms in. Empty: a private ``redis-server`` with its data in
     ``redis_dir`` (:mod:`server.embedded_redis`), or the in-memory store if none is installed."""
@@ -27,6 +36,9 @@ class Config:
     """Seconds one Redis call may take before the room refuses the choice and pauses."""
     redis_cluster: bool = False
     """``REDIS_URL`` names a node of a Redis Cluster (:mod:`server.redis_store`)."""
+    resume_after: float = 1.0
+    """Seconds the store must have stayed usable before paused rooms resume (:mod:`server.lobby`):
+    a store that flaps pauses each room once, not once per flap."""
     log_format: str = "json"
     """``json`` (one JSON object per line) or ``console`` (for people)."""
     log_level: str = "info"
@@ -87,6 +99,13 @@ class Config:
     """Seconds a room's lease lasts unless renewed (every third of it): how long a dead node's
     rooms wait before another node takes them over."""
 
+    def check(self) -> None:
+        """Refuse settings with a fixed set of values (:func:`parse_args` calls it)."""
+        if self.loop not in LOOPS:
+            raise ValueError(f"loop must be one of {', '.join(LOOPS)}, not {self.loop!r}")
+        if self.store not in STORES:
+            raise ValueError(f"store must be one of {', '.join(STORES)}, not {self.store!r}")
+
     def limits(self) -> dict[str, Any]:
         """The limits a client is told in ``welcome``."""
         return {
@@ -145,4 +164,9 @@ def parse_args(argv: Sequence[str] | None = None, env: Mapping[str, str] | None 
             parser.add_argument(flag, type=_converter(f.type), help=helptext)
     args = parser.parse_args(argv)
     overrides = {k: v for k, v in vars(args).items() if v is not None}
-    return dataclasses.replace(base, **overrides)
+    config = dataclasses.replace(base, **overrides)
+    try:
+        config.check()
+    except ValueError as exc:
+        parser.error(str(exc))
+    return config

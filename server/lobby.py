@@ -7,6 +7,7 @@ room is the room's business, reached through its inbox.
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from typing import Any
 
@@ -31,13 +32,46 @@ class Lobby:
         self.store = store
         self.metrics = metrics
         self.rooms: dict[str, Room] = {}
+        self._resume: asyncio.TimerHandle | None = None
+        """The pending resume of the paused rooms (see :meth:`_store_ready`)."""
+        self.creating: set[str] = set()
+        """Rooms whose ``create_room`` is in flight: already in the store, not yet in ``rooms``."""
         store.on_ready_change(self._store_ready)
 
     def _store_ready(self, ready: bool) -> None:
-        """Every room pauses or resumes (through its inbox, in order with its requests)."""
+        """Every room pauses at once, and resumes once the store stayed usable a while.
+
+        Debounced on purpose: a store that flaps (a saturated Redis whose calls time out one
+        moment and answer the next) would otherwise make every room send ``pause`` and log at
+        every transition. Pausing is never delayed, and a room already paused ignores another
+        pause (no frame, no log line); resuming waits until the store has been ready for
+        ``resume_after`` seconds without a break. Delaying the resume costs only refused
+        choices: nothing is acknowledged before it is stored, paused or not."""
+        if not ready:
+            if self._resume is not None:
+                self._resume.cancel()
+                self._resume = None
+            self._post(StoreReady(False))
+        elif self.config.resume_after <= 0:
+            self._post(StoreReady(True))
+        elif self._resume is None:
+            loop = asyncio.get_running_loop()
+            self._resume = loop.call_later(self.config.resume_after, self._settled)
+
+    def _settled(self) -> None:
+        self._resume = None
+        if self.store.ready():
+            self._post(StoreReady(True))
+
+    def _post(self, command: StoreReady) -> None:
+        """Every stored room gets ``command`` through its inbox, in order with its requests."""
         for room in list(self.rooms.values()):
             if room.settings.replay_of is None:
-                room.post(StoreReady(ready))
+                room.post(command)
+
+    def serves(self, room_id: str) -> bool:
+        """This lobby has the room, or is creating it (another claim must not restore it)."""
+        return room_id in self.rooms or room_id in self.creating
 
     def get(self, room_id: str) -> Room:
         room = self.rooms.get(room_id)
@@ -86,7 +120,13 @@ class Lobby:
             seat.bot, seat.name, seat.bot_kind = True, f"bot {seat.index + 1}", req.bot
         meta = room.meta()
         meta["seed"] = seed
-        await self.store.create_room(room.id, meta)
+        # While the store writes the room, it is live there but not in ``rooms`` yet: the
+        # cluster's orphan scan must not take it for a dead node's room (server.cluster).
+        self.creating.add(room.id)
+        try:
+            await self.store.create_room(room.id, meta)
+        finally:
+            self.creating.discard(room.id)
         self._add(room)
         return room
 
@@ -98,7 +138,12 @@ class Lobby:
         rev: int,
         chat: list[dict[str, Any]] | None = None,
     ) -> Room:
-        """Bring back a room rebuilt from the store (:func:`server.recovery.restore_all`)."""
+        """Bring back a room rebuilt from the store (:func:`server.recovery.restore_all`).
+
+        Never over a room this lobby serves: that room's members and seats would stay with the
+        old object while requests reach the new one."""
+        if self.serves(room_id):
+            raise RuntimeError(f"room {room_id} is served here already")
         settings = RoomSettings(
             game=str(meta["game"]),
             players=int(meta["players"]),
@@ -213,5 +258,8 @@ class Lobby:
         self.rooms.pop(room.id, None)
 
     async def stop(self) -> None:
+        if self._resume is not None:
+            self._resume.cancel()
+            self._resume = None
         for room in list(self.rooms.values()):
             await room.stop()

@@ -256,11 +256,11 @@ def _players(game: Mapping[str, Any], info: Mapping[str, Any]) -> Table:
     return table
 
 
-def _status(game: Mapping[str, Any]) -> Text:
+def _status(game: Mapping[str, Any], step: object) -> Text:
     pending = game.get("pending") or {}
     text = Text()
     text.append(f"Turn {game.get('turn')}", style="bold")
-    text.append(f" · step {pending.get('step')}")
+    text.append(f" · step {step}")
     if pending.get("tile"):
         text.append(f" · tile in hand: {tile_text(pending['tile'])} ({pending['tile'].get('id')})")
     if pending.get("at"):
@@ -293,10 +293,13 @@ def board(
     view: Mapping[str, Any], info: Mapping[str, Any], choices: list[dict[str, Any]]
 ) -> RenderableType:
     """The whole Ishtar screen for one audience."""
-    game = (view.get("shared") or {}).get("game") or {}
+    shared = view.get("shared") or {}
+    game = shared.get("game") or {}
+    turn = shared.get("turn")
+    step = turn.get("decision") if isinstance(turn, dict) else "over"
     own = view.get("own")
     parts: list[RenderableType] = [
-        _status(game),
+        _status(game, step),
         hex_map(game, choices),
         _piles(game),
         _display(game),

@@ -150,12 +150,12 @@ def _players(game: Mapping[str, Any], info: Mapping[str, Any]) -> Table:
     return table
 
 
-def _status(game: Mapping[str, Any], info: Mapping[str, Any]) -> Text:
+def _status(game: Mapping[str, Any], info: Mapping[str, Any], stage: object) -> Text:
     text = Text()
     text.append(f"Week {game.get('week')} · day {game.get('day')}", style="bold")
     text.append(f" · day pawn {seat_label(info, game.get('pawn'))}")
     order = " ".join(f"P{s + 1}" for s in game.get("order") or [] if isinstance(s, int))
-    text.append(f" · order {order} · stage {game.get('stage')}")
+    text.append(f" · order {order} · stage {stage}")
     text.append(f" · acting {seat_label(info, game.get('actor'))}")
     pending = game.get("pending") or {}
     if pending.get("goods"):
@@ -181,11 +181,14 @@ def board(
     view: Mapping[str, Any], info: Mapping[str, Any], choices: list[dict[str, Any]]
 ) -> RenderableType:
     """The whole Yspahan screen for one audience; shops named by a choice are highlighted."""
-    game = (view.get("shared") or {}).get("game") or {}
+    shared = view.get("shared") or {}
+    game = shared.get("game") or {}
+    turn = shared.get("turn")
+    stage = turn.get("decision") if isinstance(turn, dict) else "over"
     own = view.get("own")
     highlight = {str(c["shop"]) for c in choices if isinstance(c.get("shop"), str)}
     parts: list[RenderableType] = [
-        _status(game, info),
+        _status(game, info, stage),
         _city(game, highlight),
         steward_path(str(game.get("steward", ""))),
         _tower(game),

@@ -12,7 +12,9 @@ rocks, ``T`` tablet, ``F`` fountain, blank for no space), ``fountains``, ``rock_
 icon]``, tokens, trees and assistants in the order laid), ``piles`` (cup shape, count, face-up
 top or None), ``can``, ``display``, ``deck`` (a count), ``markers``, ``tokens``, ``stock``,
 ``players`` (gems, assistants, skills with their gems, planted count, reservations), ``pending``
-(the turn's step and tile in hand), and ``scores`` (None until the end). Own part: ``planted``.
+(the tile in hand and what the current step still needs; the step itself is the contract's
+``shared.turn.decision``, not repeated here), and ``scores`` (None until the end). Own part:
+``planted``.
 """
 
 from __future__ import annotations
@@ -71,7 +73,6 @@ def _pending(state: State) -> dict[str, JSON]:
     turn = state.turn
     tiles = state.edition.tiles
     return {
-        "step": turn.step,
         "tile": None if turn.tile is None else tile_json(tiles[turn.tile]),
         "at": None if turn.anchor is None else hx(turn.anchor),
         "placed": None if turn.placed is None else [hx(c) for c in turn.placed],

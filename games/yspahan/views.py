@@ -22,6 +22,10 @@ def _seat(value: int) -> JSON:
 def shared_view(state: YState) -> dict[str, JSON]:
     """The view every audience shares (spectators included).
 
+    The stage of the turn is not repeated here: it is the contract's ``shared.turn.decision``
+    (null once the match is over), which changes with it at every decision; ``actor`` is the seat
+    whose turn it is (the deciding seat may differ: an owner keeping a good).
+
     The city is one list per souk (``"sk3": [None, 0, None]``: shop ``sk3.1`` holds seat 0's
     good), which shows each souk's occupant and fill at a glance and keeps the view small.
     """
@@ -52,7 +56,6 @@ def shared_view(state: YState) -> dict[str, JSON]:
         "pawn": state.pawn,
         "order": jlist(state.order),
         "turn": state.turn,
-        "stage": state.stage,
         "actor": state.actor,
         "tower": tower,
         "yellow": state.yellow,

@@ -6,6 +6,7 @@ import copy
 from typing import Any
 
 import jsonpatch  # type: ignore[import-untyped]
+import msgpack
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -129,3 +130,46 @@ def test_list_diffs_touch_only_changed_positions(a: list[int], b: list[int]) -> 
     ops = diff(a, b)
     changed = sum(1 for x, y in zip(a, b, strict=False) if x != y)
     assert len(ops) == changed + abs(len(a) - len(b))
+
+
+def test_a_list_whose_contents_all_changed_is_replaced_whole_when_that_is_smaller() -> None:
+    old = {"own": {"choices": [{"kind": "place", "shop": f"sk{i}.0"} for i in range(6)]}}
+    new = {"own": {"choices": [{"kind": "move", "to": f"W{i}", "gold": i} for i in range(5)]}}
+    ops = diff(old, new)
+    assert ops == [{"op": "replace", "path": "/own/choices", "value": new["own"]["choices"]}]
+    # Two small changes in a long list stay element-wise: that is fewer bytes.
+    long = {"l": list(range(50))}
+    assert diff(long, {"l": [*range(49), 99, 7]}) == [
+        {"op": "replace", "path": "/l/49", "value": 99},
+        {"op": "add", "path": "/l/50", "value": 7},
+    ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(related_pairs())
+def test_no_container_below_the_top_costs_more_than_replacing_it(pair: tuple[Any, Any]) -> None:
+    """The size rule: per container, the ops under it never outweigh one replace of it."""
+    a, b = pair
+    ops = diff({"doc": a}, {"doc": b})
+    by_parent: dict[str, int] = {}
+    for op in ops:
+        size = len(msgpack.packb(op))
+        path = op["path"]
+        while path.count("/") > 1:
+            path = path.rsplit("/", 1)[0]
+            by_parent[path] = by_parent.get(path, 0) + size
+    for path, size in by_parent.items():
+        value: Any = {"doc": b}
+        for token in path.split("/")[1:]:
+            value = value[int(token) if isinstance(value, list) else unescape(token)]
+        whole = {"op": "replace", "path": path, "value": value}
+        assert (
+            size <= len(msgpack.packb(whole))
+            or sum(1 for op in ops if op["path"].startswith(path + "/")) < 2
+        )
+
+
+def test_diff_at_a_path_prefixes_every_operation() -> None:
+    assert diff({"a": 1}, {"a": 2}, "/shared") == [
+        {"op": "replace", "path": "/shared/a", "value": 2}
+    ]

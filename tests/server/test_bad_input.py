@@ -192,6 +192,7 @@ async def test_a_store_failure_refuses_the_choice_and_changes_nothing(
     assert error["code"] == "unavailable"
     assert snapshot(app) == before
     app.store.fail = False  # type: ignore[attr-defined]
+    await seat0.wait_for(lambda f: f["type"] == "pause" and not f["paused"])  # (SPEC 16)
     assert (await seat0.request({"type": "act", "room": room, "rev": 0, "choice": 0}))["rev"] == 1
     assert [a.rev for a in app.store.logs[room]] == [1]  # type: ignore[attr-defined]
 

@@ -166,3 +166,41 @@ async def test_hello_is_answered_with_the_session_limits_and_games(
     assert "tiny" in welcome["games"]
     pong = await client.request({"type": "ping"})
     assert pong["type"] == "pong" and isinstance(pong["ts"], float)
+
+
+async def test_a_flapping_store_pauses_each_room_once_and_resumes_it_once_settled(
+    make_app: MakeApp,
+) -> None:
+    from server.store import MemoryStore
+    from tests.server.matches import my_turn
+
+    app = await make_app(resume_after=0.3)
+    assert isinstance(app.store, MemoryStore)
+    url = f"ws://127.0.0.1:{app.port}/"
+    seats = [await Client.open(url, f"s{i}") for i in range(2)]
+    try:
+        room = await _create(seats[0], game="yspahan")
+        for i, client in enumerate(seats):
+            assert (await client.request({"type": "join", "room": room, "seat": i}))["type"] == (
+                "joined"
+            )
+        assert (await seats[0].request({"type": "start", "room": room}))["type"] == "ack"
+        await seats[0].until(lambda: any(my_turn(c, room) for c in seats))
+        actor = next(c for c in seats if my_turn(c, room))
+        act = {"type": "act", "room": room, "choice": 0}
+        for _ in range(6):  # down and up again, each far shorter than resume_after
+            app.store.fail = True
+            await actor.request({"type": "sync", "room": room})  # (the room saw it)
+            app.store.fail = False
+            answer = await actor.request({**act, "rev": actor.rev(room)})
+            assert answer["type"] == "error" and answer["code"] == "unavailable", answer
+        resumed = await actor.wait_for(lambda f: f["type"] == "pause" and not f["paused"])
+        assert resumed["reason"] == "storage available"
+        for client in seats:
+            pauses = [f["paused"] for f in client.frames if f["type"] == "pause"]
+            assert pauses == [True, False], (client.name, pauses)
+        answer = await actor.request({**act, "rev": actor.rev(room)})
+        assert answer["type"] == "ack", answer
+    finally:
+        for client in seats:
+            await client.close()

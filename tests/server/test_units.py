@@ -25,6 +25,48 @@ def test_flags_override_the_environment_which_overrides_defaults() -> None:
     assert config.max_frame_bytes == Config().max_frame_bytes
 
 
+def test_loop_and_store_are_settings_with_a_fixed_set_of_values() -> None:
+    assert (Config().loop, Config().store) == ("uvloop", "redis")
+    config = parse_args([], {"OASIS_LOOP": "asyncio", "OASIS_STORE": "memory"})
+    assert (config.loop, config.store) == ("asyncio", "memory")
+    assert parse_args(["--store", "redis"], {"OASIS_STORE": "memory"}).store == "redis"
+    for bad in (["--loop", "trio"], ["--store", "disk"]):
+        with pytest.raises(SystemExit):
+            parse_args(bad, {})
+
+
+def test_the_memory_store_setting_starts_no_redis_and_warns(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from server import main as server_main
+    from server.store import MemoryStore
+
+    def no_embedded(directory: str) -> None:
+        raise AssertionError("OASIS_STORE=memory must not start a redis-server")
+
+    seen: list[object] = []
+
+    async def fake_run(config: Config, url: str | None) -> None:
+        seen.append(server_main.open_store(config, url))
+
+    monkeypatch.setattr(server_main, "start_embedded", no_embedded)
+    monkeypatch.setattr(server_main, "run", fake_run)
+    with pytest.raises(SystemExit):
+        server_main.main(
+            [
+                "--store",
+                "memory",
+                "--loop",
+                "asyncio",
+                "--redis-url",
+                "redis://x",
+                "--log-level",
+                "warning",
+            ]
+        )
+    assert len(seen) == 1 and isinstance(seen[0], MemoryStore)
+
+
 def test_a_token_bucket_refills_at_its_rate() -> None:
     bucket = TokenBucket(rate=2.0, burst=3.0, stamp=0.0)
     assert [bucket.take(0.0) for _ in range(4)] == [True, True, True, False]

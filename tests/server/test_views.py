@@ -1,0 +1,84 @@
+"""server.views: every frame turns the previous view into the current one, hash included."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgpack
+import pytest
+
+from games import registry
+from games.base import Decision, Match
+from games.rng import Rng
+from protocol.patch import apply, view_hash
+from server.views import Views
+
+
+class _Scripted:
+    """A stand-in engine whose views are whatever the test puts in ``shared`` and ``own``."""
+
+    def __init__(self) -> None:
+        self.shared: dict[str, Any] = {}
+        self.own: dict[str, Any] = {}
+
+    def shared_view(self, state: Any) -> dict[str, Any]:
+        return self.shared
+
+    def own_view(self, state: Any, seat: int) -> dict[str, Any]:
+        return self.own
+
+    def result(self, state: Any) -> None:
+        return None
+
+
+class _Match:
+    def __init__(self, game: _Scripted) -> None:
+        self.game = game
+        self.state = None
+        self.decision: Decision | None = Decision(0, "turn", [{"kind": "pass"}])
+
+
+def _check_frames(views: Views, docs: list[Any], frames: tuple[bytes, ...]) -> None:
+    for seat, data in enumerate(frames):
+        frame = msgpack.unpackb(data)
+        docs[seat] = apply(docs[seat], frame["ops"])
+        assert view_hash(docs[seat]) == frame["hash"]
+        assert docs[seat] == views.full(seat)[0]
+
+
+def test_changes_the_plain_encoding_misses_in_python_are_still_sent() -> None:
+    """Type changes Python calls equal, a list the engine mutates after handing it out, keys
+    that come and go: the per-field cache must see every one of them."""
+    game = _Scripted()
+    held = [1, 2, 3]
+    game.shared = {"n": 1, "held": held, "nested": {"a": [0.0]}, "gone": "x"}
+    views = Views("r", _Match(game), 2, {"clock": {"remaining_ms": [1, 2]}})  # type: ignore[arg-type]
+    docs = [views.full(s)[0] for s in range(2)]
+    steps: list[dict[str, Any]] = [
+        {"n": True, "held": held, "nested": {"a": [0.0]}, "gone": "x"},
+        {"n": 1.0, "held": held, "nested": {"a": [-0.0]}},
+        {"n": 1.0, "held": held, "nested": {"a": [-0.0]}, "new": {"b": 1}},
+    ]
+    for rev, shared in enumerate(steps, start=1):
+        held.append(rev)  # mutated in place: the previous view must not change with it
+        game.shared = shared
+        revision = views.advance(rev, [], {"clock": {"remaining_ms": [1, 2 + rev]}})
+        _check_frames(views, docs, revision.seat_frames)
+        full = views.full(0)[0]
+        assert full["shared"]["game"] == msgpack.unpackb(msgpack.packb(shared))
+        assert full["clock"] == {"remaining_ms": [1, 2 + rev]}
+
+
+@pytest.mark.parametrize("name", ["yspahan", "ishtar"])
+def test_random_matches_patch_every_audience_exactly(name: str) -> None:
+    game = registry.get(name)
+    for seed in (1, 2):
+        match = Match.new(game, 4, {}, seed)
+        views = Views("r", match, 4)
+        docs = [views.full(s)[0] for s in range(4)]
+        chooser = Rng.from_seed(seed)
+        rev = 0
+        while (decision := match.decision) is not None and rev < 150:
+            events = match.act(decision.seat, chooser.below(len(decision.choices)))
+            rev += 1
+            _check_frames(views, docs, views.advance(rev, events).seat_frames)
