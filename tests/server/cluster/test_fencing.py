@@ -6,12 +6,10 @@ from __future__ import annotations
 import asyncio
 import random
 import signal
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import msgpack
-import pytest
 
 from server.redis_store import RedisStore
 from tests.server.client import Client
@@ -21,15 +19,6 @@ from tests.server.persistence.processes import ServerProcess
 from tests.services import RedisServer
 
 THIEF = "thief|0000|ws://127.0.0.1:9/"
-
-
-@pytest.fixture
-async def store(redis_server: RedisServer) -> AsyncIterator[RedisStore]:
-    s = RedisStore(redis_server.url)
-    try:
-        yield s
-    finally:
-        await s.close()
 
 
 async def _match(a: ServerProcess, rng: random.Random, moves: int) -> tuple[str, list[Client]]:
@@ -42,6 +31,8 @@ async def _match(a: ServerProcess, rng: random.Random, moves: int) -> tuple[str,
     assert (await seats[0].request({"type": "start", "room": room}))["type"] == "ack"
     for _ in range(moves):
         await _act(seats, room, rng, expect="ack")
+    for c in seats:  # the actor's ack can come before another seat has read its patch
+        await c.until(lambda c=c: c.rev(room) == moves)
     return room, seats
 
 
@@ -63,27 +54,27 @@ async def _act(seats: list[Client], room: str, rng: random.Random, expect: str) 
 
 
 async def test_a_node_whose_lease_was_taken_refuses_choices_and_sends_clients_away(
-    redis_server: RedisServer, tmp_path: Path, store: RedisStore
+    redis_server: RedisServer, tmp_path: Path, reader: RedisStore
 ) -> None:
     a = node(redis_server.url, tmp_path, "a", ttl=30.0)  # no renewal round during the test
     a.start()
     try:
         await ready(a)
         room, seats = await _match(a, random.Random(1), 4)
-        stored = await store.redis.llen(store.keys(room).choices)
+        stored = await reader.redis.llen(reader.keys(room).choices)
         assert stored == 4
-        await store.redis.set(store.lease_key(room), THIEF, px=30_000)
+        await reader.redis.set(reader.lease_key(room), THIEF, px=30_000)
         marks = [len(c.frames) for c in seats]
         answer = await _act(seats, room, random.Random(2), expect="refused")
         assert answer["type"] == "error" and answer["code"] == "unavailable", answer
-        assert await store.redis.llen(store.keys(room).choices) == stored
+        assert await reader.redis.llen(reader.keys(room).choices) == stored
         # the node gives the room up at once and tells its members where it went
         for client, mark in zip(seats, marks, strict=True):
             moved = await client.wait_for(lambda f: f["type"] == "redirect", mark, 5)
             assert moved["room"] == room and moved["url"] == "ws://127.0.0.1:9/"
         again = await seats[0].request({"type": "sync", "room": room})
         assert again["type"] == "redirect" and again["url"] == "ws://127.0.0.1:9/"
-        assert await store.redis.llen(store.keys(room).choices) == stored
+        assert await reader.redis.llen(reader.keys(room).choices) == stored
         for c in seats:
             await c.close()
     finally:
@@ -91,7 +82,7 @@ async def test_a_node_whose_lease_was_taken_refuses_choices_and_sends_clients_aw
 
 
 async def test_a_lease_that_expired_is_taken_back_and_play_goes_on(
-    redis_server: RedisServer, tmp_path: Path, store: RedisStore
+    redis_server: RedisServer, tmp_path: Path, reader: RedisStore
 ) -> None:
     """The node's lease vanished (expired while Redis was slow, say) and no node took it: the
     node takes it back at its next renewal and keeps the room, members and all (evicting it
@@ -103,16 +94,16 @@ async def test_a_lease_that_expired_is_taken_back_and_play_goes_on(
         rng = random.Random(3)
         room, seats = await _match(a, rng, 3)
         marks = [len(c.frames) for c in seats]
-        key = store.lease_key(room)
-        await store.redis.delete(key)
+        key = reader.lease_key(room)
+        await reader.redis.delete(key)
         for _ in range(250):  # the node's next renewal round (another process: poll Redis)
-            if (await store.redis.get(key) or b"").startswith(b"a|"):
+            if (await reader.redis.get(key) or b"").startswith(b"a|"):
                 break
             await asyncio.sleep(0.02)
         else:
             raise AssertionError("the node did not take its lease back")
         await _act(seats, room, rng, expect="ack")
-        assert await store.redis.llen(store.keys(room).choices) == 4
+        assert await reader.redis.llen(reader.keys(room).choices) == 4
         for client, mark in zip(seats, marks, strict=True):
             assert not [f for f in client.frames[mark:] if f["type"] == "redirect"]
         for c in seats:
@@ -122,7 +113,7 @@ async def test_a_lease_that_expired_is_taken_back_and_play_goes_on(
 
 
 async def test_a_snapshot_left_by_the_previous_release_restores_under_the_new_one(
-    redis_server: RedisServer, tmp_path: Path, store: RedisStore
+    redis_server: RedisServer, tmp_path: Path, reader: RedisStore
 ) -> None:
     """The old node hands off on SIGTERM (a snapshot at its last rev); the snapshot is rewritten
     in the format of the release before ``schema_version`` (version 0); the new node reads it
@@ -141,12 +132,12 @@ async def test_a_snapshot_left_by_the_previous_release_restores_under_the_new_on
         await c.close()
     assert await asyncio.to_thread(old.process.wait, 15) == 0
     old.process = None
-    snap = await store.redis.hgetall(store.keys(room).snap)
+    snap = await reader.redis.hgetall(reader.keys(room).snap)
     assert snap[b"rev"] == b"5"
     current = msgpack.unpackb(snap[b"state"], raw=False)
     assert current["schema_version"] == 1
     v0 = msgpack.packb({"rev": 5, "state": current["state"]}, use_bin_type=True)
-    await store.redis.hset(store.keys(room).snap, "state", v0)
+    await reader.redis.hset(reader.keys(room).snap, "state", v0)
     new = node(redis_server.url, tmp_path, "new", ttl=30.0)
     new.start()
     try:
