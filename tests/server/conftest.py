@@ -11,8 +11,10 @@ from games import registry
 from server import logging as oasis_logging
 from server.app import App
 from server.config import Config
+from server.redis_store import RedisStore
 from tests.games.tiny import TINY
 from tests.server.client import Client
+from tests.services import RedisServer
 
 registry.register(TINY)
 oasis_logging.configure("json", "warning")
@@ -73,3 +75,14 @@ async def make_client(app: App) -> AsyncIterator[MakeClient]:
         await client.close()
     for client in clients:
         assert not client.failures, (client.name, client.failures)
+
+
+@pytest.fixture
+async def reader(redis_server: RedisServer) -> AsyncIterator[RedisStore]:
+    """A plain RedisStore on the test's redis-server, to read what the servers under test stored
+    (archives, leases, snapshots)."""
+    store = RedisStore(redis_server.url)
+    try:
+        yield store
+    finally:
+        await store.close()

@@ -17,7 +17,6 @@ import asyncio
 import random
 import signal
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -37,15 +36,6 @@ from tests.server.persistence.processes import ServerProcess, archive_of
 from tests.services import RedisServer
 
 GAMES = ("ishtar", "yspahan")
-
-
-@pytest.fixture
-async def store(redis_server: RedisServer) -> AsyncIterator[RedisStore]:
-    s = RedisStore(redis_server.url)
-    try:
-        yield s
-    finally:
-        await s.close()
 
 
 async def _rooms(
@@ -68,9 +58,9 @@ async def _rooms(
     return rooms, players
 
 
-async def _check(store: RedisStore, rooms: dict[str, str], players: list[SeatPlayer]) -> None:
+async def _check(reader: RedisStore, rooms: dict[str, str], players: list[SeatPlayer]) -> None:
     for room, game in rooms.items():
-        archive = await archive_of(store, room)
+        archive = await archive_of(reader, room)
         stored = {a.rev: (a.seat, a.choice) for a in archive.actions}
         for p in players:
             if p.room == room:
@@ -85,7 +75,7 @@ async def _check(store: RedisStore, rooms: dict[str, str], players: list[SeatPla
 
 
 async def test_kill_9_a_node_its_rooms_resume_on_the_others_with_every_choice(
-    redis_server: RedisServer, tmp_path: Path, store: RedisStore
+    redis_server: RedisServer, tmp_path: Path, reader: RedisStore
 ) -> None:
     ttl = 1.0
     nodes = [node(redis_server.url, tmp_path, n, ttl) for n in ("a", "b", "c")]
@@ -126,7 +116,7 @@ async def test_kill_9_a_node_its_rooms_resume_on_the_others_with_every_choice(
                 await asyncio.sleep(0.05)
         async with asyncio.timeout(120):
             await tasks
-        await _check(store, rooms, players)
+        await _check(reader, rooms, players)
     finally:
         await close_all(players)
         for n in nodes:
@@ -134,7 +124,7 @@ async def test_kill_9_a_node_its_rooms_resume_on_the_others_with_every_choice(
 
 
 async def test_rolling_restart_hands_rooms_off_at_once_and_loses_nothing(
-    redis_server: RedisServer, tmp_path: Path, store: RedisStore
+    redis_server: RedisServer, tmp_path: Path, reader: RedisStore
 ) -> None:
     ttl = 60.0  # far longer than the test: only the hand-off can move a room
     nodes = [node(redis_server.url, tmp_path, n, ttl) for n in ("a", "b")]
@@ -160,7 +150,7 @@ async def test_rolling_restart_hands_rooms_off_at_once_and_loses_nothing(
             await ready(n)
         async with asyncio.timeout(120):
             await tasks
-        await _check(store, rooms, players)
+        await _check(reader, rooms, players)
         assert all(p.session.gone is None for p in players)
     finally:
         await close_all(players)
@@ -169,7 +159,7 @@ async def test_rolling_restart_hands_rooms_off_at_once_and_loses_nothing(
 
 
 async def test_a_node_paused_past_its_lease_applies_no_choice_after_it_resumes(
-    redis_server: RedisServer, tmp_path: Path, store: RedisStore
+    redis_server: RedisServer, tmp_path: Path, reader: RedisStore
 ) -> None:
     """Split brain: SIGSTOP node a past its leases; b takes the room over and play goes on there;
     a choice sent to a while it slept, legal in a's view of the room, is not applied by a after
@@ -218,7 +208,7 @@ async def test_a_node_paused_past_its_lease_applies_no_choice_after_it_resumes(
         assert answer["type"] == "redirect" or answer.get("code") == "unavailable", answer
         async with asyncio.timeout(120):
             await asyncio.gather(*tasks)
-        archive = await archive_of(store, room)
+        archive = await archive_of(reader, room)
         for p in players:
             for r, c in p.acked.items():
                 assert (archive.actions[r - 1].seat, archive.actions[r - 1].choice) == (p.seat, c)
@@ -231,7 +221,7 @@ async def test_a_node_paused_past_its_lease_applies_no_choice_after_it_resumes(
 
 @pytest.mark.slow
 async def test_three_nodes_survive_kills_and_rolling_restarts_again_and_again(
-    redis_server: RedisServer, tmp_path: Path, store: RedisStore
+    redis_server: RedisServer, tmp_path: Path, reader: RedisStore
 ) -> None:
     """Soak: three nodes, more rooms; each node in turn is killed (-9) and started again, then
     each is stopped with SIGTERM and started again (a rolling upgrade), twice over."""
@@ -269,7 +259,7 @@ async def test_three_nodes_survive_kills_and_rolling_restarts_again_and_again(
                 await ready(n)
         async with asyncio.timeout(300):
             await tasks
-        await _check(store, rooms, players)
+        await _check(reader, rooms, players)
     finally:
         await close_all(players)
         for n in nodes:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,15 +45,6 @@ class Plan:
 
 
 @pytest.fixture
-async def store(redis_server: RedisServer) -> AsyncIterator[RedisStore]:
-    s = RedisStore(redis_server.url)
-    try:
-        yield s
-    finally:
-        await s.close()
-
-
-@pytest.fixture
 def server(redis_server: RedisServer, tmp_path: Path) -> ServerProcess:
     return ServerProcess(free_port(), redis_server.url, tmp_path / "server.log")
 
@@ -72,18 +62,18 @@ def _games() -> list[str]:
 
 @pytest.mark.parametrize("game", _games())
 async def test_kill_9_at_random_moments_loses_no_acknowledged_choice(
-    game: str, server: ServerProcess, store: RedisStore
+    game: str, server: ServerProcess, reader: RedisStore
 ) -> None:
-    await _crash_run(server, store, Plan([game], 2, 2, kills=3, gap=(3, 15)), seed=len(game))
+    await _crash_run(server, reader, Plan([game], 2, 2, kills=3, gap=(3, 15)), seed=len(game))
 
 
 @pytest.mark.slow
-async def test_many_kills_many_rooms_both_games(server: ServerProcess, store: RedisStore) -> None:
+async def test_many_kills_many_rooms_both_games(server: ServerProcess, reader: RedisStore) -> None:
     plan = Plan(_games(), rooms_per_game=4, players=3, kills=15, gap=(5, 40))
-    await _crash_run(server, store, plan, seed=2026)
+    await _crash_run(server, reader, plan, seed=2026)
 
 
-async def _crash_run(server: ServerProcess, store: RedisStore, plan: Plan, seed: int) -> None:
+async def _crash_run(server: ServerProcess, reader: RedisStore, plan: Plan, seed: int) -> None:
     rng = random.Random(seed)
     progress = asyncio.Event()
     server.start()
@@ -128,7 +118,7 @@ async def _crash_run(server: ServerProcess, store: RedisStore, plan: Plan, seed:
         assert kills >= min(plan.kills, 1), "the matches ended before the first kill"
         assert sum(d.resumes for d in drivers) >= kills  # every kill made seats resume
         for room, (game, players, room_seed) in rooms.items():
-            archive = await archive_of(store, room)
+            archive = await archive_of(reader, room)
             seats = [d for d in drivers if d.room == room]
             _check_room(archive, game, players, room_seed, seats, bots[room])
     finally:

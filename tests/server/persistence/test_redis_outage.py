@@ -28,15 +28,6 @@ PLAYERS = 2
 
 
 @pytest.fixture
-async def store(redis_server: RedisServer) -> AsyncIterator[RedisStore]:
-    s = RedisStore(redis_server.url)
-    try:
-        yield s
-    finally:
-        await s.close()
-
-
-@pytest.fixture
 async def server(redis_server: RedisServer, tmp_path: Path) -> AsyncIterator[ServerProcess]:
     process = ServerProcess(
         free_port(), redis_server.url, tmp_path / "server.log", {"OASIS_REDIS_TIMEOUT": "0.3"}
@@ -69,7 +60,7 @@ async def _match(
 
 @pytest.mark.parametrize("kill", [False, True], ids=["sigterm", "sigkill"])
 async def test_a_redis_restart_mid_match_loses_no_acknowledged_choice(
-    redis_server: RedisServer, server: ServerProcess, store: RedisStore, kill: bool
+    redis_server: RedisServer, server: ServerProcess, reader: RedisStore, kill: bool
 ) -> None:
     room, drivers, progress, done = await _match(server, seed=31)
     await _until(progress, lambda: sum(len(d.acked) for d in drivers) >= 5)
@@ -77,11 +68,11 @@ async def test_a_redis_restart_mid_match_loses_no_acknowledged_choice(
     redis_server.start()
     async with asyncio.timeout(60):
         await done
-    _check_room(await archive_of(store, room), GAME, PLAYERS, 31, drivers, [])
+    _check_room(await archive_of(reader, room), GAME, PLAYERS, 31, drivers, [])
 
 
 async def test_while_redis_is_down_nothing_is_acknowledged_and_play_resumes_after(
-    redis_server: RedisServer, server: ServerProcess, store: RedisStore
+    redis_server: RedisServer, server: ServerProcess, reader: RedisStore
 ) -> None:
     room, drivers, progress, done = await _match(server, seed=32)
     await _until(progress, lambda: sum(len(d.acked) for d in drivers) >= 4)
@@ -109,4 +100,4 @@ async def test_while_redis_is_down_nothing_is_acknowledged_and_play_resumes_afte
         await done
     assert (await http_get(server.port, "/readyz"))[0] == 200
     assert sum(len(d.acked) for d in drivers) > acked_while_down
-    _check_room(await archive_of(store, room), GAME, PLAYERS, 32, drivers, [])
+    _check_room(await archive_of(reader, room), GAME, PLAYERS, 32, drivers, [])
