@@ -3,8 +3,10 @@
 The rooms are written straight through :class:`server.redis_store.RedisStore` (the path a room
 uses: ``create_room``, one ``append`` per choice, a ``snapshot`` every 50 revisions as the
 server's default ``snapshot_every``), each at a random revision of a seeded random 4-seat match,
-so recovery replays between 0 and 49 choices per room after its snapshot. Then:
+so recovery replays between 0 and 49 choices per room after its snapshot (a match that would
+end before its drawn revision stops one choice short: every room is live). Then:
 
+- the cost of the log append per choice (sequential appends, median and p99 wait);
 - in process: :func:`server.recovery.restore_all` (the batched Redis read, then the rebuild);
 - the real server (``bench/serve.py``, uvloop, that Redis): the time from the process start to
   its port accepting connections (it listens only once every room is back), against the same
@@ -74,12 +76,19 @@ async def populate(url: str, rooms: int, games: list[str], seed: int) -> dict[st
             match_seed = seed * 100_003 + index
             match = Match.new(game, 4, {}, match_seed)
             chooser = random.Random(match_seed)
+            plan: list[tuple[int, Any]] = []  # the choices, chosen first: every room stays live
+            while len(plan) < target and (decision := match.decision) is not None:
+                choice = decision.choices[chooser.randrange(len(decision.choices))]
+                plan.append((decision.seat, choice))
+                match.act(decision.seat, choice)
+            if match.over:
+                plan.pop()
+            match = Match.new(game, 4, {}, match_seed)
             await store.create_room(room, room_meta(room, game_name, match_seed))
             rev = 0
-            while rev < target and (decision := match.decision) is not None:
-                choice = decision.choices[chooser.randrange(len(decision.choices))]
-                await store.append(room, Action(rev + 1, decision.seat, choice))
-                match.act(decision.seat, choice)
+            for seat, choice in plan:
+                await store.append(room, Action(rev + 1, seat, choice))
+                match.act(seat, choice)
                 rev += 1
                 if rev % SNAPSHOT_EVERY == 0 and match.decision is not None:
                     await store.snapshot(room, rev, game.dump(match.state))
@@ -95,6 +104,48 @@ async def populate(url: str, rooms: int, games: list[str], seed: int) -> dict[st
         "median_rev": statistics.median(revs),
         "tail_to_replay_median": statistics.median(r % SNAPSHOT_EVERY for r in revs),
         "seconds_to_populate": time.perf_counter() - started,
+    }
+
+
+async def append_cost(url: str, choices: int = 2000) -> dict[str, Any]:
+    """What the log append adds to a choice: ``choices`` appends of real choices (random Yspahan
+    matches, a new room when one ends), one at a time, each awaited as a room awaits it before
+    its ack. Latency is the wait; CPU is this process's (the server's share of the cost)."""
+    from games import registry
+    from games.base import Match
+    from server.redis_store import RedisStore
+    from server.store import Action
+
+    store = RedisStore(url, timeout=5.0)
+    await store.start()
+    game = registry.get("yspahan")
+    chooser = random.Random(0)
+    waits: list[float] = []
+    cpu = 0.0
+    try:
+        match, room, rev = None, "", 0
+        while len(waits) < choices:
+            if match is None or match.decision is None:
+                room, rev = f"append{len(waits)}", 0
+                match = Match.new(game, 4, {}, len(waits))
+                await store.create_room(room, room_meta(room, "yspahan", len(waits)))
+            decision = match.decision
+            assert decision is not None
+            choice = decision.choices[chooser.randrange(len(decision.choices))]
+            match.act(decision.seat, choice)
+            rev += 1
+            c0, t0 = time.process_time(), time.perf_counter()
+            await store.append(room, Action(rev, decision.seat, choice))
+            waits.append(time.perf_counter() - t0)
+            cpu += time.process_time() - c0
+    finally:
+        await store.close()
+    waits.sort()
+    return {
+        "appends": len(waits),
+        "median_ms": statistics.median(waits) * 1000,
+        "p99_ms": waits[int(len(waits) * 0.99)] * 1000,
+        "client_cpu_us": cpu / len(waits) * 1e6,
     }
 
 
@@ -155,9 +206,11 @@ async def measure(rooms: int, games: str) -> dict[str, Any]:
             filled = await populate(redis.url, rooms, game_list, seed=1)
             in_process = await restore_in_process(redis.url)
             full, restored = await asyncio.to_thread(server_start, redis.url, 2)
+            append = await append_cost(redis.url)  # last: its rooms must not be restored
         finally:
             redis.stop()
     result = {
+        "append": append,
         "populated": filled,
         "in_process": in_process,
         "start_empty_s": min(empty),
@@ -165,6 +218,11 @@ async def measure(rooms: int, games: str) -> dict[str, Any]:
         "recovery_s": min(full) - min(empty),
         "server_log": {k: restored.get(k) for k in ("restored", "failed")},
     }
+    print(
+        f"log append, {append['appends']} choices one at a time: median "
+        f"{append['median_ms']:.3f} ms (p99 {append['p99_ms']:.3f} ms), client CPU "
+        f"{append['client_cpu_us']:.0f} us per append"
+    )
     print(
         f"{rooms} rooms ({','.join(game_list)}; {filled['choices_stored']} choices, median tail "
         f"to replay {filled['tail_to_replay_median']:.0f}) written in "

@@ -559,7 +559,7 @@ def recovery(args: argparse.Namespace) -> dict[str, Any]:
     """Restart time of a server with ``--recovery-rooms`` live rooms in Redis."""
     from bench.recovery import measure
 
-    result = asyncio.run(measure(args.recovery_rooms, args.games or "yspahan"))
+    result = asyncio.run(measure(args.recovery_rooms, args.games or "yspahan,ishtar"))
     return {"recovery": result}
 
 

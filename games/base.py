@@ -174,6 +174,15 @@ class Game(ABC, Generic[S]):
         must be identical for both states.
         """
 
+    def seat_to_move(self, state: S) -> int | None:
+        """The seat that must decide now (None: the match is over).
+
+        Used where the legal choices are not needed (replaying a stored log through the trusted
+        :meth:`apply`); engines whose legal choices are costly to list override it.
+        """
+        decision = self.decision(state)
+        return None if decision is None else decision.seat
+
     def why_illegal(self, state: S, choice: Choice) -> str | None:
         """Optionally explain why a well-formed choice is not legal now, for the error message."""
         return None
@@ -214,12 +223,13 @@ def own_part(
 class Match(Generic[S]):
     """A game and its state, with every untrusted choice checked before it reaches the engine."""
 
-    __slots__ = ("_decision", "game", "state")
+    __slots__ = ("_decision", "_known", "game", "state")
 
     def __init__(self, game: Game[S], state: S) -> None:
         self.game = game
         self.state = state
-        self._decision: Decision | None = game.decision(state)
+        self._decision: Decision | None = None
+        self._known = False  # the pending decision is read when first asked for
 
     @classmethod
     def new(cls, game: Game[S], players: int, options: Mapping[str, object], seed: int) -> Match[S]:
@@ -228,15 +238,25 @@ class Match(Generic[S]):
 
     @property
     def decision(self) -> Decision | None:
+        if not self._known:
+            self._decision = self.game.decision(self.state)
+            self._known = True
         return self._decision
 
     @property
+    def to_move(self) -> int | None:
+        """The seat that must decide now (None: over), without listing the legal choices."""
+        if self._known:
+            return None if self._decision is None else self._decision.seat
+        return self.game.seat_to_move(self.state)
+
+    @property
     def over(self) -> bool:
-        return self._decision is None
+        return self.to_move is None
 
     def resolve(self, seat: int, choice: object) -> Choice:
         """Turn an untrusted answer (an index or a choice map) into a legal choice, or raise."""
-        decision = self._decision
+        decision = self.decision
         if decision is None:
             raise GameOverError("the match is over")
         if seat != decision.seat:
@@ -271,12 +291,15 @@ class Match(Generic[S]):
     def act(self, seat: int, choice: object) -> list[Event]:
         """Check and apply one choice of ``seat``; on error the state is unchanged."""
         legal = self.resolve(seat, choice)
-        events = self.game.apply(self.state, legal)
-        self._decision = self.game.decision(self.state)
-        return events
+        self._known = False
+        return self.game.apply(self.state, legal)
+
+    def refresh(self) -> None:
+        """Forget the pending decision after ``state`` was changed outside :meth:`act`."""
+        self._known = False
 
     def view(self, seat: int | None) -> View:
-        decision = self._decision
+        decision = self.decision
         shared = shared_part(self.game, self.state, decision)
         own = None if seat is None else own_part(self.game, self.state, seat, decision)
         return View(shared, own)

@@ -166,6 +166,9 @@ class Cluster:
                 self._end_claims(futures, results)
             claimed += sum(results.values())
             failed += sum(1 for ok in results.values() if not ok)
+            taken = sorted(room for room, ok in results.items() if ok)
+            if taken:  # one line per batch (a restart restores thousands of rooms)
+                self.log.info("rooms_taken_over", count=len(taken), rooms=taken[:20])
         return claimed, failed
 
     async def claim(self, room: str) -> bool:
@@ -222,7 +225,7 @@ class Cluster:
             return False
         self.app.lobby.restore(found.room, found.meta, match, found.rev, found.chat)
         self._held.add(room)
-        self.log.info("room_taken_over", room=room, rev=found.rev)
+        self.log.debug("room_taken_over", room=room, rev=found.rev)
         return True
 
     async def _release_quietly(self, room: str) -> None:

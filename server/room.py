@@ -106,7 +106,7 @@ class Room(Membership, Takeover, Timekeeping):
         self.created = time.time()
         self.seats = [Seat(i) for i in range(settings.players)]
         self.clocks = None if settings.clock is None else Clocks(settings.clock, settings.players)
-        self.views = Views(room_id, match, settings.players, self._clock_parts())
+        self.views = Views(room_id, match, settings.players, self._clock_parts(), lazy=True)
         self.buffer: deque[Revision] = deque(maxlen=max(1, patch_buffer))
         self.chat = ChatLog(chat_per_minute, chat_log)
         self._bot_delay = bot_delay
@@ -122,9 +122,7 @@ class Room(Membership, Takeover, Timekeeping):
         self._inbox: asyncio.Queue[tuple[Connection | None, Command | Internal, float]] = (
             asyncio.Queue(inbox_size)
         )
-        self.spectators = SpectatorFeed(
-            settings.spectator_delay, self.views.full(None)[0], self.views.hash_for(None)
-        )
+        self.spectators = self._feed()
         self._task: asyncio.Task[None] | None = None
         self._empty_since: float | None = None
         self.log = oasis_logging.get(room=room_id, game=settings.game)
@@ -400,9 +398,16 @@ class Room(Membership, Takeover, Timekeeping):
         if self.clocks is not None:
             self.clocks.restore(meta.get("clock_state"))
             self.views.set_parts(self._clock_parts() or {})
-            view, view_hash = self.views.full(None)
-            self.spectators = SpectatorFeed(self.settings.spectator_delay, view, view_hash)
-        self.log.info("room_restored", rev=rev, state=state.value)
+        self.spectators = self._feed()
+        self.log.debug("room_restored", rev=rev, state=state.value)
+
+    def _feed(self) -> SpectatorFeed:
+        """A spectator feed at the current rev (the view is computed only for a delayed one)."""
+        delay = self.settings.spectator_delay
+        if delay <= 0:
+            return SpectatorFeed(0.0, {}, "", self.rev)
+        view, view_hash = self.views.full(None)
+        return SpectatorFeed(delay, view, view_hash, self.rev)
 
     def replay(self, actions: list[Action]) -> None:
         """Make this a replay room: it plays ``actions`` by itself, seats held by nobody."""
@@ -448,6 +453,7 @@ class Room(Membership, Takeover, Timekeeping):
 
     async def _advance(self, seat: int, legal: dict[str, Any], t0: float) -> None:
         """Apply a stored choice and fan the revision out."""
+        self.views.ensure()  # the diff starts from the views before the choice
         events = self.match.act(seat, legal)
         self.rev += 1
         if self.match.over:
@@ -491,10 +497,10 @@ class Room(Membership, Takeover, Timekeeping):
         self._bot_next()
 
     def _bot_next(self) -> None:
-        decision = self.match.decision
-        if self.state is not RoomState.PLAYING or decision is None or self.paused:
+        to_move = self.match.to_move
+        if self.state is not RoomState.PLAYING or to_move is None or self.paused:
             return
-        if self._script or decision.seat in self._bots:
+        if self._script or to_move in self._bots:
             delay = self.settings.replay_interval if self._script else self._bot_delay
             if delay > 0:
                 asyncio.get_running_loop().call_later(delay, self._post_internal, BotTurn(self.rev))

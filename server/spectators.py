@@ -30,12 +30,17 @@ class _Delayed:
 
 
 class SpectatorFeed:
-    def __init__(self, delay: float, view: dict[str, Any], view_hash: str) -> None:
+    """The room's spectators; with a delay, the frames wait and the delayed view is kept.
+
+    ``view``, ``rev``, ``view_hash``: the spectators' view now (used only with a delay; the
+    room passes an empty one without, so that no view is computed for it)."""
+
+    def __init__(self, delay: float, view: dict[str, Any], view_hash: str, rev: int = 0) -> None:
         self.delay = delay
         self.members: set[Connection] = set()
         self._pending: deque[_Delayed] = deque()
         self._doc = view
-        self._rev = 0
+        self._rev = rev
         self._hash = view_hash
         self.closed = False
 

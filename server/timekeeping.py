@@ -50,8 +50,7 @@ class Timekeeping:
     def _clock_parts(self) -> dict[str, Any] | None:
         if self.clocks is None:
             return None
-        decision = self.match.decision
-        return {"clock": self.clocks.part(None if decision is None else decision.seat)}
+        return {"clock": self.clocks.part(self.match.to_move)}
 
     def _clock_elapsed(self) -> int | None:
         """Milliseconds the running clock has run (for full views), None without clocks."""
@@ -68,9 +67,8 @@ class Timekeeping:
         now = asyncio.get_running_loop().time()
         if seat is not None:
             clocks.decided(seat, now)
-        decision = self.match.decision
-        playing = self.state.value == "playing" and decision is not None
-        clocks.start(decision.seat if playing and decision is not None else None, now)
+        to_move = self.match.to_move
+        clocks.start(to_move if self.state.value == "playing" else None, now)
 
     def _clock_arm(self) -> None:
         """Set the timer of the running clock (after the revision went out)."""

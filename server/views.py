@@ -137,10 +137,22 @@ class Revision:
 
 
 class Views:
-    """The last view every audience was sent, kept as canonical bytes plus a decoded copy."""
+    """The last view every audience was sent, kept as canonical bytes plus a decoded copy.
+
+    With ``lazy`` (rooms) the views are computed when first needed: a room restored after a
+    restart computes them when an audience first needs one, not while a thousand rooms are being
+    restored. Whoever changes the match must then call :meth:`ensure` first (the diff of the
+    next revision starts from the views as they were).
+    """
 
     def __init__(
-        self, room: str, match: Match[Any], players: int, parts: dict[str, Any] | None = None
+        self,
+        room: str,
+        match: Match[Any],
+        players: int,
+        parts: dict[str, Any] | None = None,
+        *,
+        lazy: bool = False,
     ) -> None:
         self.room = room
         self.match = match
@@ -148,7 +160,10 @@ class Views:
         self.parts: dict[str, Any] = {}
         self.parts_enc: dict[str, bytes] = {}
         self.set_parts(parts or {})
-        self._load()
+        self._shared: _Tree | None = None
+        self._own: list[_Tree] = []
+        if not lazy:
+            self.ensure()
 
     def set_parts(self, parts: dict[str, Any]) -> None:
         """Replace the room-level parts without a patch (before anyone was sent the view)."""
@@ -156,45 +171,53 @@ class Views:
         for name, value in parts.items():
             self.parts[name], self.parts_enc[name] = canonical_copy(value)
 
-    def _load(self) -> None:
+    def ensure(self) -> _Tree:
+        """The views of the match as it is now, computed if they were not yet (see the class)."""
+        if self._shared is not None:
+            return self._shared
         match = self.match
         decision = match.decision
         sizes: dict[int, int] = {}
-        self._shared = _track(
-            None, shared_part(match.game, match.state, decision), _SHARED_DEPTH, sizes
-        )
         self._own = [
             _track(None, own_part(match.game, match.state, seat, decision), _OWN_DEPTH, sizes)
             for seat in range(self.players)
         ]
+        self._shared = _track(
+            None, shared_part(match.game, match.state, decision), _SHARED_DEPTH, sizes
+        )
+        return self._shared
 
     @property
     def shared(self) -> Any:
         """The shared part as last sent (canonical copy; read only: later views share it)."""
-        return self._shared.copy
+        return self.ensure().copy
 
     @property
     def shared_enc(self) -> bytes:
-        return self._shared.enc
+        return self.ensure().enc
 
     @property
     def own(self) -> list[Any]:
         """Each seat's own part as last sent (read only)."""
+        self.ensure()
         return [tree.copy for tree in self._own]
 
     @property
     def own_enc(self) -> list[bytes]:
+        self.ensure()
         return [tree.enc for tree in self._own]
 
     def hash_for(self, seat: int | None) -> str:
+        shared = self.ensure()
         own = _NONE if seat is None else self._own[seat].enc
-        return hash_bytes(canonical_map({**self.parts_enc, "shared": self._shared.enc, "own": own}))
+        return hash_bytes(canonical_map({**self.parts_enc, "shared": shared.enc, "own": own}))
 
     def full(self, seat: int | None) -> tuple[dict[str, Any], str]:
         """A fresh copy of ``seat``'s current view document and its hash."""
+        shared = self.ensure()
         own = None if seat is None else _unpack(self._own[seat].enc)
         doc = {name: _unpack(enc) for name, enc in self.parts_enc.items()}
-        doc.update(shared=_unpack(self._shared.enc), own=own)
+        doc.update(shared=_unpack(shared.enc), own=own)
         return doc, self.hash_for(seat)
 
     def advance(
@@ -202,11 +225,14 @@ class Views:
     ) -> Revision:
         """Diff every audience after the match changed; build one frame per audience.
 
-        ``parts``: the room-level parts as they are now (omitted: unchanged)."""
+        ``parts``: the room-level parts as they are now (omitted: unchanged). The views must
+        have been computed (:meth:`ensure`) before the match changed."""
+        old = self._shared
+        if old is None:
+            raise RuntimeError("Views.advance before ensure(): the previous views are unknown")
         match = self.match
         decision = match.decision
         sizes: dict[int, int] = {}
-        old = self._shared
         tree = _track(old, shared_part(match.game, match.state, decision), _SHARED_DEPTH, sizes)
         shared_ops = [] if tree is old else diff(old.copy, tree.copy, "/shared", sizes)
         for name, value in (parts or {}).items():

@@ -8,6 +8,7 @@
 - the diff round trip of every audience's view, with :func:`protocol.patch.apply` and with the
   independent ``jsonpatch`` library, and the view hash of the patched document;
 - events are plain data, and a seat's private event fields reach that seat only;
+- :meth:`Game.seat_to_move` names the seat of the pending decision (None at the end);
 - the game's own invariants (a callback).
 
 At the end it replays the recorded choices from the seed and from a mid-game snapshot, and
@@ -113,6 +114,7 @@ def check_playout(
     while (decision := match.decision) is not None:
         assert decision.choices, f"decision {decision.kind} has no legal choice"
         assert len(out.choices) < max_steps, f"no end after {max_steps} decisions (seed {seed})"
+        assert game.seat_to_move(match.state) == decision.seat, "seat_to_move != decision.seat"
         _check_leaks(game, match.state, parts, leak_rng)
         index = chooser.below(len(decision.choices))
         events = match.act(decision.seat, index)
@@ -132,6 +134,7 @@ def check_playout(
         if len(out.choices) == 1 + (seed % 7):
             snapshot_at, snapshot = len(out.choices), dumped
     assert game.result(match.state) is not None, "no result at the end"
+    assert game.seat_to_move(match.state) is None, "seat_to_move after the end"
     final = canonical(game.dump(match.state))
     again = replay(game, players, seed, options, out.choices)
     assert canonical(game.dump(again.state)) == final, "same seed and choices, another match"

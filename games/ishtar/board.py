@@ -62,21 +62,31 @@ def check_layout(
         ):
             raise fail(f"board {i}: macro must be a [Q, R] pair of small integers")
         out.append(BoardPlacement(board, side, rot, (macro[0], macro[1])))
-    if len({p.board for p in out}) != len(out):
-        raise fail("a board is used twice")
-    macros = [p.macro for p in out]
+    layout = tuple(out)
+    problem = _geometry_problem(edition, layout)
+    if problem is not None:
+        raise fail(problem)
+    return layout
+
+
+@functools.lru_cache(maxsize=256)
+def _geometry_problem(edition: Edition, layout: tuple[BoardPlacement, ...]) -> str | None:
+    """What is wrong with where the boards lie, or None (cached: every snapshot load asks)."""
+    if len({p.board for p in layout}) != len(layout):
+        return "a board is used twice"
+    macros = [p.macro for p in layout]
     if len(set(macros)) != len(macros):
-        raise fail("two boards on one macro hex")
+        return "two boards on one macro hex"
     if not connected(macros):
-        raise fail("the boards are not all connected")
+        return "the boards are not all connected"
     seen: set[Hex] = set()
-    for p in out:
+    for p in layout:
         centre = edition.macro_centre(p.macro)
         cells = {add(centre, rotate(h, p.rotation)) for h in edition.board_spaces}
         if cells & seen:
-            raise fail("boards overlap")
+            return "boards overlap"
         seen |= cells
-    return tuple(out)
+    return None
 
 
 def preset_touching(layout: Sequence[BoardPlacement]) -> list[int]:

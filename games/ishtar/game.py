@@ -70,6 +70,9 @@ class Ishtar(Game[State]):
         assert isinstance(found, Decision)
         return found
 
+    def seat_to_move(self, state: State) -> int | None:
+        return None if state.over else state.current
+
     def apply(self, state: State, choice: Choice) -> list[Event]:
         step = state.turn.step
         state.cache.clear()

@@ -9,6 +9,8 @@ import msgpack
 import pytest
 import redis.asyncio as aioredis
 
+from games import registry
+from games.base import Match
 from protocol.codec import canonical
 from server import records
 from server.app import App
@@ -197,5 +199,78 @@ async def test_a_restored_match_that_is_over_is_archived_again(store: RedisStore
         result = live.result()
         assert result is not None and archive.result == result.to_json()
         assert await store.unfinished_rooms() == []
+    finally:
+        await app.lobby.stop()
+
+
+@pytest.mark.parametrize("game_name", ["ishtar", "yspahan"])
+def test_rebuild_fast_forwards_a_tail_to_the_live_state(game_name: str) -> None:
+    """The trusted replay of a live room's tail reaches the state the checked path reached."""
+    game = registry.get(game_name)
+    live = Match.new(game, 4, {}, 11)
+    rng = random.Random(11)
+    actions: list[Action] = []
+    snapshot: Snapshot | None = None
+    for rev in range(1, 61):
+        action = next_action(live, rev, rng)
+        live.act(action.seat, action.choice)
+        actions.append(action)
+        if rev == 17:
+            snapshot = Snapshot(rev, game.dump(live.state))
+    meta = tiny_meta("g") | {"game": game_name, "players": 4, "seed": 11}
+    for record in (
+        RoomRecord("g", meta, snapshot, actions[17:]),
+        RoomRecord("g", meta, None, actions),
+    ):
+        rebuilt = rebuild(record)
+        assert canonical(game.dump(rebuilt.state)) == canonical(game.dump(live.state))
+        assert rebuilt.decision == live.decision
+
+
+def test_a_stored_choice_the_engine_cannot_apply_is_reported_with_its_room_and_rev() -> None:
+    game = registry.get("ishtar")
+    live = Match.new(game, 4, {}, 3)
+    decision = live.decision
+    assert decision is not None
+    meta = tiny_meta("ish") | {"game": "ishtar", "players": 4, "seed": 3}
+    record = RoomRecord("ish", meta, None, [Action(1, decision.seat, {"kind": "nonsense"})])
+    with pytest.raises(RecoveryError, match=r"room ish: rev 1 \(seat 0, .*KeyError"):
+        rebuild(record)
+
+
+def test_a_stored_choice_after_the_end_is_reported() -> None:
+    live = new_match(players=2, seed=8)
+    rng = random.Random(8)
+    actions = []
+    while not live.over:
+        action = next_action(live, len(actions) + 1, rng)
+        live.act(action.seat, action.choice)
+        actions.append(action)
+    actions.append(Action(len(actions) + 1, 0, {"kind": "draw"}))
+    record = RoomRecord("over", tiny_meta("over", players=2, seed=8), None, actions)
+    with pytest.raises(RecoveryError, match=rf"room over: rev {len(actions)} .*the match is over"):
+        rebuild(record)
+
+
+async def test_a_restored_room_with_delayed_spectators_starts_their_feed_at_its_rev(
+    store: RedisStore,
+) -> None:
+    """The delayed spectators' view of a restored room is the room's rev, not rev 0."""
+    live = new_match(seed=4)
+    rng = random.Random(4)
+    meta = tiny_meta("late", seed=4) | {"state": "playing", "spectator_delay": 2.0}
+    await store.create_room("late", meta)
+    for rev in range(1, 4):
+        action = next_action(live, rev, rng)
+        await store.append("late", action)
+        live.act(action.seat, action.choice)
+    app = App(TEST_CONFIG, store)
+    await restore_rooms(app)
+    try:
+        room = app.lobby.rooms["late"]
+        assert room.spectators.delayed
+        doc, rev, view_hash = room.spectators.delayed_view()
+        assert rev == 3
+        assert (doc, view_hash) == room.views.full(None)
     finally:
         await app.lobby.stop()
