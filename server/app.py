@@ -179,16 +179,48 @@ class App:
                         conn.rooms.pop(room_id, None)
 
     async def _loop(self, conn: Connection, log: Any) -> None:
+        """Read frames until the socket closes. The hello and idle timeouts are one timer per
+        connection that re-arms itself when it fires early (:meth:`_idle_check`), not a timeout
+        per frame: a frame only records the time."""
+        loop = asyncio.get_running_loop()
+        conn.last_frame = loop.time()
+        conn.idle_timer = loop.call_at(
+            conn.last_frame + self._waiting(conn), self._idle_check, conn, log
+        )
+        try:
+            while True:
+                data = await conn.ws.recv()
+                conn.last_frame = loop.time()
+                await self._frame(conn, data, log)
+                now = conn.last_frame = loop.time()  # time spent on the frame does not count
+                timer = conn.idle_timer
+                if timer is not None and timer.when() > now + self._waiting(conn):
+                    timer.cancel()  # the allowed silence got shorter (hello, then idle)
+                    conn.idle_timer = loop.call_at(
+                        now + self._waiting(conn), self._idle_check, conn, log
+                    )
+        finally:
+            if conn.idle_timer is not None:
+                conn.idle_timer.cancel()
+
+    def _waiting(self, conn: Connection) -> float:
+        """How long ``conn`` may stay silent: the hello timeout until it has said hello and
+        joined nothing, then the idle timeout."""
         c = self.config
-        while True:
-            waiting = c.hello_timeout if conn.client == "" and not conn.rooms else c.idle_timeout
-            try:
-                async with asyncio.timeout(waiting):
-                    data = await conn.ws.recv()
-            except TimeoutError:
-                conn.send(m.bye("idle"))
-                raise Closing(1000, "idle") from None
-            await self._frame(conn, data, log)
+        return c.hello_timeout if conn.client == "" and not conn.rooms else c.idle_timeout
+
+    def _idle_check(self, conn: Connection, log: Any) -> None:
+        if conn.closed:
+            return
+        loop = asyncio.get_running_loop()
+        deadline = conn.last_frame + self._waiting(conn)
+        if loop.time() < deadline:
+            conn.idle_timer = loop.call_at(deadline, self._idle_check, conn, log)
+            return
+        conn.idle_timer = None
+        log.info("closing", code=1000, reason="idle")
+        conn.send(m.bye("idle"))
+        conn.close_soon(1000, "idle")
 
     async def _frame(self, conn: Connection, data: str | bytes, log: Any) -> None:
         if not conn.bucket.take():

@@ -82,6 +82,9 @@ class Connection:
         self.rooms: dict[str, int | None] = {}
         """Room id -> seat held there (None: spectating)."""
         self._tasks: set[asyncio.Task[None]] = set()
+        self.last_frame = 0.0
+        """Loop time of the last frame received (or handled): the idle timer reads it."""
+        self.idle_timer: asyncio.TimerHandle | None = None
 
     def __repr__(self) -> str:
         return f"<Connection {self.session} {self.state.value}>"

@@ -245,6 +245,23 @@ async def test_a_silent_connection_is_closed_after_the_hello_timeout(
     await expect_close(client, 1000)
 
 
+async def test_frames_keep_a_connection_open_and_silence_closes_it_after_the_idle_timeout(
+    make_app: MakeApp, make_client: MakeClient
+) -> None:
+    quick = await make_app(idle_timeout=0.3)
+    client = await make_client("chatty", target=quick)
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    while loop.time() - start < 0.9:  # three idle timeouts, a frame every 0.1 s
+        assert (await client.request({"type": "ping"}))["type"] == "pong"
+        quiet = loop.time()
+        await asyncio.sleep(0.1)
+    bye = await client.wait_for(lambda f: f["type"] == "bye")
+    assert bye["reason"] == "idle"
+    assert 0.25 <= loop.time() - quiet < 1.5
+    await expect_close(client, 1000)
+
+
 async def test_a_store_failure_at_start_keeps_the_room_open_and_seats_no_bots(
     app: App, make_client: MakeClient
 ) -> None:

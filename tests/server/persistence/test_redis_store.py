@@ -298,7 +298,8 @@ async def test_more_concurrent_writes_than_pool_connections_wait_instead_of_fail
         for room in rooms:
             await store.create_room(room, {"game": "tiny", "players": 2, "seed": 1})
         await asyncio.gather(
-            *(store.append(room, Action(1, 0, {"kind": "draw"})) for room in rooms)
+            *(store.append(room, Action(1, 0, {"kind": "draw"})) for room in rooms),
+            *(store.update_room(room, {"state": "playing"}) for room in rooms),
         )
         assert store.ready()
         for room in rooms:
@@ -307,3 +308,50 @@ async def test_more_concurrent_writes_than_pool_connections_wait_instead_of_fail
             assert [a.rev for a in record.actions] == [1]
     finally:
         await store.close()
+
+
+async def test_appends_of_one_loop_turn_share_one_pipeline_and_each_gets_its_own_answer(
+    store: RedisStore,
+) -> None:
+    """Group commit: one pipeline for the turn, yet a refused append fails its room only."""
+    rooms = [f"gc-{i}" for i in range(30)]
+    for room in rooms:
+        if room != "gc-9":  # gc-9 is not live
+            await store.create_room(room, tiny_meta(room))
+    batches = store.append_batches
+    results = await asyncio.gather(
+        *(
+            store.append(room, Action(2 if room == "gc-7" else 1, 0, {"kind": "draw"}))
+            for room in rooms
+        ),
+        return_exceptions=True,
+    )
+    assert store.append_batches == batches + 1
+    assert isinstance(results[7], RevisionError) and "gc-7" in str(results[7])
+    assert isinstance(results[9], RoomGoneError) and "gc-9" in str(results[9])
+    assert all(r is None for i, r in enumerate(results) if i not in (7, 9))
+    assert store.ready()
+    for i, room in enumerate(rooms):
+        record = await store.load_room(room)
+        if i == 9:
+            assert record is None
+        else:
+            assert record is not None
+            assert [a.rev for a in record.actions] == ([] if i == 7 else [1])
+
+
+async def test_appends_go_on_after_redis_forgets_its_scripts(
+    store: RedisStore, raw: aioredis.Redis
+) -> None:
+    """A restarted Redis has no scripts: the batch loads it and sends the refused ones again."""
+    await store.create_room("flush", tiny_meta("flush"))
+    await store.append("flush", Action(1, 0, {"kind": "draw"}))
+    await raw.script_flush()
+    await asyncio.gather(
+        store.append("flush", Action(2, 1, {"kind": "draw"})),
+        store.create_room("other", tiny_meta("other")),
+    )
+    await store.append("flush", Action(3, 2, {"kind": "draw"}))
+    record = await store.load_room("flush")
+    assert record is not None
+    assert [a.rev for a in record.actions] == [1, 2, 3]
