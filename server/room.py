@@ -75,6 +75,12 @@ from server.takeover import Takeover, TakeoverDue
 from server.timekeeping import Timekeeping
 from server.views import Revision, Views
 
+SLOW_COMMAND_SECONDS = 0.05
+"""A command the room task took longer than this to handle (Redis waits included, the time it
+queued in the inbox not) is logged as ``slow_command``, with how long it had queued: at most one
+line per room every ``SLOW_LOG_EVERY`` seconds, counting the slow commands since the last."""
+SLOW_LOG_EVERY = 10.0
+
 
 class Room(Membership, Takeover, Timekeeping):
     def __init__(
@@ -115,6 +121,8 @@ class Room(Membership, Takeover, Timekeeping):
         self._epochs = [0] * settings.players
         self._seed = seed
         self._idle_ttl = idle_ttl
+        self._slow = 0
+        self._slow_logged = float("-inf")
         self.paused = not store.ready()
         self._script: deque[Action] = deque()
         """A replay room's remaining archived choices."""
@@ -172,6 +180,7 @@ class Room(Membership, Takeover, Timekeeping):
             conn, command, t0 = await self._inbox.get()
             if isinstance(command, Stop):
                 return
+            started = time.perf_counter()
             try:
                 await self._dispatch(conn, command, t0)
             except Exception as exc:
@@ -188,6 +197,20 @@ class Room(Membership, Takeover, Timekeeping):
                 if conn is not None:
                     self.metrics.errors.labels(code.value).inc()
                     conn.send(m.error(rid, code, message, self.id))
+            took = time.perf_counter() - started
+            if took > SLOW_COMMAND_SECONDS:
+                self._slow += 1
+                if started - self._slow_logged >= SLOW_LOG_EVERY:
+                    self._slow_logged = started
+                    self.log.warning(
+                        "slow_command",
+                        command=type(command).__name__,
+                        ms=round(took * 1000, 1),
+                        queued_ms=round((started - t0) * 1000, 1),
+                        rev=self.rev,
+                        slow_since_last_line=self._slow,
+                    )
+                    self._slow = 0
             if self.state is RoomState.CLOSED:
                 return
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import msgpack
 import pytest
+import structlog.testing
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
@@ -276,3 +277,25 @@ async def test_a_store_failure_at_start_keeps_the_room_open_and_seats_no_bots(
     assert held.state.value == "open" and [s.taken for s in held.seats] == [True, False, False]
     app.store.fail = False  # type: ignore[attr-defined]
     assert (await host.request({"type": "start", "room": room, "bots": True}))["type"] == "ack"
+
+
+async def test_a_slow_choice_is_logged_once_with_how_many_were_slow(
+    app: App, make_client: MakeClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Operators see a room whose commands take long (here a store slower than 50 ms)."""
+    room, (seat0, seat1) = await playing_room(make_client)
+    append = app.store.append
+
+    async def slow_append(*args: Any) -> None:
+        await asyncio.sleep(0.06)
+        await append(*args)
+
+    monkeypatch.setattr(app.store, "append", slow_append)
+    with structlog.testing.capture_logs() as logs:
+        for rev, client in enumerate((seat0, seat1, seat0)):
+            reply = await client.request({"type": "act", "room": room, "rev": rev, "choice": 0})
+            assert reply["type"] == "ack"
+    slow = [line for line in logs if line["event"] == "slow_command"]
+    assert len(slow) == 1  # one line per room every SLOW_LOG_EVERY seconds
+    assert slow[0]["command"] == "Act" and slow[0]["ms"] >= 50
+    assert slow[0]["room"] == room and slow[0]["slow_since_last_line"] == 1

@@ -137,3 +137,20 @@ def test_close_codes_come_from_the_protocol_table() -> None:
     assert close_code(ErrorCode.RATE_LIMITED) == 1008
     assert close_code(ErrorCode.UNSUPPORTED_VERSION) == 1002
     assert close_code(ErrorCode.STALE_REV) is None
+
+
+def test_the_collector_thresholds_follow_the_setting() -> None:
+    import gc
+
+    from server.main import GC_OLDER, tune_gc
+
+    before = gc.get_threshold()
+    try:
+        assert parse_args([], env={}).gc_young == 50_000
+        tune_gc(parse_args(["--gc-young", "12345"], env={}).gc_young)
+        assert gc.get_threshold() == (12345, *GC_OLDER)
+        gc.set_threshold(*before)
+        tune_gc(parse_args([], env={"OASIS_GC_YOUNG": "0"}).gc_young)
+        assert gc.get_threshold() == before
+    finally:
+        gc.set_threshold(*before)
