@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import random
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,18 +122,36 @@ async def open_room(
     return room, players
 
 
-async def wait_for_acks(players: list[SeatPlayer], count: int, within: float = 60) -> None:
-    """Until ``count`` more choices were acknowledged (or every match ended)."""
+async def wait_for_acks(
+    players: list[SeatPlayer],
+    count: int,
+    within: float = 60,
+    nodes: Sequence[ServerProcess] = (),
+) -> None:
+    """Until ``count`` more choices were acknowledged (or every match ended). Without progress
+    the failure shows each player's room, rev and refusals, and the tail of each node's log."""
     target = sum(len(p.acked) for p in players) + count
     deadline = time.monotonic() + within
     progress = players[0].progress
     while sum(len(p.acked) for p in players) < target:
         if all(p.session.rooms[p.room].over for p in players):
             return
-        assert time.monotonic() < deadline, "no progress"
+        assert time.monotonic() < deadline, "no progress\n" + _stuck(players, nodes)
         progress.clear()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(progress.wait(), 1.0)
+
+
+def _stuck(players: list[SeatPlayer], nodes: Sequence[ServerProcess]) -> str:
+    lines = [
+        f"room {p.room} seat {p.seat}: rev {p.session.rooms[p.room].rev}, "
+        f"acked {len(p.acked)}, refused {p.refused}"
+        for p in players
+    ]
+    for n in nodes:
+        tail = n.log.read_text(errors="replace").splitlines()[-25:] if n.log.exists() else []
+        lines += [f"--- {n.log.name}", *tail]
+    return "\n".join(lines)
 
 
 async def close_all(players: list[SeatPlayer]) -> None:

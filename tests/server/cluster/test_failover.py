@@ -244,13 +244,13 @@ async def test_three_nodes_survive_kills_and_rolling_restarts_again_and_again(
         tasks = asyncio.gather(*(asyncio.create_task(p.run()) for p in players))
         for _ in range(2):
             for n in nodes:
-                await wait_for_acks(players, 20)
+                await wait_for_acks(players, 20, nodes=nodes)
                 n.kill()
-                await wait_for_acks(players, 10, within=30)
+                await wait_for_acks(players, 10, within=30, nodes=nodes)
                 n.start()
                 await ready(n)
             for n in nodes:
-                await wait_for_acks(players, 20)
+                await wait_for_acks(players, 20, nodes=nodes)
                 assert n.process is not None
                 n.process.send_signal(signal.SIGTERM)
                 assert await asyncio.to_thread(n.process.wait, 15) == 0
