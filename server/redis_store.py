@@ -479,7 +479,12 @@ class RedisStore:
         self._appends.append(pending)
         if not self._flushing:  # nothing in flight: this append leads, and goes now
             self._flushing = True
-            await self._flush()
+            try:
+                await self._flush()
+            except BaseException:  # cancelled: its own reply is not awaited any more
+                if pending.reply.done() and not pending.reply.cancelled():
+                    pending.reply.exception()  # (marks it retrieved)
+                raise
         try:
             await pending.reply
         except NotOwnerError:

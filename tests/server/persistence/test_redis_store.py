@@ -356,3 +356,25 @@ async def test_appends_go_on_after_redis_forgets_its_scripts(
     record = await store.load_room("flush")
     assert record is not None
     assert [a.rev for a in record.actions] == [1, 2, 3]
+
+
+async def test_a_cancelled_leading_append_does_not_stall_the_ones_queued_behind_it(
+    store: RedisStore, raw: aioredis.Redis
+) -> None:
+    """The append that leads a batch belongs to a room task that may be cancelled (a room
+    closing): the appends queued behind it still go, and the store goes on."""
+    for room in ("c1", "c2"):
+        await store.create_room(room, tiny_meta(room))
+    await raw.execute_command("CLIENT", "PAUSE", "150", "WRITE")  # the leader's reply waits
+    lead = asyncio.create_task(store.append("c1", Action(1, 0, {"kind": "draw"})))
+    await asyncio.sleep(0.02)  # the leader is waiting for Redis
+    follower = asyncio.create_task(store.append("c2", Action(1, 0, {"kind": "draw"})))
+    await asyncio.sleep(0.02)  # queued behind it
+    assert not lead.done() and not follower.done()
+    lead.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await lead
+    await asyncio.wait_for(follower, 5)
+    await store.append("c2", Action(2, 1, {"kind": "draw"}))
+    record = await store.load_room("c2")
+    assert record is not None and [a.rev for a in record.actions] == [1, 2]
