@@ -14,8 +14,9 @@ so a node that restarts is a new owner; the url is where ``redirect`` frames sen
   it still holds this node's token (compare and PEXPIRE in one script); a lease that does not is
   *lost*.
 - **Release** (:meth:`Leases.release`): compare and delete, so a node never frees a lease it lost.
-- **Fencing**: every script that changes a live room (append, snapshot, seats) also checks that
-  the lease holds this node's token before it writes (``_FENCE`` in :mod:`server.redis_store`).
+- **Fencing**: every script that changes a live room (append, snapshot, seats, chat) also checks
+  that the lease holds this node's token before it writes (``_FENCE`` in
+  :mod:`server.redis_store`).
   A node that lost its lease, or was paused past its expiry (a SIGSTOP, a long GC, a partition),
   therefore cannot store one more choice of that room, even before its renewal notices: the
   append is refused with :class:`~server.records.NotOwnerError` and nothing is acknowledged.

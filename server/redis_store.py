@@ -14,7 +14,7 @@ every key of one room lives in one slot and a room's scripts and transactions st
     P:{room}:chat     list    msgpack chat lines, the last ``chat_keep`` of them
     P:{room}:archive  string  msgpack archive of a finished match (see :class:`ArchiveRecord`)
     P:{room}:lease    string  the owning node's lease token, with an expiry (:mod:`server.lease`);
-                              append, snapshot and seat updates refuse to write without it
+                              append, snapshot, seat updates and chat refuse to write without it
 
 The record types, their decoding from untrusted bytes and the ``schema_version`` migrations
 live in :mod:`server.records`; this module is the I/O.
@@ -280,7 +280,7 @@ class RedisStore:
         self._append = self._redis.register_script(_FENCE + _APPEND)
         self._snapshot = self._redis.register_script(_FENCE + _SNAPSHOT)
         self._update = self._redis.register_script(_FENCE + _UPDATE)
-        self._chat = self._redis.register_script(_CHAT)
+        self._chat = self._redis.register_script(_FENCE + _CHAT)
         self._appends: list[_Pending] = []
         """Appends queued in this loop turn, for the next flush (see "Group commit")."""
         self._flushes: set[asyncio.Task[None]] = set()
@@ -573,9 +573,13 @@ class RedisStore:
         """Keep a chat line with the match (the last ``chat_keep``); ignored once it is over."""
         k = self.keys(room)
         blob = pack(line)
-        await self._run(
+        lease = self.lease_key(room)
+        await self._fenced(
+            room,
             f"chat in room {room}",
-            lambda: self._chat(keys=[k.meta, k.chat], args=[blob, self._chat_keep]),
+            lambda: self._chat(
+                keys=[k.meta, k.chat, lease], args=[blob, self._chat_keep, self.fence]
+            ),
         )
 
     async def finish(self, room: str, result: dict[str, Any]) -> None:

@@ -80,7 +80,7 @@ async def test_a_restarted_node_takes_its_own_leases_back_at_once(
     assert await old.renew(["r1"]) == ["r1"]
 
 
-async def test_a_node_that_lost_the_lease_cannot_append_snapshot_or_store_seats(
+async def test_a_node_that_lost_the_lease_cannot_append_snapshot_store_seats_or_chat(
     stores: list[RedisStore], raw: aioredis.Redis
 ) -> None:
     """Fencing is in the scripts: the append checks the lease before it writes anything."""
@@ -100,7 +100,10 @@ async def test_a_node_that_lost_the_lease_cannot_append_snapshot_or_store_seats(
         await store.snapshot("r1", 1, {"x": 1})
     with pytest.raises(NotOwnerError):
         await store.update_room("r1", {"state": "playing"})
-    assert lost == ["r1", "r1", "r1"]
+    with pytest.raises(NotOwnerError):
+        await store.append_chat("r1", {"text": "still here?"})
+    assert lost == ["r1", "r1", "r1", "r1"]
+    assert not await raw.exists(store.keys("r1").chat)
     assert await raw.llen(store.keys("r1").choices) == 1
     assert await raw.xlen(store.keys("r1").log) == 1
     assert not await raw.exists(store.keys("r1").snap)

@@ -17,7 +17,7 @@ from redis.asyncio.cluster import RedisCluster as ClusterClient
 from server.redis_store import RedisStore
 from tests.server.cluster.test_lease import (
     test_a_lease_is_taken_by_one_node_only_and_renewed_only_by_it,
-    test_a_node_that_lost_the_lease_cannot_append_snapshot_or_store_seats,
+    test_a_node_that_lost_the_lease_cannot_append_snapshot_store_seats_or_chat,
     test_a_restarted_node_takes_its_own_leases_back_at_once,
     test_the_registry_lists_live_peers,
 )
@@ -44,7 +44,7 @@ from tests.services import RedisCluster
 __all__ = [
     "test_a_hand_made_v0_snapshot_is_migrated_and_restores_the_match",
     "test_a_lease_is_taken_by_one_node_only_and_renewed_only_by_it",
-    "test_a_node_that_lost_the_lease_cannot_append_snapshot_or_store_seats",
+    "test_a_node_that_lost_the_lease_cannot_append_snapshot_store_seats_or_chat",
     "test_a_restarted_node_takes_its_own_leases_back_at_once",
     "test_a_restored_match_that_is_over_is_archived_again",
     "test_a_room_id_with_braces_is_refused",
