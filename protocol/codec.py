@@ -179,6 +179,24 @@ def canonical_copy(value: Any) -> tuple[Any, bytes]:
     return copy, pack(copy)
 
 
+def map_header(n: int) -> bytes:
+    """The msgpack header of a map of ``n`` entries (to splice pre-encoded entries after it)."""
+    if n < 16:
+        return bytes([0x80 | n])
+    if n < 1 << 16:
+        return b"\xde" + n.to_bytes(2, "big")
+    return b"\xdf" + n.to_bytes(4, "big")
+
+
+def array_header(n: int) -> bytes:
+    """The msgpack header of an array of ``n`` items (to splice pre-encoded items after it)."""
+    if n < 16:
+        return bytes([0x90 | n])
+    if n < 1 << 16:
+        return b"\xdc" + n.to_bytes(2, "big")
+    return b"\xdd" + n.to_bytes(4, "big")
+
+
 def canonical_map(encoded_values: Mapping[str, bytes]) -> bytes:
     """The canonical encoding of a map whose values are already canonically encoded.
 
@@ -186,13 +204,7 @@ def canonical_map(encoded_values: Mapping[str, bytes]) -> bytes:
     for every audience.
     """
     keys = sorted(encoded_values)
-    n = len(keys)
-    if n < 16:
-        out = bytearray([0x80 | n])
-    elif n < 1 << 16:
-        out = bytearray(b"\xde" + n.to_bytes(2, "big"))
-    else:
-        out = bytearray(b"\xdf" + n.to_bytes(4, "big"))
+    out = bytearray(map_header(len(keys)))
     for key in keys:
         out += pack(key)
         out += encoded_values[key]

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from protocol.codec import pack
+from protocol.codec import array_header, pack
 from protocol.errors import ErrorCode, RequestError
 
 RequestId: TypeAlias = int | str | None
@@ -493,14 +493,6 @@ def pause(room: str, paused: bool, reason: str, rev: int) -> dict[str, Any]:
 
 
 _pack = pack
-
-
-def array_header(n: int) -> bytes:
-    if n < 16:
-        return bytes([0x90 | n])
-    if n < 1 << 16:
-        return b"\xdc" + n.to_bytes(2, "big")
-    return b"\xdd" + n.to_bytes(4, "big")
 
 
 def encode_ops(ops: list[dict[str, Any]]) -> bytes:

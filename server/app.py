@@ -193,12 +193,11 @@ class App:
                 conn.last_frame = loop.time()
                 await self._frame(conn, data, log)
                 now = conn.last_frame = loop.time()  # time spent on the frame does not count
+                deadline = now + self._waiting(conn)
                 timer = conn.idle_timer
-                if timer is not None and timer.when() > now + self._waiting(conn):
+                if timer is not None and timer.when() > deadline:
                     timer.cancel()  # the allowed silence got shorter (hello, then idle)
-                    conn.idle_timer = loop.call_at(
-                        now + self._waiting(conn), self._idle_check, conn, log
-                    )
+                    conn.idle_timer = loop.call_at(deadline, self._idle_check, conn, log)
         finally:
             if conn.idle_timer is not None:
                 conn.idle_timer.cancel()

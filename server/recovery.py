@@ -145,8 +145,6 @@ def _setup(room: str, meta: Mapping[str, Any]) -> tuple[int, Mapping[str, object
 
 def _fast_forward(room: str, match: Match[Any], actions: list[Action]) -> None:
     """Apply a live room's stored tail through the trusted path (see the module doc)."""
-    if not actions:
-        return
     game, state = match.game, match.state
     for action in actions:
         seat = game.seat_to_move(state)

@@ -28,8 +28,15 @@ from typing import Any
 import msgpack
 
 from games.base import Event, Match, own_part, shared_part
-from protocol.codec import canonical, canonical_copy, canonical_map, pack
-from protocol.messages import array_header, encode_events, encode_ops, encode_patch
+from protocol.codec import (
+    array_header,
+    canonical,
+    canonical_copy,
+    canonical_map,
+    map_header,
+    pack,
+)
+from protocol.messages import encode_events, encode_ops, encode_patch
 from protocol.patch import Op, diff, hash_bytes
 
 _NONE = canonical(None)
@@ -40,14 +47,6 @@ def _unpack(data: bytes) -> Any:
 
 
 _pack = pack
-
-
-def _map_header(n: int) -> bytes:
-    if n < 16:
-        return bytes([0x80 | n])
-    if n < 1 << 16:
-        return b"\xde" + n.to_bytes(2, "big")
-    return b"\xdf" + n.to_bytes(4, "big")
 
 
 class _Tree:
@@ -87,7 +86,7 @@ def _track(prev: _Tree | None, value: Any, depth: int, sizes: dict[int, int]) ->
             return prev
         keys = sorted(kids)
         copy = {key: kids[key].copy for key in keys}
-        enc = b"".join([_map_header(len(keys)), *(_pack(k) + kids[k].enc for k in keys)])
+        enc = b"".join([map_header(len(keys)), *(_pack(k) + kids[k].enc for k in keys)])
         sizes[id(copy)] = len(enc)
         return _Tree(b"", copy, enc, kids)
     if depth and kind is list:

@@ -10,7 +10,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protocol.codec import DEFAULT_LIMITS, Limits, canonical, canonical_map, decode, encode
+from protocol.codec import (
+    DEFAULT_LIMITS,
+    Limits,
+    array_header,
+    canonical,
+    canonical_map,
+    decode,
+    encode,
+    map_header,
+)
 from protocol.errors import ErrorCode, FrameError, ProtocolError
 from tests.protocol.strategies import documents
 
@@ -126,3 +135,14 @@ def test_canonical_map_of_encoded_parts_equals_canonical_of_the_map(a: Any, b: A
 def test_canonical_key_order_is_utf8_byte_order(doc: dict[str, int]) -> None:
     keys = list(msgpack.unpackb(canonical(doc)))
     assert keys == sorted(doc, key=lambda k: k.encode("utf-8"))
+
+
+@pytest.mark.parametrize("n", [0, 15, 16, 65535, 65536])
+def test_the_spliced_headers_match_msgpack_at_every_size(n: int) -> None:
+    """``map_header``/``array_header`` are what msgpack itself writes (fix, 16- and 32-bit)."""
+    values = {f"k{i:06d}": i for i in range(n)}
+    encoded = {key: canonical(value) for key, value in values.items()}
+    assert canonical_map(encoded) == canonical(values)
+    items = list(range(n))
+    assert array_header(n) + b"".join(canonical(i) for i in items) == canonical(items)
+    assert map_header(n) == canonical(values)[: len(map_header(n))]
