@@ -253,7 +253,11 @@ def targets(game_list: list[str]) -> list[tuple[str, str]]:
 
 
 def compare(args: argparse.Namespace) -> dict[str, Any]:
-    plan = phases(args.warmup, args.seconds, args.rooms, args.paced_rooms)
+    plan = [
+        p
+        for p in phases(args.warmup, args.seconds, args.rooms, args.paced_rooms)
+        if p.mode in args.modes
+    ]
     game_list = games() if not args.games else args.games.split(",")
     loops = args.loops.split(",")
     runs: list[dict[str, Any]] = []
@@ -624,6 +628,11 @@ def main(argv: list[str] | None = None) -> int:
         default="",
         help="comma-separated room counts of the paced phases (default 200, at most --rooms)",
     )
+    parser.add_argument(
+        "--modes",
+        default="paced,saturation",
+        help="which phases of the comparison to run (e.g. paced alone, to study its latency)",
+    )
     parser.add_argument("--sockets", type=int, default=TARGET_IDLE_SOCKETS, help="idle run")
     parser.add_argument("--rules-seconds", type=float, default=3.0)
     parser.add_argument("--recovery-rooms", type=int, default=1000)
@@ -653,6 +662,9 @@ def main(argv: list[str] | None = None) -> int:
     if any(n > args.rooms or n % WORKERS for n in args.paced_rooms):
         parser.error("--paced-rooms: even counts, none above --rooms")
 
+    args.modes = tuple(m for m in args.modes.split(",") if m)
+    if not args.modes or set(args.modes) - {"paced", "saturation"}:
+        parser.error("--modes: paced, saturation or both")
     procs.REDIS_POOL = args.redis_pool
     for item in args.server_env:
         name, sep, value = item.partition("=")

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from protocol.codec import canonical, pack
@@ -83,26 +83,77 @@ def diff(old: Any, new: Any, path: str = "", sizes: Mapping[int, int] | None = N
 _NO_SIZES: Mapping[int, int] = {}
 _REPLACE_OVERHEAD = len(_pack({"op": "replace", "path": "", "value": None})) - 2
 """Bytes of a ``replace`` op besides its path's and its value's encodings."""
+_REMOVE_LEAST = len(_pack({"op": "remove", "path": "/0"}))
+"""Bytes of a ``remove`` op at least, besides its path's characters (``/0`` being the shortest
+index suffix, a path of no more bytes than characters, and a one-byte string header)."""
+
+
+def diff_into(
+    old: Any, new: Any, path: str, ops: list[Op], sizes: Mapping[int, int] | None = None
+) -> None:
+    """Append to ``ops`` the operations that turn ``old`` into ``new``, two documents *below
+    the top* of a larger one (at ``path``): the size rule applies to them as a whole too."""
+    _diff_child(old, new, path, ops, sizes or _NO_SIZES)
+
+
+def collapse(ops: list[Op], start: int, path: str, size: int, value: Callable[[], Any]) -> None:
+    """The size rule: replace ``ops[start:]``, the changes of one map or list at ``path``, by a
+    single ``replace`` of its new value when that encodes to strictly fewer bytes.
+
+    ``size``: the msgpack size of the new value; ``value`` makes it (called only if needed).
+    """
+    if len(ops) - start < 2:
+        return
+    budget = _REPLACE_OVERHEAD + len(_pack(path)) + size
+    total = 0
+    for i in range(start, len(ops)):
+        total += len(_pack(ops[i]))
+        if total > budget:
+            del ops[start:]
+            ops.append({"op": "replace", "path": path, "value": value()})
+            return
+
+
+def replaces_list(old_len: int, new: list[Any], path: str, size: int | None = None) -> bool:
+    """Whether the size rule replaces a list of ``old_len`` items below the top by ``new``
+    whole, when that much is known from the lengths alone (False: diff them to know).
+
+    A list filled from empty or emptied (a seat's choices, mostly): two or more ``add`` or
+    ``remove`` ops always encode to more than one ``replace`` of the whole new list (each op
+    repeats the path and its envelope; the list costs an array header of 1 to 5 bytes). A list
+    that loses more items than a replace of the new one weighs: the ``remove`` ops alone, at
+    their smallest, already outweigh it. ``size``: the encoded size of ``new`` if known.
+    """
+    n = len(new)
+    if old_len + n < 2:
+        return False
+    if old_len == 0 or n == 0:
+        return True
+    extra = old_len - n
+    if extra < 2:
+        return False
+    if size is None:
+        size = len(_pack(new))
+    return extra * (_REMOVE_LEAST + len(path)) > _REPLACE_OVERHEAD + len(_pack(path)) + size
 
 
 def _diff_child(old: Any, new: Any, path: str, ops: list[Op], sizes: Mapping[int, int]) -> None:
     """Diff two containers below the top; one ``replace`` instead if that is smaller."""
+    if (
+        type(old) is list
+        and type(new) is list
+        and replaces_list(len(old), new, path, sizes.get(id(new)))
+    ):
+        ops.append({"op": "replace", "path": path, "value": new})
+        return
     start = len(ops)
     _diff(old, new, path, ops, sizes)
     if len(ops) - start < 2:
         return
-    whole: Op = {"op": "replace", "path": path, "value": new}
     known = sizes.get(id(new))
     if known is None:  # not tracked by the caller: encode it
         known = len(_pack(new))
-    budget = _REPLACE_OVERHEAD + len(_pack(path)) + known
-    size = 0
-    for i in range(start, len(ops)):
-        size += len(_pack(ops[i]))
-        if size > budget:
-            del ops[start:]
-            ops.append(whole)
-            return
+    collapse(ops, start, path, known, lambda: new)
 
 
 def _diff(old: Any, new: Any, path: str, ops: list[Op], sizes: Mapping[int, int]) -> None:

@@ -82,7 +82,7 @@ class SpectatorFeed:
         while self._pending and self._pending[0].due <= now:
             item = self._pending.popleft()
             if item.revision is not None:
-                self._doc = apply(self._doc, item.revision.spectator_ops)
+                self._doc = apply(self._doc, item.revision.ops())
                 self._rev = item.revision.rev
                 self._hash = item.revision.spectator_hash
             for conn in self.members:

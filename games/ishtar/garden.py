@@ -125,6 +125,14 @@ class Vegetation:
         through = _through(self.terrain, tuple(map(tuple, shape_rotations)))
         space, touch = self.space, self.touch
         check_beds = bool(self.bed_owner and tile.flower_groups)
+        # Only a tile with a space next to a bed that has an assistant can join two of them:
+        # the spaces next to those beds, listed once, spare the full check everywhere else.
+        near: set[Hex] = set()
+        if check_beds:
+            adjacent = self.terrain.adjacent
+            for bed in self.bed_owner:
+                for cell in self.beds[bed]:
+                    near.update(adjacent[cell])
         seen: set[int] = set()
         legal: list[tuple[int, int, int, int]] = []
         for f in touch:
@@ -139,7 +147,11 @@ class Vegetation:
                 joined = touch.get(c0, _NONE) | touch.get(c1, _NONE) | touch.get(c2, _NONE)
                 if len(joined) != 1:
                     continue
-                if check_beds and self._joins_assistants(tile, (c0, c1, c2)):
+                if (
+                    check_beds
+                    and (c0 in near or c1 in near or c2 in near)
+                    and self._joins_assistants(tile, (c0, c1, c2))
+                ):
                     continue
                 legal.append((anchor[1], anchor[0], k, key))
         legal.sort()

@@ -14,11 +14,13 @@ from protocol.codec import (
     DEFAULT_LIMITS,
     Limits,
     array_header,
+    array_length,
     canonical,
     canonical_map,
     decode,
     encode,
     map_header,
+    reference_canonical,
 )
 from protocol.errors import ErrorCode, FrameError, ProtocolError
 from tests.protocol.strategies import documents
@@ -146,3 +148,67 @@ def test_the_spliced_headers_match_msgpack_at_every_size(n: int) -> None:
     items = list(range(n))
     assert array_header(n) + b"".join(canonical(i) for i in items) == canonical(items)
     assert map_header(n) == canonical(values)[: len(map_header(n))]
+
+
+@given(documents(max_leaves=60))
+def test_canonical_is_byte_for_byte_the_reference_encoding(doc: Any) -> None:
+    """The compiled encoder (ormsgpack, sorting keys) writes exactly what msgpack writes of a
+    sorted copy: the view hash of every client depends on it."""
+    assert canonical(doc) == reference_canonical(doc)
+
+
+_EDGES: list[Any] = [
+    *(2**k + d for k in (4, 5, 7, 8, 15, 16, 31, 32, 63) for d in (-1, 0)),
+    *(-(2**k) + d for k in (5, 7, 15, 31, 63) for d in (0, -1) if -(2**k) + d >= -(2**63)),
+    2**64 - 1,
+    0.0,
+    -0.0,
+    1.5,
+    float("inf"),
+    float("-inf"),
+    True,
+    False,
+    None,
+    b"bytes",
+    *("x" * n for n in (0, 31, 32, 255, 256, 65535, 65536)),
+    "é\U0001f600",
+    (1, [2, (3,)]),
+    *(list(range(n)) for n in (15, 16, 65535, 65536)),
+    *({f"k{i:06d}": i for i in range(n)} for n in (15, 16, 65535, 65536)),
+]
+
+
+@pytest.mark.parametrize("value", _EDGES, ids=lambda v: type(v).__name__)
+def test_canonical_matches_the_reference_at_every_encoding_boundary(value: Any) -> None:
+    """Every integer, string, array and map size where msgpack changes its form; floats with a
+    sign, infinities; tuples (arrays, as lists)."""
+    assert canonical(value) == reference_canonical(value)
+
+
+def test_values_the_compiled_encoder_refuses_take_the_reference_path() -> None:
+    """Integer keys and an int subclass: encoded as msgpack does; a too large int raises as
+    msgpack does, and so does a type msgpack cannot encode."""
+    import enum
+
+    class Colour(enum.IntEnum):
+        RED = 3
+
+    for value in ({2: "b", 1: "a"}, {"c": Colour.RED}):
+        assert canonical(value) == reference_canonical(value)
+    assert msgpack.unpackb(canonical({2: "b", 1: "a"}), strict_map_key=False) == {1: "a", 2: "b"}
+    with pytest.raises(OverflowError):
+        canonical(2**64)
+    with pytest.raises(TypeError):
+        canonical({"when": object()})
+
+
+@pytest.mark.parametrize("n", [0, 1, 15, 16, 65535, 65536])
+def test_array_length_reads_the_header(n: int) -> None:
+    encoded = canonical(list(range(n)))
+    length = array_length(encoded)
+    assert length is not None
+    count, size = length
+    assert count == n
+    assert size == len(array_header(n))
+    assert array_length(canonical({"a": 1})) is None
+    assert array_length(canonical("text")) is None

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from protocol import patch
 from protocol.codec import canonical
 from protocol.patch import PatchError, apply, diff, escape, pointer, unescape, view_hash
 from tests.protocol.strategies import documents, related_pairs
@@ -173,3 +174,40 @@ def test_diff_at_a_path_prefixes_every_operation() -> None:
     assert diff({"a": 1}, {"a": 2}, "/shared") == [
         {"op": "replace", "path": "/shared/a", "value": 2}
     ]
+
+
+def _by_the_rule(old: list[Any], new: list[Any], path: str) -> list[dict[str, Any]]:
+    """The ops of the size rule made the long way: every op, then the rule's comparison."""
+    ops: list[dict[str, Any]] = []
+    patch._diff(old, new, path, ops, {})
+    patch.collapse(ops, 0, path, len(msgpack.packb(new)), lambda: new)
+    return ops
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(documents(max_leaves=4), max_size=12),
+    st.lists(documents(max_leaves=4), max_size=12),
+    st.sampled_from(["/l", "/own/choices", "/shared/game/" + "x" * 40]),
+)
+def test_lists_settled_from_their_lengths_get_the_rule_s_answer(
+    old: list[Any], new: list[Any], path: str
+) -> None:
+    """``replaces_list`` answers from the lengths only (filled from empty, emptied, or more
+    ``remove`` ops than a replace weighs): whenever it says replace, the size rule made the long
+    way says one replace too; and the diff's answer is the rule's answer either way."""
+    if patch.replaces_list(len(old), new, path):
+        assert _by_the_rule(old, new, path) == [{"op": "replace", "path": path, "value": new}]
+    ops: list[dict[str, Any]] = []
+    patch.diff_into(old, new, path, ops)
+    assert ops == _by_the_rule(old, new, path)
+
+
+def test_a_seat_s_choices_filled_and_emptied_are_one_replace() -> None:
+    choices = [{"kind": "position", "at": [q, 0], "rotations": [0, 1]} for q in range(40)]
+    assert patch.replaces_list(0, choices, "/own/choices")
+    assert patch.replaces_list(40, [], "/own/choices")
+    assert patch.replaces_list(40, choices[:2], "/own/choices")
+    assert not patch.replaces_list(0, [1], "/own/choices")  # one add is smaller
+    assert not patch.replaces_list(40, choices[:39], "/own/choices")  # one remove is smaller
+    assert diff({"c": []}, {"c": choices}) == [{"op": "replace", "path": "/c", "value": choices}]

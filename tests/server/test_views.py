@@ -7,6 +7,7 @@ from typing import Any
 import msgpack
 import pytest
 
+import server.views
 from games import registry
 from games.base import Decision, Match
 from games.rng import Rng
@@ -82,3 +83,57 @@ def test_random_matches_patch_every_audience_exactly(name: str) -> None:
             events = match.act(decision.seat, chooser.below(len(decision.choices)))
             rev += 1
             _check_frames(views, docs, views.advance(rev, events).seat_frames)
+
+
+def _ops(frame: bytes) -> list[dict[str, Any]]:
+    ops: list[dict[str, Any]] = msgpack.unpackb(frame)["ops"]
+    return ops
+
+
+def test_a_list_that_grew_at_its_end_is_patched_with_adds_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ishtar's ``laid``: the old list's bytes start the new list's, so the new items are
+    ``add``ed without decoding the old list; an item changed inside is not taken for growth."""
+    game = _Scripted()
+    laid: list[Any] = [{"tile": f"t{i}", "at": [i, 0]} for i in range(10)]
+    game.shared = {"laid": laid}
+    views = Views("r", _Match(game), 1)  # type: ignore[arg-type]
+    docs = [views.full(0)[0]]
+    game.shared = {"laid": [*laid, {"tile": "t10", "at": [10, 0]}]}
+    decoded: list[bytes] = []
+    unpack = server.views._unpack
+    monkeypatch.setattr(server.views, "_unpack", lambda data: decoded.append(data) or unpack(data))
+    revision = views.advance(1, [])
+    assert decoded == []
+    assert _ops(revision.seat_frames[0]) == [
+        {"op": "add", "path": "/shared/game/laid/10", "value": {"tile": "t10", "at": [10, 0]}}
+    ]
+    _check_frames(views, docs, revision.seat_frames)
+    changed = [{"tile": "t0", "at": [0, 1]}, *laid[1:], {"tile": "t10", "at": [10, 0]}, 3]
+    game.shared = {"laid": changed}
+    revision = views.advance(2, [])
+    assert decoded  # not a prefix: the old list was decoded and diffed
+    assert _ops(revision.seat_frames[0]) == [
+        {"op": "replace", "path": "/shared/game/laid/0/at/1", "value": 1},
+        {"op": "add", "path": "/shared/game/laid/11", "value": 3},
+    ]
+    _check_frames(views, docs, revision.seat_frames)
+
+
+def test_choices_filled_and_emptied_are_one_replace_each() -> None:
+    game = _Scripted()
+    match = _Match(game)
+    views = Views("r", match, 2)  # type: ignore[arg-type]
+    docs = [views.full(s)[0] for s in range(2)]
+    choices = [{"kind": "pass", "n": n} for n in range(30)]
+    match.decision = Decision(1, "turn", choices)
+    revision = views.advance(1, [])
+    assert {"op": "replace", "path": "/own/choices", "value": choices} in _ops(
+        revision.seat_frames[1]
+    )
+    _check_frames(views, docs, revision.seat_frames)
+    match.decision = Decision(0, "turn", [{"kind": "pass"}])
+    revision = views.advance(2, [])
+    assert {"op": "replace", "path": "/own/choices", "value": []} in _ops(revision.seat_frames[1])
+    _check_frames(views, docs, revision.seat_frames)
