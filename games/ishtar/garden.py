@@ -119,43 +119,63 @@ class Vegetation:
     ) -> list[tuple[Hex, int]]:
         """Every legal (anchor, rotation) of ``tile``, by anchor (row, then column), then rotation.
 
-        Only placements with a space on the frontier can be legal, so the candidates are the
-        precomputed placements through each frontier space (see :func:`_through`).
+        Computed for all anchors at once on bit sets (see :class:`_Grid`): per rotation, the
+        anchors whose three spaces are all uncovered sand or rock, and the anchors whose spaces
+        touch each fountain's gardens; a placement is legal where the first holds and exactly
+        one fountain is touched (ISH-PLACE-02..-05). Only the few left next to two beds with
+        assistants are then checked one by one (ISH-PLACE-08).
         """
-        through = _through(self.terrain, tuple(map(tuple, shape_rotations)))
-        space, touch = self.space, self.touch
-        check_beds = bool(self.bed_owner and tile.flower_groups)
+        grid = _grid(self.terrain)
+        bit = grid.bit
+        covered = 0
+        for c in self.space:
+            covered |= bit[c]
+        free = grid.coverable & ~covered
+        by_fountain: dict[Hex, int] = {}
+        for c, fountains in self.touch.items():
+            for f in fountains:
+                by_fountain[f] = by_fountain.get(f, 0) | bit[c]
+        touching = list(by_fountain.values())
         # Only a tile with a space next to a bed that has an assistant can join two of them:
-        # the spaces next to those beds, listed once, spare the full check everywhere else.
-        near: set[Hex] = set()
-        if check_beds:
+        # those placements (few) are checked one by one.
+        risky_cells = 0
+        if self.bed_owner and tile.flower_groups:
             adjacent = self.terrain.adjacent
             for bed in self.bed_owner:
                 for cell in self.beds[bed]:
-                    near.update(adjacent[cell])
-        seen: set[int] = set()
-        legal: list[tuple[int, int, int, int]] = []
-        for f in touch:
-            for p in through.get(f, ()):
-                key = p[0]
-                if key in seen:
-                    continue
-                seen.add(key)
-                _, anchor, k, c0, c1, c2 = p
-                if c0 in space or c1 in space or c2 in space:
-                    continue
-                joined = touch.get(c0, _NONE) | touch.get(c1, _NONE) | touch.get(c2, _NONE)
-                if len(joined) != 1:
-                    continue
-                if (
-                    check_beds
-                    and (c0 in near or c1 in near or c2 in near)
-                    and self._joins_assistants(tile, (c0, c1, c2))
-                ):
-                    continue
-                legal.append((anchor[1], anchor[0], k, key))
-        legal.sort()
-        return [((q, r), k) for r, q, k, _ in legal]
+                    for n in adjacent[cell]:
+                        risky_cells |= bit[n]
+        found: list[tuple[int, int]] = []
+        checks: list[tuple[int, int]] = []
+        for k, shifts in enumerate(grid.shifts(tuple(map(tuple, shape_rotations)))):
+            legal = -1
+            for s in shifts:
+                legal &= free >> s if s >= 0 else free << -s
+            if not legal:
+                continue
+            once = twice = 0
+            for mask in touching:
+                near = 0
+                for s in shifts:
+                    near |= mask >> s if s >= 0 else mask << -s
+                twice |= once & near
+                once |= near
+            legal &= once & ~twice
+            if risky_cells:
+                risky = 0
+                for s in shifts:
+                    risky |= risky_cells >> s if s >= 0 else risky_cells << -s
+                risky &= legal
+                legal ^= risky
+                checks += [(a, k) for a in _bits(risky)]
+            found += [(a, k) for a in _bits(legal)]
+        cell_of = grid.cell
+        for a, k in checks:
+            cells = tile_cells(cell_of[a], shape_rotations[k])
+            if not self._joins_assistants(tile, cells):
+                found.append((a, k))
+        found.sort()
+        return [(cell_of[a], k) for a, k in found]
 
     def place(self, tile: Tile, cells: Sequence[Hex]) -> None:
         """Lay a tile known to be legal on ``cells`` (trusted)."""
@@ -255,29 +275,64 @@ class Vegetation:
         self.bed_owner[self.bed_of[cell]] = seat
 
 
-Placement = tuple[int, Hex, int, Hex, Hex, Hex]
-"""(index, anchor, rotation, space 0, space 1, space 2) of one tile position on coverable spaces."""
+class _Grid:
+    """The spaces of one terrain as bits of Python ints, for :meth:`Vegetation.placements`.
+
+    Space (q, r) is bit ``(r - r0) * width + (q - q0)``, on a grid padded by ``PAD`` rows and
+    columns around the terrain so that shifting a set by a tile's offset never wraps a row onto
+    a space in play. A tile with space ``i`` at offset (dq, dr) from its anchor covers, from
+    anchor bit ``a``, bit ``a + dr * width + dq``; so "the anchors whose space ``i`` is in set
+    S" is S shifted right by that amount, for every anchor at once.
+    """
+
+    PAD = 3
+    """More than any offset of a space of a tile from its anchor (shapes span 3 spaces)."""
+
+    def __init__(self, terrain: Terrain) -> None:
+        qs = [q for q, _ in terrain.kind]
+        rs = [r for _, r in terrain.kind]
+        self.q0, self.r0 = min(qs) - self.PAD, min(rs) - self.PAD
+        self.width = max(qs) - self.q0 + 1 + self.PAD
+        rows = max(rs) - self.r0 + 1 + self.PAD
+        self.bit: dict[Hex, int] = {}
+        self.cell: list[Hex] = []
+        for r in range(self.r0, self.r0 + rows):
+            for q in range(self.q0, self.q0 + self.width):
+                self.bit[(q, r)] = 1 << len(self.cell)
+                self.cell.append((q, r))
+        self.coverable = 0
+        for c in terrain.coverable:
+            self.coverable |= self.bit[c]
+        self._shifts: dict[tuple[tuple[Hex, ...], ...], tuple[tuple[int, ...], ...]] = {}
+
+    def shifts(self, shape_rotations: tuple[tuple[Hex, ...], ...]) -> tuple[tuple[int, ...], ...]:
+        """Per rotation, the bit offset of each space of the tile from its anchor."""
+        known = self._shifts.get(shape_rotations)
+        if known is None:
+            for offsets in shape_rotations:
+                if any(abs(dq) >= self.PAD or abs(dr) >= self.PAD for dq, dr in offsets):
+                    raise ValueError(f"a tile space lies {offsets} from its anchor")
+            known = tuple(
+                tuple(dr * self.width + dq for dq, dr in offsets) for offsets in shape_rotations
+            )
+            self._shifts[shape_rotations] = known
+        return known
 
 
-@functools.lru_cache(maxsize=256)
-def _through(
-    terrain: Terrain, shape_rotations: tuple[tuple[Hex, ...], ...]
-) -> dict[Hex, list[Placement]]:
-    """For each coverable space, the placements of a shape lying wholly on coverable spaces
-    that cover it. Computed once per terrain and shape; the frontier then indexes it."""
-    coverable = terrain.coverable
-    out: dict[Hex, list[Placement]] = {}
-    index = 0
-    for anchor in sorted(coverable):
-        for k, offsets in enumerate(shape_rotations):
-            cells = tile_cells(anchor, offsets)
-            if all(c in coverable for c in cells):
-                c0, c1, c2 = cells
-                placement = (index, anchor, k, c0, c1, c2)
-                index += 1
-                for c in cells:
-                    out.setdefault(c, []).append(placement)
+def _bits(mask: int) -> list[int]:
+    """The indices of the set bits of ``mask``, in increasing order."""
+    digits = bin(mask)[:1:-1]  # least significant first
+    out: list[int] = []
+    i = digits.find("1")
+    while i >= 0:
+        out.append(i)
+        i = digits.find("1", i + 1)
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _grid(terrain: Terrain) -> _Grid:
+    return _Grid(terrain)
 
 
 def tile_cells(anchor: Hex, shape_rotation: Sequence[Hex]) -> tuple[Hex, ...]:
