@@ -202,7 +202,8 @@ def canonical_copy(value: Any) -> tuple[Any, bytes]:
     canonical encoding of both.
 
     The copy is what decoding the encoding would give, without decoding it: the server keeps it
-    as the previous view to diff against, safe from an engine that later mutates its lists.
+    as the previous value of a room-level part (a clock) to diff against, safe from a caller that
+    later mutates its lists.
     """
     return _sorted(value), canonical(value)
 
