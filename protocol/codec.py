@@ -210,20 +210,21 @@ def canonical_copy(value: Any) -> tuple[Any, bytes]:
 
 def map_header(n: int) -> bytes:
     """The msgpack header of a map of ``n`` entries (to splice pre-encoded entries after it)."""
-    if n < 16:
-        return bytes([0x80 | n])
-    if n < 1 << 16:
-        return b"\xde" + n.to_bytes(2, "big")
-    return b"\xdf" + n.to_bytes(4, "big")
+    return _header(n, 0x80, b"\xde", b"\xdf")
 
 
 def array_header(n: int) -> bytes:
     """The msgpack header of an array of ``n`` items (to splice pre-encoded items after it)."""
+    return _header(n, 0x90, b"\xdc", b"\xdd")
+
+
+def _header(n: int, fix: int, wide16: bytes, wide32: bytes) -> bytes:
+    """A msgpack container header: the fix form below 16, else a 16- or 32-bit count."""
     if n < 16:
-        return bytes([0x90 | n])
+        return bytes([fix | n])
     if n < 1 << 16:
-        return b"\xdc" + n.to_bytes(2, "big")
-    return b"\xdd" + n.to_bytes(4, "big")
+        return wide16 + n.to_bytes(2, "big")
+    return wide32 + n.to_bytes(4, "big")
 
 
 def array_length(encoded: bytes) -> tuple[int, int] | None:
