@@ -7,7 +7,9 @@ exception of a request becomes one ``error`` frame through :func:`server.errors.
 the only place that maps errors to the wire.
 
 HTTP on the same port (``process_request``): ``/healthz`` (the process answers), ``/readyz``
-(accepting and the store is usable; 503 while shutting down) and ``/metrics`` (Prometheus).
+(accepting and the store is usable; 503 while shutting down), ``/metrics`` (Prometheus) and the
+browser client's pages and files (:mod:`server.web`) for requests that are not a WebSocket
+handshake.
 
 Graceful stop (SIGTERM in :mod:`server.main`): not ready, stop accepting, let each room finish
 what is in its inbox, send ``bye`` to everyone, close every socket with 1001, close the store.
@@ -41,6 +43,7 @@ from server.lobby import Lobby
 from server.metrics import Metrics
 from server.room_state import Gone, Resync
 from server.store import MemoryStore, Store
+from server.web import WebFiles, to_response, wants_websocket
 
 if TYPE_CHECKING:
     from server.cluster import Cluster
@@ -62,6 +65,7 @@ class App:
         self.stopping = False
         self.cluster: Cluster | None = None
         """Several nodes over Redis (:mod:`server.cluster`): set by :mod:`server.main`."""
+        self.web = WebFiles()
         self.log = oasis_logging.get()
 
     @property
@@ -128,6 +132,9 @@ class App:
             del response.headers["Content-Type"]
             response.headers["Content-Type"] = content_type
             return response
+        if not wants_websocket(request.headers.get("Upgrade")):
+            page = self.web.answer(request.path, request.headers.get("If-None-Match"))
+            return to_response(page)
         if self.ips.full(self._ip(ws, request)):
             self.metrics.rejected.labels("per_ip").inc()
             return ws.respond(http.HTTPStatus.TOO_MANY_REQUESTS, "too many connections\n")
