@@ -1,0 +1,290 @@
+// A room: play (a seat), watch (a spectator; ?overlay=1 for a stream), replay (a finished match
+// played again by the server). Drawn from the room's view and info alone: the seats and their
+// clocks, whose turn it is and what they are asked, the legal choices to click, the event log,
+// chat, the game's public state and the seat's own secrets, the result at the end.
+
+import { h, fill, explain, words, choiceText, eventText, promptText, clockText, tree, seatName } from "./ui.js";
+import { ServerError } from "./oasis.js";
+
+const LOW_CLOCK_MS = 30000;
+
+export function roomView(ctx, mode, roomId) {
+  const { session, notify, go, link, overlay } = ctx;
+  let room = null;
+  let acting = false;
+  let disposed = false;
+  let watching = mode !== "play";
+  const timers = [];
+
+  const title = h("h1", {}, words(mode), " ", h("span", { class: "mono" }, roomId));
+  const badges = h("div", { class: "badges" });
+  const mismatches = h("span", { id: "mismatches", class: "mono", title: "views whose hash was not the server's" }, "0");
+  const integrity = h("span", { class: "integrity" }, "hash mismatches: ", mismatches);
+  const turnBox = h("section", { class: "card turn", id: "turn" }, h("p", { class: "hint" }, "Joining…"));
+  const seatsBox = h("section", { class: "card seats", id: "seats" });
+  const logList = h("ol", { class: "log", id: "log" });
+  const logBox = h("section", { class: "card logbox" }, h("h2", {}, "What happened"), logList);
+  const chatList = h("ol", { class: "chat", id: "chat" });
+  const chatInput = h("input", { id: "chat-text", maxlength: 500, placeholder: "say something", autocomplete: "off" });
+  const chatForm = h("form", { class: "say", id: "chat-form" }, chatInput, h("button", { type: "submit" }, "Say"));
+  const chatBox = h("section", { class: "card chatbox" }, h("h2", {}, "Chat"), chatList, chatForm);
+  const stateBox = h("section", { class: "card state", id: "state" });
+  const lastEvent = h("p", { class: "last-event", id: "last-event" });
+
+  const element = overlay
+    ? h("div", { class: "overlay-root", id: "overlay" }, h("div", { class: "overlay-seats", id: "seats" }), lastEvent, h("div", { class: "overlay-foot" }, integrity))
+    : h("div", { class: `room ${mode}` },
+        h("div", { class: "room-head" }, title, badges, integrity),
+        h("div", { class: "grid" },
+          h("div", { class: "col" }, turnBox, seatsBox),
+          h("div", { class: "col" }, stateBox),
+          h("div", { class: "col" }, logBox, chatBox)));
+  const overlaySeats = overlay ? element.querySelector(".overlay-seats") : null;
+
+  chatForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const text = chatInput.value.trim();
+    if (!text || !room) return;
+    room.say(text).then(() => {
+      chatInput.value = "";
+    }, (err) => notify(explain(err), "error"));
+  });
+
+  // Joining -----------------------------------------------------------------------------------
+  async function enter() {
+    try {
+      if (mode === "play") {
+        try {
+          room = await session.join(roomId, { name: ctx.playerName() || "player" });
+        } catch (err) {
+          if (!(err instanceof ServerError) || !["not_allowed", "room_full"].includes(err.code)) throw err;
+          notify(`${explain(err)} You are watching instead.`);
+          watching = true;
+          room = await session.spectate(roomId);
+        }
+      } else if (mode === "watch") {
+        room = await session.spectate(roomId);
+      } else {
+        const interval = Number(ctx.params.get("interval") ?? "1");
+        room = await session.replay(roomId, Number.isFinite(interval) ? interval : 1);
+      }
+    } catch (err) {
+      if (disposed) return;
+      fill(turnBox, h("p", { class: "error" }, explain(err)), h("a", { class: "button", href: "/", onclick: link("/") }, "Back to the lobby"));
+      fill(badges);
+      return;
+    }
+    if (disposed) return;
+    for (const kind of ["change", "events", "chat", "pause"]) room.addEventListener(kind, render);
+    render();
+    timers.push(setInterval(tickClocks, 250));
+  }
+
+  // Drawing ----------------------------------------------------------------------------------
+  function render() {
+    if (disposed || !room) return;
+    const info = room.info;
+    const seats = info.seats ?? [];
+    mismatches.textContent = String(room.mismatches);
+    integrity.classList.toggle("bad", room.mismatches > 0);
+    if (overlay) {
+      drawOverlay(seats);
+      return;
+    }
+    fill(badges,
+      h("span", { class: "badge" }, words(info.game)),
+      h("span", { class: `badge state-${info.state}`, id: "room-state" }, words(info.state)),
+      h("span", { class: "badge mono", id: "rev" }, `rev ${room.rev}`),
+      info.replay_of ? h("span", { class: "badge" }, `replay of ${info.replay_of}`) : null,
+      room.paused ? h("span", { class: "badge warn" }, "paused: storage unavailable") : null,
+      watching ? h("span", { class: "badge" }, `watching · ${info.spectators ?? 0} spectators`) : h("span", { class: "badge you" }, `you: ${seatName(seats, room.seat)}`));
+    drawTurn(info, seats);
+    drawSeats(seatsBox, seats);
+    drawState();
+    drawLog(seats);
+    drawChat();
+  }
+
+  function drawTurn(info, seats) {
+    const parts = [];
+    if (room.gone) parts.push(h("p", { class: "error" }, "This room is gone (closed, or the seat token no longer works)."));
+    if (room.result) parts.push(resultTable(room.result, seats));
+    else if (info.state === "open") parts.push(...openRoom(info, seats));
+    else if (room.turn) {
+      const mine = room.turn.seat === room.seat && !watching;
+      parts.push(h("p", { class: `prompt ${mine ? "mine" : ""}`, id: "prompt" }, mine ? `Your turn: ${room.turn.prompt || words(room.turn.decision).toLowerCase()}` : promptText(room.turn, seats)));
+    }
+    if (!watching && room.choices.length && !room.result) {
+      parts.push(h("ol", { class: "choices", id: "choices" }, room.choices.map((choice, i) =>
+        h("li", {}, h("button", { class: "choice", type: "button", disabled: acting || room.paused, dataset: { index: i }, onclick: () => act(i) }, choiceText(choice, seats))))));
+    }
+    if (!watching && !room.result && info.state === "playing") {
+      parts.push(h("p", { class: "leave" }, h("button", { type: "button", class: "quiet", onclick: leave }, "Leave (a bot plays for you until you come back)")));
+    }
+    if (room.result || watching) parts.push(h("p", {}, h("a", { class: "button", href: "/", onclick: link("/") }, "Back to the lobby")));
+    fill(turnBox, parts);
+  }
+
+  function openRoom(info, seats) {
+    const free = seats.filter((s) => !s.taken && !s.bot).length;
+    const url = `${location.origin}/play/${room.id}`;
+    const share = h("input", { readonly: true, value: url, id: "share-link", class: "mono", onfocus: (e) => e.target.select() });
+    const out = [
+      h("p", { class: "prompt" }, free ? `Waiting for ${free} more player${free > 1 ? "s" : ""}.` : "Every seat is taken: start when ready."),
+      h("div", { class: "share" }, h("label", { for: "share-link" }, info.public ? "Invite with this link:" : "Private room — share this link:"), share,
+        h("button", { type: "button", onclick: () => copy(url) }, "Copy")),
+    ];
+    const buttons = [];
+    if (!watching && !free) buttons.push(h("button", { class: "primary", id: "start", type: "button", onclick: () => start(false) }, "Start the match"));
+    if (!watching && free && session.hosted.has(room.id)) {
+      buttons.push(h("button", { class: "primary", id: "start-bots", type: "button", onclick: () => start(true) }, `Start with bots in the ${free} empty seat${free > 1 ? "s" : ""}`));
+    }
+    if (!watching) buttons.push(h("button", { type: "button", class: "quiet", onclick: leave }, "Leave the room"));
+    out.push(h("div", { class: "buttons" }, buttons));
+    return out;
+  }
+
+  function resultTable(result, seats) {
+    const winners = new Set(result.winners ?? []);
+    const scores = result.scores ?? [];
+    const keys = [...new Set((result.breakdown ?? []).flatMap((b) => Object.keys(b ?? {})))];
+    return h("div", { class: "result", id: "result" },
+      h("h2", {}, winners.size ? `${[...winners].map((s) => seatName(seats, s)).join(" and ")} ${winners.size > 1 ? "win" : "wins"}` : "The match is over"),
+      h("table", {},
+        h("thead", {}, h("tr", {}, h("th", {}, "Player"), h("th", {}, "Score"), keys.map((k) => h("th", {}, words(k))))),
+        h("tbody", {}, scores.map((score, s) => h("tr", { class: winners.has(s) ? "winner" : "" },
+          h("td", {}, seatName(seats, s), seats[s]?.forfeited ? " (forfeited)" : ""),
+          h("td", { class: "score" }, String(score)),
+          keys.map((k) => h("td", {}, String(result.breakdown?.[s]?.[k] ?? ""))))))),
+      result.turns !== undefined ? h("p", { class: "hint" }, `${result.turns} turns`) : null);
+  }
+
+  function drawSeats(box, seats) {
+    const clock = room.view?.clock;
+    const turnSeat = room.turn?.seat;
+    const rows = seats.map((s) => {
+      const tags = [];
+      if (s.seat === room.seat && !watching) tags.push(h("span", { class: "tag you" }, "you"));
+      if (s.bot) tags.push(h("span", { class: "tag" }, `${s.bot_kind ?? ""} bot`.trim()));
+      if (s.standin) tags.push(h("span", { class: "tag warn" }, "bot stands in"));
+      if (s.forfeited) tags.push(h("span", { class: "tag bad" }, "forfeited"));
+      if (!s.taken && !s.bot) tags.push(h("span", { class: "tag" }, "free"));
+      const online = s.bot || s.connected;
+      return h("li", { class: `seat ${s.seat === turnSeat && !room.result ? "turn" : ""}`, dataset: { seat: s.seat } },
+        h("span", { class: `dot ${online ? "on" : "off"}`, title: online ? "connected" : "not connected" }),
+        h("span", { class: "name" }, s.name || (s.bot ? "bot" : `seat ${s.seat + 1}`)),
+        tags,
+        clock ? h("span", { class: "clock mono", dataset: { clock: s.seat } }, "") : null,
+        room.result ? h("span", { class: "score" }, String(room.result.scores?.[s.seat] ?? "")) : null);
+    });
+    if (box === seatsBox) fill(box, h("h2", {}, "Players"), h("ul", { class: "seat-list" }, rows));
+    else fill(box, rows);
+    tickClocks();
+  }
+
+  function drawState() {
+    const game = room.view?.shared?.game;
+    const own = room.view?.own;
+    fill(stateBox,
+      h("h2", {}, "The game"),
+      game ? h("details", { open: true }, h("summary", {}, "Public state"), tree(game)) : h("p", { class: "hint" }, "No view yet."),
+      own?.private != null ? h("details", { open: true, class: "private" }, h("summary", {}, "Only you see this"), tree(own.private)) : null);
+  }
+
+  function drawLog(seats) {
+    const entries = room.log.slice(-200);
+    fill(logList, entries.length ? entries.map(({ rev, event }) => h("li", {}, h("span", { class: "rev mono" }, String(rev)), eventText(event, seats))) : h("li", { class: "hint" }, "Nothing yet."));
+    logList.scrollTop = logList.scrollHeight;
+  }
+
+  function drawChat() {
+    fill(chatList, room.chat.slice(-100).map((line) => h("li", {}, h("b", {}, line.from?.name || (line.from?.seat == null ? "spectator" : seatName(room.info.seats ?? [], line.from.seat))), " ", line.text)));
+    chatList.scrollTop = chatList.scrollHeight;
+    const canSay = !watching || room.info.spectator_chat;
+    chatInput.disabled = !canSay || room.gone;
+    chatInput.placeholder = canSay ? "say something" : "spectators cannot chat in this room";
+  }
+
+  function drawOverlay(seats) {
+    fill(overlaySeats, seats.map((s) => h("div", { class: `ov-seat ${s.seat === room.turn?.seat && !room.result ? "turn" : ""} ${room.result?.winners?.includes(s.seat) ? "winner" : ""}`, dataset: { seat: s.seat } },
+      h("span", { class: "name" }, s.name || (s.bot ? "bot" : `seat ${s.seat + 1}`)),
+      room.view?.clock ? h("span", { class: "clock mono", dataset: { clock: s.seat } }, "") : null,
+      room.result ? h("span", { class: "score", dataset: { score: s.seat } }, String(room.result.scores?.[s.seat] ?? "")) : null)));
+    const last = room.log.at(-1);
+    if (room.result) lastEvent.textContent = `Final — ${resultLine(room.result, seats)}`;
+    else lastEvent.textContent = last ? eventText(last.event, seats) : promptText(room.turn, seats) || "Waiting for the match to begin";
+    lastEvent.dataset.rev = String(room.rev);
+    tickClocks();
+  }
+
+  function resultLine(result, seats) {
+    return (result.scores ?? []).map((score, s) => `${seatName(seats, s)} ${score}`).join(" · ");
+  }
+
+  function tickClocks() {
+    if (!room) return;
+    const left = room.clockLeft();
+    if (!left) return;
+    const running = room.view?.clock?.running;
+    for (const el of element.querySelectorAll("[data-clock]")) {
+      const s = Number(el.dataset.clock);
+      el.textContent = clockText(left[s] ?? 0);
+      el.classList.toggle("running", s === running && !room.result);
+      el.classList.toggle("low", s === running && left[s] < LOW_CLOCK_MS);
+    }
+  }
+
+  // Acting -----------------------------------------------------------------------------------
+  async function act(index) {
+    if (acting) return;
+    acting = true;
+    render();
+    try {
+      await room.act(index);
+    } catch (err) {
+      notify(explain(err), "error");
+    } finally {
+      acting = false;
+      render();
+    }
+  }
+
+  async function start(bots) {
+    try {
+      await room.start({ bots });
+    } catch (err) {
+      notify(explain(err), "error");
+    }
+  }
+
+  async function leave() {
+    try {
+      await room.leave();
+    } catch (err) {
+      notify(explain(err), "error");
+    }
+    go("/");
+  }
+
+  async function copy(text) {
+    try {
+      await navigator.clipboard.writeText(text);
+      notify("Link copied.");
+    } catch {
+      notify("Select the link and copy it.");
+    }
+  }
+
+  enter();
+  return {
+    element,
+    dispose() {
+      disposed = true;
+      for (const t of timers) clearInterval(t);
+      if (room) {
+        for (const kind of ["change", "events", "chat", "pause"]) room.removeEventListener(kind, render);
+        if (watching && !room.gone) room.leave().catch(() => {});
+      }
+    },
+  };
+}
