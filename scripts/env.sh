@@ -59,5 +59,16 @@ if ! command -v redis-server >/dev/null 2>&1; then
   apt_install redis-server
 fi
 
+# The checks of the browser client (scripts/test) need Node (its tests) and Chromium (the browser
+# tests drive Debian's chromium through Playwright; nothing downloads a browser of its own).
+if [[ "$EXTRAS" == *dev* ]]; then
+  missing=()
+  command -v node >/dev/null 2>&1 || missing+=(nodejs)
+  command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+  if [ "${#missing[@]}" -gt 0 ]; then
+    apt_install "${missing[@]}"
+  fi
+fi
+
 export PATH="$VENV/bin:$PATH"
 cd "$ROOT"

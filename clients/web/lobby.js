@@ -23,7 +23,7 @@ export function lobbyView(ctx) {
   const playersSelect = (id) => h("select", { id, name: "players" }, [2, 3, 4].map((n) => h("option", { value: n }, `${n} players`)));
 
   const name = h("input", { id: "name", name: "name", maxlength: 32, placeholder: "your name", value: ctx.playerName(), autocomplete: "nickname" });
-  name.addEventListener("change", () => ctx.setPlayerName(name.value));
+  name.addEventListener("input", () => ctx.setPlayerName(name.value));
   const who = () => {
     ctx.setPlayerName(name.value);
     return name.value.trim() || "player";

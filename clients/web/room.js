@@ -75,12 +75,26 @@ export function roomView(ctx, mode, roomId) {
       return;
     }
     if (disposed) return;
-    for (const kind of ["change", "events", "chat", "pause"]) room.addEventListener(kind, render);
+    for (const kind of ["change", "events", "chat", "pause"]) room.addEventListener(kind, schedule);
     render();
     timers.push(setInterval(tickClocks, 250));
   }
 
   // Drawing ----------------------------------------------------------------------------------
+  // Patches may come faster than a screen shows them (bots, a replay at full speed): draw at
+  // most once a frame, from the latest view.
+  let scheduled = false;
+  function schedule() {
+    if (scheduled) return;
+    scheduled = true;
+    const draw = () => {
+      scheduled = false;
+      render();
+    };
+    if (document.hidden) setTimeout(draw, 250);
+    else requestAnimationFrame(draw);
+  }
+
   function render() {
     if (disposed || !room) return;
     const info = room.info;
@@ -282,7 +296,7 @@ export function roomView(ctx, mode, roomId) {
       disposed = true;
       for (const t of timers) clearInterval(t);
       if (room) {
-        for (const kind of ["change", "events", "chat", "pause"]) room.removeEventListener(kind, render);
+        for (const kind of ["change", "events", "chat", "pause"]) room.removeEventListener(kind, schedule);
         if (watching && !room.gone) room.leave().catch(() => {});
       }
     },

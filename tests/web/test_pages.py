@@ -1,0 +1,213 @@
+"""The browser client in headless Chromium against the real server and Redis: the lobby, two
+people playing each other (one reloads mid-match), spectators and the stream overlay following
+bot matches of both games to the final scores with no hash mismatch, and a replay. Every page
+must finish without a console error or an uncaught error (the fixture checks)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+import pytest
+from playwright.async_api import Page, expect
+
+from tests.web.conftest import DESKTOP, PHONE, MakeWeb, Web, shoot
+
+MATCH_TIMEOUT_MS = 120_000
+
+
+async def result_scores(page: Page) -> list[int]:
+    await page.wait_for_selector("#result", timeout=MATCH_TIMEOUT_MS)
+    return [int(text) for text in await page.locator("#result td.score").all_inner_texts()]
+
+
+async def mismatches(page: Page) -> int:
+    return int(await page.locator("#mismatches").inner_text())
+
+
+async def finished_view(web: Web, room: str) -> dict[str, Any]:
+    """The final result as the server tells a spectator of ``room``."""
+    watcher = await web.client("referee")
+    try:
+        await watcher.request({"type": "spectate", "room": room})
+        await watcher.until(lambda: watcher.view(room)["shared"]["result"] is not None, 120)
+        result: dict[str, Any] = watcher.view(room)["shared"]["result"]
+        return result
+    finally:
+        await watcher.close()
+
+
+@pytest.mark.parametrize("game", ["yspahan", "ishtar"])
+async def test_spectators_and_the_overlay_follow_a_bot_match_to_the_final_scores(
+    make_web: MakeWeb, game: str
+) -> None:
+    web = await make_web(bot_delay=0.005)
+    host = await web.client("host")
+    created = await host.request(
+        {"type": "create", "game": game, "players": 2, "bots": 2, "bot": "random", "seed": 7}
+    )
+    room = created["room"]
+    desktop, phone = await web.page(DESKTOP), await web.page(PHONE)
+    overlay = await web.page({"width": 1920, "height": 1080})
+    await desktop.goto(f"{web.url}/watch/{room}")
+    await phone.goto(f"{web.url}/watch/{room}")
+    await overlay.goto(f"{web.url}/watch/{room}?overlay=1")
+    for page in (desktop, phone):
+        await expect(page.locator("#room-state")).to_have_text("Open")
+    await expect(overlay.locator(".ov-seat")).to_have_count(2)
+    started = await host.request({"type": "start", "room": room})
+    assert started["type"] == "ack", started
+    await expect(desktop.locator("#rev")).to_have_text(re.compile(r"^rev [1-9][0-9]+$"))
+    await shoot(desktop, f"watch-{game}")
+    await shoot(overlay, f"overlay-{game}")
+
+    result = await finished_view(web, room)
+    for page in (desktop, phone):
+        assert await result_scores(page) == result["scores"]
+        assert await mismatches(page) == 0
+    await expect(overlay.locator("#last-event")).to_have_text(re.compile(r"^Final — "))
+    scores = [int(s) for s in await overlay.locator("[data-score]").all_inner_texts()]
+    assert scores == result["scores"]
+    assert await mismatches(overlay) == 0
+    background = await overlay.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert background == "rgba(0, 0, 0, 0)"  # transparent for the streaming software
+    assert await overlay.locator("button, input, select").count() == 0
+    await shoot(desktop, f"watch-{game}-final")
+    await shoot(phone, f"watch-{game}-final")
+    await shoot(overlay, f"overlay-{game}-final")
+    await host.close()
+
+
+async def take_turns(pages: list[Page], *, reload_after: int, reloaded: Page) -> int:
+    """Click the first legal choice on whichever page must decide, until a result shows; the
+    page ``reloaded`` is reloaded once after ``reload_after`` moves. Returns the moves made."""
+    moves = 0
+    selector = "button.choice:not([disabled]), #result"
+    while True:
+        waits = {
+            asyncio.ensure_future(page.wait_for_selector(selector, timeout=30_000)): page
+            for page in pages
+        }
+        done, pending = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        page = waits[done.pop()]
+        if await page.locator("#result").count():
+            return moves
+        await page.locator("button.choice:not([disabled])").first.click()
+        moves += 1
+        if moves == reload_after:
+            await reloaded.reload()
+            await expect(reloaded.locator("#room-state")).to_have_text("Playing")
+
+
+async def test_two_people_play_each_other_and_a_reload_resumes_the_seat(
+    make_web: MakeWeb,
+) -> None:
+    web = await make_web()
+    ann, bob = await web.page(DESKTOP), await web.page(PHONE)
+    await ann.goto(web.url + "/")
+    await ann.fill("#name", "ann")
+    await ann.select_option("#create-game", "tiny")
+    await ann.select_option("#create-players", "2")
+    await ann.select_option("#create-bots", "0")
+    await ann.select_option("#create-clock", "300+5")
+    await ann.click("#create")
+    await ann.wait_for_url(re.compile(r"/play/[0-9a-f]+$"))
+    room = ann.url.rsplit("/", 1)[1]
+    link = await ann.locator("#share-link").input_value()
+    assert link == f"{web.url}/play/{room}"
+    await shoot(ann, "play-open")
+
+    await bob.goto(web.url + "/")
+    await bob.fill("#name", "bob")
+    await bob.goto(link)
+    await expect(bob.locator(".badge.you")).to_have_text("you: bob")
+    await expect(ann.locator("#start")).to_be_visible()
+    await ann.fill("#chat-text", "good luck")
+    await ann.click("#chat-form button")
+    await expect(bob.locator("#chat")).to_contain_text("ann good luck")
+    await bob.click("#start")
+
+    # The clock of the seat that must decide ticks down from 5:00.
+    running = ann.locator(".clock.running")
+    await expect(running).to_have_count(1)
+    await expect(running).not_to_have_text("5:00", timeout=5_000)
+    await shoot(ann, "play-tiny")
+    await shoot(bob, "play-tiny")
+
+    moves = await take_turns([ann, bob], reload_after=3, reloaded=bob)
+    assert moves >= 6
+    await expect(bob.locator(".badge.you")).to_have_text("you: bob")  # the same seat
+    scores = await result_scores(ann)
+    assert await result_scores(bob) == scores
+    assert scores == (await finished_view(web, room))["scores"]
+    for page in (ann, bob):
+        assert await mismatches(page) == 0
+        await shoot(page, "play-tiny-final")
+    token = await bob.evaluate(f"localStorage.getItem('oasis:seat:{room}')")
+    assert token and '"seat":1' in token
+
+
+async def test_lobby_lists_public_rooms_live_and_quick_match_pairs_two_people(
+    make_web: MakeWeb,
+) -> None:
+    web = await make_web()
+    lobby = await web.page(DESKTOP)
+    await lobby.goto(web.url + "/")
+    await expect(lobby.locator("#rooms")).to_contain_text("No public rooms")
+    host = await web.client("host")
+    room = (await host.request({"type": "create", "game": "tiny", "players": 3}))["room"]
+    row = lobby.locator(f'tr[data-room="{room}"]')
+    await expect(row).to_contain_text("0/3")  # appears without a reload
+    await shoot(lobby, "lobby")
+    phone = await web.page(PHONE)
+    await phone.goto(web.url + "/")
+    await expect(phone.locator(f'tr[data-room="{room}"]')).to_be_visible()
+    await shoot(phone, "lobby")
+    await row.get_by_text("Watch").click()
+    await lobby.wait_for_url(f"{web.url}/watch/{room}")
+    await expect(lobby.locator("#room-state")).to_have_text("Open")
+
+    first, second = await web.page(DESKTOP), await web.page(PHONE)
+    for page, name in ((first, "cy"), (second, "di")):
+        await page.goto(web.url + "/")
+        await page.fill("#name", name)
+        await page.select_option("#quick-game", "tiny")
+        await page.click("#quick")
+        await page.wait_for_url(re.compile(r"/play/[0-9a-f]+$"))
+    assert first.url == second.url
+    for page in (first, second):
+        await expect(page.locator("#room-state")).to_have_text("Playing")  # started when full
+
+    # A private room: its link is shown to share, and it is not listed.
+    await phone.uncheck("#create-public")
+    await phone.select_option("#create-game", "tiny")
+    await phone.click("#create")
+    await phone.wait_for_url(re.compile(r"/play/[0-9a-f]+$"))
+    private = phone.url.rsplit("/", 1)[1]
+    await expect(phone.locator(".share")).to_contain_text("Private room")
+    await shoot(phone, "play-private-open")
+    listed = await host.request({"type": "list_rooms"})
+    assert private not in [info["room"] for info in listed["rooms"]]
+    await host.close()
+
+
+async def test_a_finished_match_replays_to_the_same_scores(make_web: MakeWeb) -> None:
+    web = await make_web()
+    host = await web.client("host")
+    created = await host.request(
+        {"type": "create", "game": "yspahan", "players": 2, "bots": 2, "seed": 3}
+    )
+    room = created["room"]
+    await host.request({"type": "start", "room": room})
+    result = await finished_view(web, room)
+    page = await web.page(DESKTOP)
+    await page.goto(f"{web.url}/replay/{room}?interval=0")
+    await expect(page.locator(".badges")).to_contain_text(f"replay of {room}")
+    assert await result_scores(page) == result["scores"]
+    assert await mismatches(page) == 0
+    await shoot(page, "replay")
+    await host.close()
