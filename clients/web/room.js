@@ -161,15 +161,18 @@ export function roomView(ctx, mode, roomId) {
   function resultTable(result, seats) {
     const winners = new Set(result.winners ?? []);
     const scores = result.scores ?? [];
-    const keys = [...new Set((result.breakdown ?? []).flatMap((b) => Object.keys(b ?? {})))];
+    // Breakdown columns that say something: not all zero, not a copy of the score.
+    const breakdown = result.breakdown ?? [];
+    const keys = [...new Set(breakdown.flatMap((b) => Object.keys(b ?? {})))].filter(
+      (k) => breakdown.some((b, s) => Number(b?.[k] ?? 0) !== 0 && Number(b?.[k]) !== Number(scores[s])));
     return h("div", { class: "result", id: "result" },
       h("h2", {}, winners.size ? `${[...winners].map((s) => seatName(seats, s)).join(" and ")} ${winners.size > 1 ? "win" : "wins"}` : "The match is over"),
-      h("table", {},
+      h("div", { class: "scroll" }, h("table", {},
         h("thead", {}, h("tr", {}, h("th", {}, "Player"), h("th", {}, "Score"), keys.map((k) => h("th", {}, words(k))))),
         h("tbody", {}, scores.map((score, s) => h("tr", { class: winners.has(s) ? "winner" : "" },
           h("td", {}, seatName(seats, s), seats[s]?.forfeited ? " (forfeited)" : ""),
           h("td", { class: "score" }, String(score)),
-          keys.map((k) => h("td", {}, String(result.breakdown?.[s]?.[k] ?? ""))))))),
+          keys.map((k) => h("td", {}, String(result.breakdown?.[s]?.[k] ?? "")))))))),
       result.turns !== undefined ? h("p", { class: "hint" }, `${result.turns} turns`) : null);
   }
 
