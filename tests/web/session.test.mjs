@@ -1,0 +1,129 @@
+// The Session shell of oasis.js over an in-memory WebSocket (a fake server that speaks real
+// msgpack frames): request ids and promises, typed errors, seat tokens kept per room, resume
+// from the last revision after a drop, redirect following, and the pacer. The real server and
+// a real browser are in tests/web/test_pages.py.
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { ConnectionLost, Pacer, SeatStore, ServerError, Session } from "../../clients/web/oasis.js";
+import { decodeFrame, encodeFrame, viewHash } from "../../clients/web/wire.js";
+
+const VIEW = { shared: { game: { n: 0 }, turn: { seat: 0, decision: "go" }, result: null }, own: { seat: 0, private: {}, choices: [{ kind: "go" }] } };
+
+/** A fake server: `answer(frame, socket)` returns the frames to send back. */
+function fakeServer(answer) {
+  const sockets = [];
+  class FakeSocket {
+    constructor(url) {
+      this.url = url;
+      this.readyState = 0;
+      this.sent = [];
+      sockets.push(this);
+      setTimeout(() => {
+        this.readyState = 1;
+        this.onopen?.();
+      }, 0);
+    }
+    send(bytes) {
+      const frame = decodeFrame(bytes);
+      this.sent.push(frame);
+      for (const reply of answer(frame, this) ?? []) this.push(reply);
+    }
+    push(frame) {
+      setTimeout(() => this.readyState === 1 && this.onmessage?.({ data: encodeFrame(frame).slice().buffer }), 0);
+    }
+    close(code = 1000) {
+      if (this.readyState === 3) return;
+      this.readyState = 3;
+      setTimeout(() => this.onclose?.({ code, reason: "" }), 0);
+    }
+  }
+  return { FakeSocket, sockets };
+}
+
+function memoryStorage() {
+  const data = new Map();
+  return { getItem: (k) => data.get(k) ?? null, setItem: (k, v) => data.set(k, String(v)), removeItem: (k) => data.delete(k) };
+}
+
+const welcome = (id) => ({ type: "welcome", id, session: "s", version: 1, server: "fake", limits: { rate_per_second: 1000, rate_burst: 1000, idle_timeout: 300 }, games: ["tiny"] });
+const info = { room: "r1", game: "tiny", players: 2, state: "playing", seats: [] };
+
+test("requests resolve with their answer and reject with typed errors", async () => {
+  const { FakeSocket } = fakeServer((f) => {
+    if (f.type === "hello") return [welcome(f.id)];
+    if (f.type === "ping") return [{ type: "pong", id: f.id, ts: 1.5 }];
+    if (f.type === "sync") return [{ type: "error", id: f.id, code: "not_found", message: "no such room" }];
+    return [];
+  });
+  const session = await new Session("ws://fake/", { WebSocket: FakeSocket, seats: new SeatStore(memoryStorage()) }).open();
+  assert.deepEqual(session.games, ["tiny"]);
+  assert.equal((await session.request({ type: "ping" })).ts, 1.5);
+  await assert.rejects(session.request({ type: "sync", room: "x" }), (err) => err instanceof ServerError && err.code === "not_found");
+  const pending = session.request({ type: "list_rooms" });
+  session.close();
+  await assert.rejects(pending, ConnectionLost);
+});
+
+test("a seat token is kept, and a dropped connection resumes the seat from its revision", async () => {
+  const joins = [];
+  const { FakeSocket, sockets } = fakeServer((f) => {
+    if (f.type === "hello") return [welcome(f.id)];
+    if (f.type === "join") {
+      joins.push(f);
+      if (f.token && f.rev !== undefined) return [{ type: "joined", id: f.id, room: "r1", seat: 0, rev: f.rev, view: null, hash: null, info, chat: [] }];
+      if (f.token) return [{ type: "joined", id: f.id, room: "r1", seat: 0, rev: 3, view: VIEW, hash: viewHash(VIEW), info, chat: [] }];
+      return [{ type: "joined", id: f.id, room: "r1", seat: 0, token: "secret", rev: 3, view: VIEW, hash: viewHash(VIEW), info, chat: [] }];
+    }
+    return [];
+  });
+  const storage = memoryStorage();
+  const session = await new Session("ws://fake/", { WebSocket: FakeSocket, seats: new SeatStore(storage), reconnectDelays: [1] }).open();
+  const room = await session.join("r1", { name: "ann" });
+  assert.equal(room.rev, 3);
+  assert.equal(JSON.parse(storage.getItem("oasis:seat:r1")).token, "secret");
+  assert.equal(room.mismatches, 0);
+  const resumed = new Promise((resolve) => session.addEventListener("status", (e) => e.detail.state === "open" && resolve()));
+  sockets[0].close(1006);
+  await resumed;
+  assert.equal(sockets.length, 2);
+  assert.match(sockets[1].url, /\?room=r1$/);
+  assert.deepEqual(joins.at(-1), { type: "join", room: "r1", token: "secret", rev: 3, id: joins.at(-1).id });
+  session.close();
+
+  // A new page (a reload) holds no view but the stored token: it resumes the same seat.
+  const again = await new Session("ws://fake/", { WebSocket: FakeSocket, seats: new SeatStore(storage) }).open();
+  const back = await again.join("r1", { name: "someone else" });
+  assert.equal(back.seat, 0);
+  assert.deepEqual(joins.at(-1), { type: "join", room: "r1", token: "secret", id: joins.at(-1).id });
+  assert.equal(back.mirror.token, "secret");
+  again.close();
+});
+
+test("a redirect answer moves the session to the node it names and sends the request again", async () => {
+  const { FakeSocket, sockets } = fakeServer((f, socket) => {
+    if (f.type === "hello") return [welcome(f.id)];
+    if (f.type === "spectate" && socket.url.startsWith("ws://one/")) {
+      return [{ type: "redirect", id: f.id, room: "r1", url: "ws://two/", reason: "elsewhere" }];
+    }
+    if (f.type === "spectate") return [{ type: "joined", id: f.id, room: "r1", seat: null, rev: 0, view: VIEW, hash: viewHash(VIEW), info, chat: [] }];
+    return [];
+  });
+  const session = await new Session("ws://one/", { WebSocket: FakeSocket, seats: new SeatStore(memoryStorage()) }).open();
+  const room = await session.spectate("r1");
+  assert.equal(room.spectator, true);
+  assert.equal(session.url, "ws://two/");
+  assert.match(sockets.at(-1).url, /^ws:\/\/two\/\?room=r1$/);
+  session.close();
+});
+
+test("the pacer lets a burst go, then spaces frames under the server's rate", () => {
+  let now = 0;
+  const pacer = new Pacer(10, 10, () => now);
+  const delays = Array.from({ length: 12 }, () => pacer.delay());
+  assert.deepEqual(delays.slice(0, 9), Array(9).fill(0));
+  assert.ok(delays[9] > 0 && delays[11] > delays[10]);
+  now += 10_000;
+  assert.equal(pacer.delay(), 0);
+});
