@@ -128,7 +128,7 @@ export function roomView(ctx, mode, roomId) {
       const mine = room.turn.seat === room.seat && !watching;
       parts.push(h("p", { class: `prompt ${mine ? "mine" : ""}`, id: "prompt" }, mine ? `Your turn: ${room.turn.prompt || words(room.turn.decision).toLowerCase()}` : promptText(room.turn, seats)));
     }
-    if (!watching && room.choices.length && !room.result) {
+    if (!watching && room.choices.length && !room.result && info.state === "playing") {
       parts.push(h("ol", { class: "choices", id: "choices" }, room.choices.map((choice, i) =>
         h("li", {}, h("button", { class: "choice", type: "button", disabled: acting || room.paused, dataset: { index: i }, onclick: () => act(i) }, choiceText(choice, seats))))));
     }
@@ -178,7 +178,7 @@ export function roomView(ctx, mode, roomId) {
 
   function drawSeats(box, seats) {
     const clock = room.view?.clock;
-    const turnSeat = room.turn?.seat;
+    const turnSeat = room.info.state === "playing" ? room.turn?.seat : undefined;
     const rows = seats.map((s) => {
       const tags = [];
       if (s.seat === room.seat && !watching) tags.push(h("span", { class: "tag you" }, "you"));
@@ -223,7 +223,7 @@ export function roomView(ctx, mode, roomId) {
   }
 
   function drawOverlay(seats) {
-    fill(overlaySeats, seats.map((s) => h("div", { class: `ov-seat ${s.seat === room.turn?.seat && !room.result ? "turn" : ""} ${room.result?.winners?.includes(s.seat) ? "winner" : ""}`, dataset: { seat: s.seat } },
+    fill(overlaySeats, seats.map((s) => h("div", { class: `ov-seat ${s.seat === room.turn?.seat && room.info.state === "playing" ? "turn" : ""} ${room.result?.winners?.includes(s.seat) ? "winner" : ""}`, dataset: { seat: s.seat } },
       h("span", { class: "name" }, s.name || (s.bot ? "bot" : `seat ${s.seat + 1}`)),
       room.view?.clock ? h("span", { class: "clock mono", dataset: { clock: s.seat } }, "") : null,
       room.result ? h("span", { class: "score", dataset: { score: s.seat } }, String(room.result.scores?.[s.seat] ?? "")) : null)));
@@ -242,7 +242,7 @@ export function roomView(ctx, mode, roomId) {
     if (!room) return;
     const left = room.clockLeft();
     if (!left) return;
-    const running = room.view?.clock?.running;
+    const running = room.info.state === "playing" ? room.view?.clock?.running : undefined;
     for (const el of element.querySelectorAll("[data-clock]")) {
       const s = Number(el.dataset.clock);
       el.textContent = clockText(left[s] ?? 0);
