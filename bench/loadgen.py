@@ -2,10 +2,11 @@
 
 Every room is six real WebSocket connections on loopback, all in this process (so one clock
 times a choice and its six deliveries). Against Oasis the seats play as a frontend does: they
-keep their view, apply each patch (RFC 6902, in place), and the seat whose ``own.choices`` is
-not empty picks one at random; spectators only read the revision. Against the baseline
-(``bench/baseline.py``) there are no rules: the seat ``rev % 4`` sends the next frame, an ``act``
-frame of the same shape, and the broadcast copy of it is that revision's "patch".
+keep their view, apply each patch (RFC 6902, :func:`protocol.patch.apply`), and the seat whose
+``own.choices`` is not empty picks one at random; spectators only read the revision. Against
+the baseline (``bench/baseline.py``) there are no rules: the seat ``rev % 4`` sends the next
+frame, an ``act`` frame of the same shape, and the broadcast copy of it is that revision's
+"patch".
 
 Talking to the runner (one line each way): the worker connects and sets every room up, prints
 ``ready {...}``, then for each line ``go {phase json}`` on stdin runs that phase and prints
@@ -38,12 +39,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import msgpack
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.baseline import raise_fd_limit
 from bench.wsclient import LeanSocket, connect
+from protocol.codec import pack, unpack
+from protocol.patch import apply
 
 SEATS = 4
 SPECTATORS = 2
@@ -55,42 +56,6 @@ REQUEST_TIMEOUT = 20.0
 RETRY_AFTER = 0.1
 SETUP_TRIES = 3
 """Seconds before a refused choice is sent again."""
-
-
-def unpack(data: bytes) -> Any:
-    return msgpack.unpackb(data, raw=False, strict_map_key=False)
-
-
-def pack(value: Any) -> bytes:
-    return msgpack.packb(value, use_bin_type=True)  # type: ignore[no-any-return]
-
-
-def apply_in_place(doc: Any, ops: list[dict[str, Any]]) -> Any:
-    """RFC 6902 add/remove/replace on ``doc`` itself (the bots own their views)."""
-    for op in ops:
-        path: str = op["path"]
-        if path == "":
-            doc = op["value"]
-            continue
-        tokens = [t.replace("~1", "/").replace("~0", "~") for t in path[1:].split("/")]
-        node = doc
-        for token in tokens[:-1]:
-            node = node[int(token)] if type(node) is list else node[token]
-        last = tokens[-1]
-        kind = op["op"]
-        if type(node) is list:
-            index = len(node) if last == "-" else int(last)
-            if kind == "add":
-                node.insert(index, op["value"])
-            elif kind == "remove":
-                del node[index]
-            else:
-                node[index] = op["value"]
-        elif kind == "remove":
-            del node[last]
-        else:
-            node[last] = op["value"]
-    return doc
 
 
 @dataclass
@@ -296,7 +261,7 @@ class RoomBots:
                 self.rev, self.actor = rev, index
                 self.kick()
             return
-        view = apply_in_place(self.views[index], ops)
+        view = apply(self.views[index], ops)
         self.views[index] = view
         if index == 0 and rev % RATIO_EVERY == 0 and tally.measuring:
             full = len(pack(view))

@@ -27,7 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from games import registry
 from games.base import Match
 from games.rng import Rng
-from protocol.patch import apply, view_hash
+from protocol.hashing import view_hash
+from protocol.patch import apply
 from server.views import Views
 
 SEATS = 4

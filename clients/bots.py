@@ -8,7 +8,7 @@ of ``--connections`` sockets (connection ``k`` holds seat ``i`` of room ``r`` wh
 section 9 requires) because the server limits connections per address; each socket then carries
 many rooms, which is also what a busy frontend looks like.
 
-Every view is mirrored with hash checks (:mod:`clients.mirror`), so a desync shows up as a
+Every view is mirrored with hash checks (:mod:`protocol.mirror`), so a desync shows up as a
 resync in the summary. Progress is one line per finished match and one every ``--every``
 seconds; the summary gives matches, actions, actions per second, errors by code, resyncs and
 protocol problems. The exit status is 0 when every match finished without an error.
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from clients.connection import ClientError, ConnectionLost, ServerError, Session
-from clients.mirror import Mirror
+from protocol.mirror import Mirror
 
 STALL_SECONDS = 60.0
 """A bot that sees no change for this long gives its match up as stalled."""

@@ -1,6 +1,6 @@
 """A protocol session over one WebSocket: hello, requests and answers, views, resume after a drop.
 
-:class:`Session` is the thin asyncio shell around :class:`clients.mirror.Mirror`: a reader task
+:class:`Session` is the thin asyncio shell around :class:`protocol.mirror.Mirror`: a reader task
 decodes each frame, hands answers to the request waiting on their ``id``, feeds room frames to the
 room's mirror (sending ``sync`` when the mirror asks), and wakes everyone waiting for a change.
 
@@ -34,10 +34,10 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
-from clients.mirror import Mirror, Update
 from protocol import PROTOCOL_VERSION
 from protocol.codec import Limits, decode, encode
 from protocol.errors import ProtocolError
+from protocol.mirror import Mirror, Update
 
 DEFAULT_SERVER = "ws://127.0.0.1:8765"
 CLIENT_NAME = "oasis-cli/0.1"

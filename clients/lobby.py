@@ -25,9 +25,9 @@ from rich.table import Table
 
 from clients.connection import ClientError, ServerError, Session
 from clients.errors import explain
-from clients.mirror import Mirror
 from clients.play import LineReader, Player, Screen, announce_seat
 from clients.render.common import add_row
+from protocol.mirror import Mirror
 
 
 def run(main: Callable[[], Coroutine[Any, Any, int]], prog: str = "oasis") -> int:

@@ -31,8 +31,8 @@ from rich.text import Text
 from clients import render
 from clients.connection import ClientError, ConnectionLost, ServerError, Session
 from clients.errors import explain
-from clients.mirror import Mirror, Update
 from clients.render.common import result_line, seats_table
+from protocol.mirror import Mirror, Update
 
 HELP = (
     "Type the number of a choice and Enter. Other commands: "

@@ -17,9 +17,9 @@ import time
 from typing import Any
 
 from clients.connection import Session
-from clients.mirror import Mirror
 from clients.play import Screen, follow
 from clients.render.common import result_line
+from protocol.mirror import Mirror
 
 
 def _turn_seat(mirror: Mirror) -> Any:

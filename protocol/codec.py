@@ -8,9 +8,13 @@ memory beyond the frame's own size, or escape with a library exception.
 Allowed types: nil, bool, int (64-bit), float, str (UTF-8), array, map with string keys. Binary
 and extension types are refused. Encoding trusts its input (it is ours) but uses the same types.
 
-The *canonical* encoding (used by the view hash) is the msgpack of the same value with every map's
-keys in ascending order of their UTF-8 bytes; ints use their smallest form and floats are always
-64-bit, as msgpack does by default.
+The *canonical* encoding (used by the view hash, SPEC section 4) is the msgpack of the same value
+with every map's keys in ascending order of their UTF-8 bytes; ints use their smallest form and
+floats are always 64-bit, as msgpack does by default. This module is its one writer:
+:func:`canonical` encodes a whole value, :func:`canonical_map` and :func:`canonical_array` splice
+values already encoded under the one container header writer (:func:`map_header`,
+:func:`array_header`), so the server and the clients can re-encode only what changed
+(:mod:`protocol.tree`).
 """
 
 from __future__ import annotations
@@ -24,6 +28,23 @@ import msgpack
 import ormsgpack
 
 from protocol.errors import ErrorCode, FrameError
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "Limits",
+    "array_header",
+    "array_length",
+    "canonical",
+    "canonical_array",
+    "canonical_copy",
+    "canonical_map",
+    "check_value",
+    "decode",
+    "encode",
+    "map_header",
+    "pack",
+    "unpack",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +82,11 @@ def pack(value: Any) -> bytes:
     except AttributeError:
         packer = _local.packer = msgpack.Packer(use_bin_type=True)
     return packer.pack(value)  # type: ignore[no-any-return]
+
+
+def unpack(data: bytes) -> Any:
+    """Decode trusted bytes (our own encodings, kept between revisions); never for input."""
+    return msgpack.unpackb(data, raw=False, strict_map_key=False)
 
 
 def encode(message: Mapping[str, Any]) -> bytes:
@@ -189,10 +215,10 @@ def canonical(value: Any) -> bytes:
     try:
         return ormsgpack.packb(value, option=_CANONICAL)
     except TypeError:
-        return reference_canonical(value)
+        return _reference_canonical(value)
 
 
-def reference_canonical(value: Any) -> bytes:
+def _reference_canonical(value: Any) -> bytes:
     """:func:`canonical` the slow and obvious way: msgpack of a copy with its keys sorted."""
     return pack(_sorted(value))
 
@@ -243,12 +269,17 @@ def array_length(encoded: bytes) -> tuple[int, int] | None:
 def canonical_map(encoded_values: Mapping[str, bytes]) -> bytes:
     """The canonical encoding of a map whose values are already canonically encoded.
 
-    Lets the server hash ``{"own": ..., "shared": ...}`` without encoding the shared part again
-    for every audience.
+    Python orders ``str`` by code point, which is exactly the order of their UTF-8 bytes, so
+    plain ``sorted`` gives the canonical key order. Lets the server hash
+    ``{"own": ..., "shared": ...}`` without encoding the shared part again for every audience.
     """
-    keys = sorted(encoded_values)
-    out = bytearray(map_header(len(keys)))
-    for key in keys:
-        out += pack(key)
-        out += encoded_values[key]
-    return bytes(out)
+    parts = [map_header(len(encoded_values))]
+    for key in sorted(encoded_values):
+        parts.append(pack(key))
+        parts.append(encoded_values[key])
+    return b"".join(parts)
+
+
+def canonical_array(encoded_items: list[bytes]) -> bytes:
+    """The canonical encoding of a list whose items are already canonically encoded."""
+    return array_header(len(encoded_items)) + b"".join(encoded_items)

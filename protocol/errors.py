@@ -5,6 +5,7 @@
     ProtocolError                 base; ``code`` is an :class:`ErrorCode`
     +-- FrameError                the bytes are not an acceptable frame: the connection closes
     +-- RequestError              a well-formed frame the server refuses: the connection survives
+    +-- ServerFrameError          (a client's side) a server frame not as SPEC section 8 says
 
 Every error that reaches a client is an ``error`` frame ``{type: "error", code, message, id?}``
 whose ``code`` is one of :class:`ErrorCode`. Codes are stable: they are never renamed or reused.
@@ -15,6 +16,15 @@ code; no other place decides that. Game errors (``games.errors``) carry the same
 from __future__ import annotations
 
 from enum import StrEnum
+
+__all__ = [
+    "CLOSE_CODES",
+    "ErrorCode",
+    "FrameError",
+    "ProtocolError",
+    "RequestError",
+    "ServerFrameError",
+]
 
 
 class ErrorCode(StrEnum):
@@ -81,3 +91,11 @@ class FrameError(ProtocolError):
 
 class RequestError(ProtocolError):
     """A well-formed request that is refused; the connection survives."""
+
+
+class ServerFrameError(ProtocolError):
+    """A decoded server frame that does not follow SPEC section 8 (raised on a client's side by
+    :func:`protocol.frames.parse_frame`, never sent); its code is always ``malformed_frame``."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(ErrorCode.MALFORMED_FRAME, message)

@@ -1,15 +1,12 @@
-"""The frame types of protocol v1: client requests parsed from untrusted maps, server frames built.
+"""The client frames of protocol v1 (SPEC section 7): requests parsed from untrusted maps.
 
 Client frames arrive as maps already checked by :func:`protocol.codec.decode` (types, depth,
 sizes). :func:`parse` turns one into a typed, frozen request or raises
 :class:`~protocol.errors.RequestError`: ``unknown_type`` for a type this version does not know,
 ``bad_request`` naming the first wrong field. Unknown extra fields are ignored so that newer
 clients can talk to this server. Inside the server only the parsed requests travel (the untrusted
-side is the ``dict``, the trusted side the dataclass).
-
-Server frames are built by the small functions at the end; they return plain maps for
-:func:`protocol.codec.encode`. :func:`encode_patch` assembles a ``patch`` frame from an ops
-array whose shared part was encoded once for every audience (DESIGN "Where the time goes").
+side is the ``dict``, the trusted side the dataclass). The server's frames, typed the same way,
+are :mod:`protocol.frames`.
 
 This module imports nothing of the project outside ``protocol``.
 """
@@ -20,8 +17,37 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from protocol.codec import array_header, pack
 from protocol.errors import ErrorCode, RequestError
+
+__all__ = [
+    "CLIENT_TYPES",
+    "DEFAULT_REPLAY_INTERVAL",
+    "MAX_CHAT_CHARS",
+    "MAX_DELAY_SECONDS",
+    "MAX_ID_CHARS",
+    "MAX_NAME_CHARS",
+    "MAX_REPLAY_INTERVAL",
+    "MAX_ROOM_CHARS",
+    "MAX_TOKEN_CHARS",
+    "Act",
+    "Chat",
+    "Create",
+    "Hello",
+    "Join",
+    "Leave",
+    "ListRooms",
+    "Ping",
+    "Quick",
+    "Replay",
+    "Request",
+    "RequestId",
+    "RoomRequest",
+    "Spectate",
+    "Start",
+    "Sync",
+    "parse",
+    "request_id",
+]
 
 RequestId: TypeAlias = int | str | None
 """What a client puts in ``id`` and the answer echoes: an int or a short string."""
@@ -329,23 +355,6 @@ _PARSERS: dict[str, Callable[[_Fields, RequestId], Request]] = {
 }
 
 CLIENT_TYPES = frozenset(_PARSERS)
-SERVER_TYPES = frozenset(
-    {
-        "welcome",
-        "rooms",
-        "joined",
-        "patch",
-        "state",
-        "ack",
-        "error",
-        "chat",
-        "room",
-        "pong",
-        "bye",
-        "pause",
-        "redirect",
-    }
-)
 
 
 def parse(frame: Mapping[str, Any]) -> Request:
@@ -358,189 +367,3 @@ def parse(frame: Mapping[str, Any]) -> Request:
             ErrorCode.BAD_REQUEST, f"'id' must be an integer or a string of <= {MAX_ID_CHARS}"
         )
     return parser(_Fields(frame), request_id(frame))
-
-
-# Server frames ------------------------------------------------------------------------------
-
-
-def _with_id(frame: dict[str, Any], rid: RequestId) -> dict[str, Any]:
-    if rid is not None:
-        frame["id"] = rid
-    return frame
-
-
-def welcome(
-    rid: RequestId,
-    session: str,
-    version: int,
-    server: str,
-    limits: Mapping[str, Any],
-    games: list[str],
-) -> dict[str, Any]:
-    return _with_id(
-        {
-            "type": "welcome",
-            "session": session,
-            "version": version,
-            "server": server,
-            "limits": dict(limits),
-            "games": games,
-        },
-        rid,
-    )
-
-
-def rooms(rid: RequestId, listing: list[dict[str, Any]]) -> dict[str, Any]:
-    return _with_id({"type": "rooms", "rooms": listing}, rid)
-
-
-def joined(
-    rid: RequestId,
-    room: str,
-    seat: int | None,
-    token: str | None,
-    rev: int,
-    view: Any,
-    view_hash: str | None,
-    info: Mapping[str, Any],
-    chat: list[dict[str, Any]] | None = None,
-    elapsed_ms: int | None = None,
-) -> dict[str, Any]:
-    """``view`` None means: the patches after ``rev`` follow (resume), keep your own view.
-
-    ``chat``: the room's recent chat lines this audience may see, oldest first. ``elapsed_ms``
-    (rooms with clocks): how long the running clock has run in the current decision.
-    """
-    frame: dict[str, Any] = {
-        "type": "joined",
-        "room": room,
-        "seat": seat,
-        "rev": rev,
-        "view": view,
-        "hash": view_hash,
-        "info": dict(info),
-        "chat": chat or [],
-    }
-    if token is not None:
-        frame["token"] = token
-    if elapsed_ms is not None:
-        frame["elapsed_ms"] = elapsed_ms
-    return _with_id(frame, rid)
-
-
-def state(
-    rid: RequestId,
-    room: str,
-    rev: int,
-    view: Any,
-    view_hash: str,
-    elapsed_ms: int | None = None,
-) -> dict[str, Any]:
-    frame = {"type": "state", "room": room, "rev": rev, "view": view, "hash": view_hash}
-    if elapsed_ms is not None:
-        frame["elapsed_ms"] = elapsed_ms
-    return _with_id(frame, rid)
-
-
-def ack(rid: RequestId, room: str | None = None, rev: int | None = None) -> dict[str, Any]:
-    frame: dict[str, Any] = {"type": "ack"}
-    if room is not None:
-        frame["room"] = room
-    if rev is not None:
-        frame["rev"] = rev
-    return _with_id(frame, rid)
-
-
-def error(rid: RequestId, code: ErrorCode, message: str, room: str | None = None) -> dict[str, Any]:
-    frame: dict[str, Any] = {"type": "error", "code": code.value, "message": message}
-    if room is not None:
-        frame["room"] = room
-    return _with_id(frame, rid)
-
-
-def chat(room: str, seat: int | None, name: str, text: str, rev: int, ts: float) -> dict[str, Any]:
-    return {
-        "type": "chat",
-        "room": room,
-        "from": {"seat": seat, "name": name},
-        "text": text,
-        "rev": rev,
-        "ts": ts,
-    }
-
-
-def room_info(info: Mapping[str, Any]) -> dict[str, Any]:
-    return {"type": "room", "room": info["room"], "info": dict(info)}
-
-
-def pong(rid: RequestId, ts: float) -> dict[str, Any]:
-    return _with_id({"type": "pong", "ts": ts}, rid)
-
-
-def bye(reason: str, url: str = "") -> dict[str, Any]:
-    """``url``: where to reconnect (a node that is stopping names a live peer)."""
-    return {"type": "bye", "reason": reason, **({"url": url} if url else {})}
-
-
-def redirect(rid: RequestId, room: str, url: str, reason: str) -> dict[str, Any]:
-    """Another node serves ``room`` (``url`` empty: unknown yet, reconnect and ask again)."""
-    return _with_id({"type": "redirect", "room": room, "url": url, "reason": reason}, rid)
-
-
-def pause(room: str, paused: bool, reason: str, rev: int) -> dict[str, Any]:
-    """The room stopped (``paused``) or resumed taking choices: its storage went or came back."""
-    return {"type": "pause", "room": room, "paused": paused, "reason": reason, "rev": rev}
-
-
-_pack = pack
-
-
-def encode_ops(ops: list[dict[str, Any]]) -> bytes:
-    """The concatenated encodings of ``ops`` (no array header), to splice into many frames."""
-    return b"".join(map(_pack, ops))
-
-
-def encode_events(events: list[Any]) -> bytes:
-    """The encoding of a patch frame's ``events`` array, to reuse for every audience that sees
-    the same events."""
-    return _pack(events)
-
-
-_PATCH_HEAD = b"\x86" + _pack("type") + _pack("patch") + _pack("room")
-_REV = _pack("rev")
-_OPS = _pack("ops")
-_HASH = _pack("hash")
-_EVENTS = _pack("events")
-
-
-def encode_patch(
-    room: str,
-    rev: int,
-    shared_ops: bytes,
-    shared_count: int,
-    own_ops: list[dict[str, Any]],
-    view_hash: str,
-    events: list[Any] | bytes,
-) -> bytes:
-    """A ``patch`` frame whose ops are the pre-encoded shared ops followed by ``own_ops``.
-
-    Decodes to ``{type, room, rev, ops, hash, events}`` exactly as :func:`protocol.codec.encode`
-    of that map would; only the shared ops' bytes are reused rather than encoded again.
-    ``events`` may be given already encoded (:func:`encode_events`).
-    """
-    return b"".join(
-        (
-            _PATCH_HEAD,
-            _pack(room),
-            _REV,
-            _pack(rev),
-            _OPS,
-            array_header(shared_count + len(own_ops)),
-            shared_ops,
-            *map(_pack, own_ops),
-            _HASH,
-            _pack(view_hash),
-            _EVENTS,
-            events if type(events) is bytes else _pack(events),
-        )
-    )

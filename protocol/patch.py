@@ -1,11 +1,11 @@
-"""State diffs as RFC 6902 JSON Patch, and the view hash clients use to detect desync.
+"""State diffs as RFC 6902 JSON Patch: the server's diff and every client's apply.
 
 :func:`diff` produces only ``add``, ``remove`` and ``replace`` operations, with paths written as
-RFC 6901 JSON Pointers (``~`` escaped as ``~0``, ``/`` as ``~1``). Documents are maps with string
-keys, lists, ints, floats, strings, bools and None. Maps are diffed key by key; lists element by
-element over their common length, then the tail is added (at explicit indices, in increasing
-order) or removed (from the last index down), so a list that grows or shrinks at its end gives a
-patch the size of the change, not of the list. A map or list below the top whose changes take two
+RFC 6901 JSON Pointers (:mod:`protocol.pointer`). Documents are maps with string keys, lists,
+ints, floats, strings, bools and None. Maps are diffed key by key; lists element by element over
+their common length, then the tail is added (at explicit indices, in increasing order) or removed
+(from the last index down), so a list that grows or shrinks at its end gives a patch the size of
+the change, not of the list. The *size rule*: a map or list below the top whose changes take two
 or more operations is instead ``replace``d whole when that one operation encodes (msgpack, path
 included) to strictly fewer bytes than they do: a list whose contents all changed (a seat's new
 legal choices) costs the new list, not one operation per element. Values of different types are
@@ -13,44 +13,36 @@ never "equal": ``1``, ``1.0`` and ``true`` replace one another, so ``apply(a, di
 the same canonical encoding as ``b``, not merely a Python-equal one.
 
 :func:`apply` accepts the whole RFC 6902 vocabulary (``add``, ``remove``, ``replace``, ``move``,
-``copy``, ``test``) so clients and tests can feed it patches from elsewhere; it never mutates its
-input and raises :class:`PatchError` for a patch that does not fit the document.
+``copy``, ``test``) so clients and tests can feed it patches from elsewhere. It works by *path
+copying*: only the containers on the paths the operations touch are copied, every other subtree
+is shared between the old and the new document, and the old one is never mutated. Both must
+therefore be treated as read-only (a client's mirror replaces its view, never edits it), which
+lets the incremental view hash (:class:`protocol.hashing.ViewHasher`) re-encode only what
+changed. A patch that does not fit the document raises :class:`PatchError` and nothing else,
+leaving nothing half-done.
 
-:func:`view_hash` is the first 8 bytes of BLAKE2b over the canonical msgpack encoding
-(:func:`protocol.codec.canonical`), as 16 lowercase hex digits.
+The size rule's helpers (``_collapse``, ``_replaces_list``, ``_diff_child``) are shared with
+:mod:`protocol.tree`, the server's diff over kept bytes, and are not public API.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from protocol.codec import canonical, pack
+from protocol.pointer import PointerError, escape
+from protocol.pointer import index as _index
+from protocol.pointer import parse as _parse
+
+__all__ = ["Op", "PatchError", "apply", "diff"]
 
 Op = dict[str, Any]
 
 
 class PatchError(Exception):
     """A patch that cannot be applied to the document it was given."""
-
-
-def escape(token: str) -> str:
-    """One JSON Pointer reference token."""
-    if "~" in token or "/" in token:
-        return token.replace("~", "~0").replace("/", "~1")
-    return token
-
-
-def unescape(token: str) -> str:
-    if "~" in token:
-        return token.replace("~1", "/").replace("~0", "~")
-    return token
-
-
-def pointer(*tokens: str | int) -> str:
-    return "".join("/" + escape(str(t)) for t in tokens)
 
 
 _pack = pack
@@ -88,15 +80,7 @@ _REMOVE_LEAST = len(_pack({"op": "remove", "path": "/0"}))
 index suffix, a path of no more bytes than characters, and a one-byte string header)."""
 
 
-def diff_into(
-    old: Any, new: Any, path: str, ops: list[Op], sizes: Mapping[int, int] | None = None
-) -> None:
-    """Append to ``ops`` the operations that turn ``old`` into ``new``, two documents *below
-    the top* of a larger one (at ``path``): the size rule applies to them as a whole too."""
-    _diff_child(old, new, path, ops, sizes or _NO_SIZES)
-
-
-def collapse(ops: list[Op], start: int, path: str, size: int, value: Callable[[], Any]) -> None:
+def _collapse(ops: list[Op], start: int, path: str, size: int, value: Callable[[], Any]) -> None:
     """The size rule: replace ``ops[start:]``, the changes of one map or list at ``path``, by a
     single ``replace`` of its new value when that encodes to strictly fewer bytes.
 
@@ -114,7 +98,7 @@ def collapse(ops: list[Op], start: int, path: str, size: int, value: Callable[[]
             return
 
 
-def replaces_list(old_len: int, new: list[Any], path: str, size: int | None = None) -> bool:
+def _replaces_list(old_len: int, new: list[Any], path: str, size: int | None = None) -> bool:
     """Whether the size rule replaces a list of ``old_len`` items below the top by ``new``
     whole, when that much is known from the lengths alone (False: diff them to know).
 
@@ -142,7 +126,7 @@ def _diff_child(old: Any, new: Any, path: str, ops: list[Op], sizes: Mapping[int
     if (
         type(old) is list
         and type(new) is list
-        and replaces_list(len(old), new, path, sizes.get(id(new)))
+        and _replaces_list(len(old), new, path, sizes.get(id(new)))
     ):
         ops.append({"op": "replace", "path": path, "value": new})
         return
@@ -153,7 +137,7 @@ def _diff_child(old: Any, new: Any, path: str, ops: list[Op], sizes: Mapping[int
     known = sizes.get(id(new))
     if known is None:  # not tracked by the caller: encode it
         known = len(_pack(new))
-    collapse(ops, start, path, known, lambda: new)
+    _collapse(ops, start, path, known, lambda: new)
 
 
 def _diff(old: Any, new: Any, path: str, ops: list[Op], sizes: Mapping[int, int]) -> None:
@@ -208,144 +192,148 @@ def _signed(a: float, b: float) -> bool:
     return a == 0.0 and math.copysign(1.0, a) != math.copysign(1.0, b)
 
 
-def _copy(value: Any) -> Any:
-    kind = type(value)
-    if kind is dict:
-        return {k: _copy(v) for k, v in value.items()}
-    if kind is list:
-        return [_copy(v) for v in value]
-    return value
+class _Patcher:
+    """One patch being applied: the document in a box, and the containers copied for it.
 
+    A container is copied the first time an operation walks through it; the copies made for this
+    patch (``fresh``, kept alive so that their ids stay unique) are then edited in place by the
+    later operations. Values taken from the patch or by ``copy`` are shared, never edited: a
+    later operation that goes into them copies them first.
+    """
 
-def _tokens(path: str) -> list[str]:
-    if path == "":
-        return []
-    if not path.startswith("/"):
-        raise PatchError(f"pointer {path!r} does not start with '/'")
-    return [unescape(t) for t in path[1:].split("/")]
+    __slots__ = ("box", "fresh")
 
+    def __init__(self, doc: Any) -> None:
+        self.box: list[Any] = [doc]
+        self.fresh: dict[int, Any] = {}
 
-def _index(container: list[Any], token: str, *, for_add: bool) -> int:
-    if token == "-" and for_add:
-        return len(container)
-    if not token.isdigit() or (len(token) > 1 and token[0] == "0"):
-        raise PatchError(f"bad list index {token!r}")
-    i = int(token)
-    limit = len(container) if for_add else len(container) - 1
-    if i > limit:
-        raise PatchError(f"list index {i} out of range")
-    return i
+    def _own(self, container: Any) -> Any:
+        if id(container) in self.fresh:
+            return container
+        copied = dict(container) if type(container) is dict else list(container)
+        self.fresh[id(copied)] = copied
+        return copied
 
-
-def _parent(doc: Any, tokens: list[str]) -> Any:
-    node = doc
-    for token in tokens[:-1]:
-        if type(node) is dict:
-            if token not in node:
-                raise PatchError(f"no member {token!r}")
-            node = node[token]
-        elif type(node) is list:
-            node = node[_index(node, token, for_add=False)]
-        else:
+    def _parent(self, tokens: list[str]) -> Any:
+        """The (copied) container holding the target of ``tokens`` (at least one token)."""
+        holder: Any = self.box
+        key: Any = 0
+        for token in tokens[:-1]:
+            child = holder[key]
+            kind = type(child)
+            if kind is dict:
+                owned = self._own(child)
+                holder[key] = owned
+                if token not in owned:
+                    raise PatchError(f"no member {token!r}")
+                holder, key = owned, token
+            elif kind is list:
+                owned = self._own(child)
+                holder[key] = owned
+                holder, key = owned, _index(len(owned), token, adding=False)
+            else:
+                raise PatchError("path goes through a scalar")
+        target = holder[key]
+        if type(target) is not dict and type(target) is not list:
             raise PatchError("path goes through a scalar")
-    return node
+        owned = self._own(target)
+        holder[key] = owned
+        return owned
 
+    def get(self, path: object) -> Any:
+        tokens = _parse(path)
+        if not tokens:
+            return self.box[0]
+        container = self._parent(tokens)
+        token = tokens[-1]
+        if type(container) is dict:
+            if token not in container:
+                raise PatchError(f"no member {token!r}")
+            return container[token]
+        return container[_index(len(container), token, adding=False)]
 
-def _get(doc: Any, path: str) -> Any:
-    tokens = _tokens(path)
-    if not tokens:
-        return doc
-    parent = _parent(doc, tokens)
-    last = tokens[-1]
-    if type(parent) is dict:
-        if last not in parent:
-            raise PatchError(f"no member {last!r}")
-        return parent[last]
-    if type(parent) is list:
-        return parent[_index(parent, last, for_add=False)]
-    raise PatchError("path goes through a scalar")
+    def add(self, path: object, value: Any) -> None:
+        tokens = _parse(path)
+        if not tokens:
+            self.box[0] = value
+            return
+        container = self._parent(tokens)
+        token = tokens[-1]
+        if type(container) is dict:
+            container[token] = value
+        else:
+            container.insert(_index(len(container), token, adding=True), value)
 
+    def replace(self, path: object, value: Any) -> None:
+        """In place, so a map keeps its key order (the hash does not depend on it anyway)."""
+        tokens = _parse(path)
+        if not tokens:
+            self.box[0] = value
+            return
+        container = self._parent(tokens)
+        token = tokens[-1]
+        if type(container) is dict:
+            if token not in container:
+                raise PatchError(f"no member {token!r} to replace")
+            container[token] = value
+        else:
+            container[_index(len(container), token, adding=False)] = value
 
-def _add(doc: Any, path: str, value: Any) -> Any:
-    tokens = _tokens(path)
-    if not tokens:
-        return value
-    parent = _parent(doc, tokens)
-    last = tokens[-1]
-    if type(parent) is dict:
-        parent[last] = value
-    elif type(parent) is list:
-        parent.insert(_index(parent, last, for_add=True), value)
-    else:
-        raise PatchError("path goes through a scalar")
-    return doc
-
-
-def _remove(doc: Any, path: str) -> tuple[Any, Any]:
-    tokens = _tokens(path)
-    if not tokens:
-        raise PatchError("cannot remove the whole document")
-    parent = _parent(doc, tokens)
-    last = tokens[-1]
-    if type(parent) is dict:
-        if last not in parent:
-            raise PatchError(f"no member {last!r} to remove")
-        return doc, parent.pop(last)
-    if type(parent) is list:
-        return doc, parent.pop(_index(parent, last, for_add=False))
-    raise PatchError("path goes through a scalar")
+    def remove(self, path: object) -> Any:
+        tokens = _parse(path)
+        if not tokens:
+            raise PatchError("cannot remove the whole document")
+        container = self._parent(tokens)
+        token = tokens[-1]
+        if type(container) is dict:
+            if token not in container:
+                raise PatchError(f"no member {token!r} to remove")
+            return container.pop(token)
+        return container.pop(_index(len(container), token, adding=False))
 
 
 def apply(doc: Any, ops: Iterable[Mapping[str, Any]]) -> Any:
-    """Apply a JSON Patch to a copy of ``doc`` and return the copy."""
-    result = _copy(doc)
+    """``doc`` with ``ops`` applied, sharing what they did not change (``doc`` is not mutated)."""
+    patcher = _Patcher(doc)
     for op in ops:
+        if type(op) is not dict and not isinstance(op, Mapping):
+            raise PatchError(f"not an operation: {op!r}")
+        name, path = op.get("op"), op.get("path")
+        if type(path) is not str:
+            raise PatchError(f"not an operation with a path: {op!r}")
         try:
-            name = op["op"]
-            path = op["path"]
-        except (KeyError, TypeError):
-            raise PatchError(f"not an operation: {op!r}") from None
-        if not isinstance(path, str):
-            raise PatchError("path must be a string")
-        if name in _NEEDS_VALUE and "value" not in op:
-            raise PatchError(f"{name} without a value")
-        if name in ("move", "copy") and not isinstance(op.get("from"), str):
-            raise PatchError(f"{name} without a 'from' pointer")
-        if name == "add":
-            result = _add(result, path, _copy(op["value"]))
-        elif name == "remove":
-            result, _ = _remove(result, path)
-        elif name == "replace":
-            _get(result, path)
-            if path == "":
-                result = _copy(op["value"])
+            if name == "add":
+                patcher.add(path, _value(op, name))
+            elif name == "remove":
+                patcher.remove(path)
+            elif name == "replace":
+                patcher.replace(path, _value(op, name))
+            elif name == "move":
+                source = _source(op, name)
+                if path.startswith(source + "/"):
+                    raise PatchError("cannot move a value into itself")
+                patcher.add(path, patcher.remove(source))
+            elif name == "copy":
+                patcher.add(path, patcher.get(_source(op, name)))
+            elif name == "test":
+                # Strict equality, as the protocol means it: 1, 1.0 and true differ.
+                if canonical(patcher.get(path)) != canonical(_value(op, name)):
+                    raise PatchError(f"test failed at {path!r}")
             else:
-                result, _ = _remove(result, path)
-                result = _add(result, path, _copy(op["value"]))
-        elif name == "move":
-            source = op["from"]
-            if path.startswith(source + "/"):
-                raise PatchError("cannot move a value into itself")
-            result, value = _remove(result, source)
-            result = _add(result, path, value)
-        elif name == "copy":
-            result = _add(result, path, _copy(_get(result, op["from"])))
-        elif name == "test":
-            if not _same(_get(result, path), op["value"]):
-                raise PatchError(f"test failed at {path!r}")
-        else:
-            raise PatchError(f"unknown operation {name!r}")
-    return result
+                raise PatchError(f"unknown operation {name!r}")
+        except PointerError as exc:
+            raise PatchError(str(exc)) from None
+    return patcher.box[0]
 
 
-_NEEDS_VALUE = frozenset({"add", "replace", "test"})
+def _value(op: Mapping[str, Any], name: str) -> Any:
+    if "value" not in op:
+        raise PatchError(f"{name} without a value")
+    return op["value"]
 
 
-def view_hash(value: Any) -> str:
-    """The 16-hex-digit hash of a view (BLAKE2b-64 of its canonical msgpack)."""
-    return hash_bytes(canonical(value))
-
-
-def hash_bytes(encoded: bytes) -> str:
-    """The view hash of an already canonical encoding."""
-    return hashlib.blake2b(encoded, digest_size=8).hexdigest()
+def _source(op: Mapping[str, Any], name: str) -> str:
+    source = op.get("from")
+    if type(source) is not str:
+        raise PatchError(f"{name} without a 'from' pointer")
+    return source

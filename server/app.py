@@ -30,6 +30,7 @@ from websockets.http11 import Request, Response
 
 from games import registry
 from protocol import PROTOCOL_VERSION
+from protocol import frames as f
 from protocol import messages as m
 from protocol.codec import Limits, decode
 from protocol.errors import ErrorCode, FrameError, RequestError
@@ -102,7 +103,7 @@ class App:
         await self.lobby.stop()
         peer = await self.cluster.hand_off() if self.cluster is not None else ""
         for conn in list(self.connections):
-            conn.send(m.bye("server shutting down", peer))
+            conn.send(f.Bye("server shutting down", peer))
         closing = [conn.ws.close(1001, "server shutting down") for conn in self.connections]
         if closing:
             await asyncio.wait(
@@ -225,7 +226,7 @@ class App:
             return
         conn.idle_timer = None
         log.info("closing", code=1000, reason="idle")
-        conn.send(m.bye("idle"))
+        conn.send(f.Bye("idle"))
         conn.close_soon(1000, "idle")
 
     async def _frame(self, conn: Connection, data: str | bytes, log: Any) -> None:
@@ -259,7 +260,7 @@ class App:
         self, conn: Connection, rid: m.RequestId, code: ErrorCode, message: str, room: str | None
     ) -> None:
         self.metrics.errors.labels(code.value).inc()
-        conn.send(m.error(rid, code, message, room))
+        conn.send(f.ErrorFrame.of(rid, code, message, room))
 
     async def _dispatch(self, conn: Connection, req: m.Request) -> None:
         if self.stopping and not isinstance(req, m.Ping):
@@ -272,7 +273,7 @@ class App:
                 )
             conn.client = req.client or "unnamed"
             conn.send(
-                m.welcome(
+                f.Welcome(
                     req.id,
                     conn.session,
                     PROTOCOL_VERSION,
@@ -282,16 +283,16 @@ class App:
                 )
             )
         elif isinstance(req, m.Ping):
-            conn.send(m.pong(req.id, time.time()))
+            conn.send(f.Pong(req.id, time.time()))
         elif isinstance(req, m.ListRooms):
             if self.cluster is not None:
                 listing = await self.cluster.listing(req.game)
             else:
                 listing = self.lobby.listing(req.game)
-            conn.send(m.rooms(req.id, listing))
+            conn.send(f.Rooms(req.id, listing))
         elif isinstance(req, m.Create):
             room = await self.lobby.create(req, conn.session)
-            conn.send({**m.ack(req.id, room.id, 0), "info": room.info()})
+            conn.send(f.Ack(req.id, room.id, 0, room.info()))
         elif isinstance(req, m.Replay):
             await self.lobby.replay(req, conn)
         elif isinstance(req, m.Quick):

@@ -37,6 +37,7 @@ import socket
 import time
 from typing import TYPE_CHECKING, Any
 
+from protocol import frames as f
 from protocol import messages as m
 from protocol.errors import ErrorCode, RequestError
 from server import logging as oasis_logging
@@ -263,7 +264,7 @@ class Cluster:
                     url = holder.url
             for conn in members:
                 conn.rooms.pop(room_id, None)
-                conn.send(m.redirect(None, room_id, url, "the room moved to another node"))
+                conn.send(f.Redirect(None, room_id, url, "the room moved to another node"))
         finally:
             self._evicting.discard(room_id)
 
@@ -314,7 +315,7 @@ class Cluster:
             holder = await self.leases.holder(room)
             if holder is None or holder.node == self.node:
                 return False
-        conn.send(m.redirect(rid, room, holder.url, f"room {room} is served by another node"))
+        conn.send(f.Redirect(rid, room, holder.url, f"room {room} is served by another node"))
         return True
 
     async def _live(self, room: str) -> bool:
@@ -406,7 +407,7 @@ class Cluster:
         for room in candidates:
             holder: Holder | None = holders[room]
             if holder is not None and holder.node != self.node:
-                conn.send(m.redirect(req.id, room, holder.url, "a quick match waits there"))
+                conn.send(f.Redirect(req.id, room, holder.url, "a quick match waits there"))
                 return True
         return False
 

@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from enum import Enum
 from typing import Any
 
 from websockets.asyncio.server import ServerConnection, broadcast
 
-from protocol.codec import encode
 from protocol.errors import ErrorCode, RequestError
+from protocol.frames import ServerFrame, encode_frame
 from server.limits import SendBuffer, SendVerdict, TokenBucket
 from server.metrics import Metrics
 
@@ -103,8 +103,8 @@ class Connection:
     def closed(self) -> bool:
         return self.state is ConnState.CLOSED
 
-    def send(self, frame: Mapping[str, Any]) -> bool:
-        return self.send_bytes(encode(frame))
+    def send(self, frame: ServerFrame) -> bool:
+        return self.send_bytes(encode_frame(frame))
 
     def send_bytes(self, data: bytes) -> bool:
         """Write one frame now; False if it was dropped (closed or lagging connection)."""

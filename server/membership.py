@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
+from protocol import frames as f
 from protocol import messages as m
 from protocol.errors import ErrorCode, RequestError
 from server.chat import ChatLog
@@ -111,7 +112,9 @@ class Membership:
         old = seat.conn
         if old is not None and old is not conn:
             old.rooms.pop(self.id, None)
-            old.send(m.error(None, ErrorCode.NOT_ALLOWED, "seat resumed elsewhere", self.id))
+            old.send(
+                f.ErrorFrame.of(None, ErrorCode.NOT_ALLOWED, "seat resumed elsewhere", self.id)
+            )
         self.spectators.discard(conn)
         seat.conn = conn
         self._hand_back(seat)
@@ -145,11 +148,11 @@ class Membership:
         rev: int,
         view: dict[str, Any] | None,
         view_hash: str | None,
-    ) -> dict[str, Any]:
+    ) -> f.Joined:
         chat = self.chat.recent(self.spectators.delay if seat is None else None)
         elapsed = self._clock_elapsed()
         info = self.info()
-        return m.joined(rid, self.id, seat, token, rev, view, view_hash, info, chat, elapsed)
+        return f.Joined(rid, self.id, seat, rev, view, view_hash, info, chat, token, elapsed)
 
     def _missed(self, seat: int | None, since: int | None, upto: int) -> list[bytes] | None:
         """The frames of revisions ``since+1 .. upto`` if the buffer still holds them all."""
@@ -180,16 +183,16 @@ class Membership:
         seat = conn.rooms[self.id]
         if seat is None and self.settings.spectator_delay > 0:
             doc, rev, view_hash = self.spectators.delayed_view()
-            conn.send(m.state(rid, self.id, rev, doc, view_hash))
+            conn.send(f.State(rid, self.id, rev, doc, view_hash))
             return
         view, view_hash = self.views.full(seat)
-        conn.send(m.state(rid, self.id, self.rev, view, view_hash, self._clock_elapsed()))
+        conn.send(f.State(rid, self.id, self.rev, view, view_hash, self._clock_elapsed()))
 
     async def _leave(self, conn: Connection, req: m.Leave) -> None:
         if self.id not in conn.rooms:
             raise RequestError(ErrorCode.NOT_ALLOWED, f"not in room {self.id}")
         await self._drop(conn)
-        conn.send(m.ack(req.id, self.id))
+        conn.send(f.Ack(req.id, self.id))
         self._announce()
 
     async def _gone(self, conn: Connection) -> None:

@@ -31,7 +31,7 @@ from typing import Any, TextIO
 
 from games.base import shared_part
 from protocol.codec import canonical, canonical_map
-from protocol.patch import hash_bytes
+from protocol.hashing import hash_bytes
 from server import logging as oasis_logging
 from server.embedded_redis import DEFAULT_DIRECTORY, running_url, start_embedded
 from server.records import ArchiveRecord

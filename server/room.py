@@ -41,6 +41,7 @@ from collections import deque
 from typing import Any
 
 from games.base import Match
+from protocol import frames as f
 from protocol import messages as m
 from protocol.codec import encode
 from protocol.errors import ErrorCode, RequestError
@@ -196,7 +197,7 @@ class Room(Membership, Takeover, Timekeeping):
                 rid = getattr(command, "id", None)
                 if conn is not None:
                     self.metrics.errors.labels(code.value).inc()
-                    conn.send(m.error(rid, code, message, self.id))
+                    conn.send(f.ErrorFrame.of(rid, code, message, self.id))
             took = time.perf_counter() - started
             if took > SLOW_COMMAND_SECONDS:
                 self._slow += 1
@@ -297,7 +298,7 @@ class Room(Membership, Takeover, Timekeeping):
 
     def _announce(self) -> None:
         members = self._members()
-        data = encode(m.room_info(self.info()))
+        data = f.encode_frame(f.RoomInfo(self.id, self.info()))
         for conn in members:
             conn.send_bytes(data)
         if members:
@@ -355,7 +356,7 @@ class Room(Membership, Takeover, Timekeeping):
             if conn.session != self.settings.host:
                 raise RequestError(ErrorCode.NOT_ALLOWED, "only the host may start with bots")
         await self._begin(free)
-        conn.send(m.ack(req.id, self.id, self.rev))
+        conn.send(f.Ack(req.id, self.id, self.rev))
 
     async def _begin(self, bots: list[Seat] | None = None) -> None:
         """Seat the bots and start, once the store has the room as it will play."""
@@ -459,7 +460,7 @@ class Room(Membership, Takeover, Timekeeping):
             )
         legal = self.match.resolve(seat.index, req.choice)
         await self._commit(seat.index, legal, t0)
-        conn.send(m.ack(req.id, self.id, self.rev))
+        conn.send(f.Ack(req.id, self.id, self.rev))
 
     async def _catch_up(self, t0: float) -> None:
         """Apply the choices an append with an unknown outcome did store (see the keeper)."""
@@ -514,7 +515,7 @@ class Room(Membership, Takeover, Timekeeping):
         self._clock_pause(self.paused)
         self.log.warning("room_paused" if self.paused else "room_resumed", rev=self.rev)
         reason = "storage unavailable" if self.paused else "storage available"
-        data = encode(m.pause(self.id, self.paused, reason, self.rev))
+        data = f.encode_frame(f.Pause(self.id, self.paused, reason, self.rev))
         for conn in self._members():
             conn.send_bytes(data)
         self._bot_next()
@@ -565,7 +566,7 @@ class Room(Membership, Takeover, Timekeeping):
             raise RequestError(ErrorCode.NOT_ALLOWED, "spectators may not chat in this room")
         self.chat.check_rate(conn.session)
         name = self.seats[seat].name if seat is not None else f"spectator {conn.session[:6]}"
-        line = m.chat(self.id, seat, name, req.text, self.rev, time.time())
+        line = f.ChatLine(self.id, seat, name, req.text, self.rev, time.time()).to_wire()
         try:
             await self.store.append_chat(self.id, line)
         except StoreError:
@@ -580,4 +581,4 @@ class Room(Membership, Takeover, Timekeeping):
                 other.send_bytes(data)
         else:
             self.spectators.send(data, None)
-        conn.send(m.ack(req.id, self.id))
+        conn.send(f.Ack(req.id, self.id))

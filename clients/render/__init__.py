@@ -11,8 +11,8 @@ from typing import Any
 
 from rich.console import Group, RenderableType
 
-from clients.mirror import Mirror
 from clients.render import common, ishtar, yspahan
+from protocol.mirror import Mirror
 
 Board = Callable[[Mapping[str, Any], Mapping[str, Any], list[dict[str, Any]]], RenderableType]
 

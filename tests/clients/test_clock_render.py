@@ -6,10 +6,10 @@ import copy
 from typing import Any
 
 from clients.lobby import clock_option
-from clients.mirror import Mirror
 from clients.render import screen
 from clients.render.common import clock_time, seats_table, to_text
-from protocol.patch import view_hash
+from protocol.hashing import view_hash
+from protocol.mirror import Mirror
 from tests.clients.samples import info, samples
 
 

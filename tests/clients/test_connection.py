@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from clients.connection import ClientError, ConnectionLost, ServerError, Session
-from clients.mirror import Mirror
+from protocol.mirror import Mirror
 from server.app import App
 from tests.server.client import Client
 from tests.server.conftest import MakeApp, MakeClient

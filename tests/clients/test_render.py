@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from clients import render
-from clients.mirror import Mirror
 from clients.render import common, ishtar, yspahan
 from clients.render.common import to_text
+from protocol.mirror import Mirror
 from tests.clients.samples import events, info, samples
 
 

@@ -15,7 +15,8 @@ import msgpack
 
 from protocol.codec import canonical, decode, encode
 from protocol.errors import FrameError
-from protocol.patch import apply, diff, view_hash
+from protocol.hashing import view_hash
+from protocol.patch import apply, diff
 
 VECTORS = Path(__file__).resolve().parents[2] / "protocol" / "vectors"
 

@@ -1,8 +1,12 @@
-"""protocol.patch: diff/apply round trips (ours and jsonpatch's), pointers, the view hash."""
+"""protocol.patch: diff/apply round trips (ours and jsonpatch's), the size rule, path copying."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import json
+import random
+from pathlib import Path
 from typing import Any
 
 import jsonpatch  # type: ignore[import-untyped]
@@ -11,10 +15,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol import patch
+from games import registry
+from games.base import Match, audience_view
+from protocol import patch, pointer
 from protocol.codec import canonical
-from protocol.patch import PatchError, apply, diff, escape, pointer, unescape, view_hash
+from protocol.hashing import view_hash
+from protocol.patch import PatchError, apply, diff
 from tests.protocol.strategies import documents, related_pairs
+
+VECTORS = json.loads((Path(__file__).parents[2] / "protocol/vectors/patches.json").read_text())
 
 
 @settings(max_examples=400, deadline=None)
@@ -34,19 +43,6 @@ def test_jsonpatch_applies_our_diff(pair: tuple[Any, Any]) -> None:
     ops = diff(a, b)
     assert jsonpatch.apply_patch(copy.deepcopy(a), ops) == b
     assert {op["op"] for op in ops} <= {"add", "remove", "replace"}
-
-
-@settings(max_examples=300, deadline=None)
-@given(documents(), documents())
-def test_hash_equal_iff_canonical_encodings_equal(a: Any, b: Any) -> None:
-    assert (view_hash(a) == view_hash(b)) == (canonical(a) == canonical(b))
-    assert len(view_hash(a)) == 16
-
-
-def test_hash_ignores_key_order_and_sees_types() -> None:
-    assert view_hash({"a": 1, "b": 2}) == view_hash({"b": 2, "a": 1})
-    assert view_hash({"a": 1}) != view_hash({"a": True})
-    assert view_hash({"a": 1}) != view_hash({"a": 1.0})
 
 
 def test_identical_documents_give_no_operations() -> None:
@@ -77,11 +73,7 @@ def test_list_growing_or_shrinking_at_the_end_gives_small_patches() -> None:
     ]
 
 
-def test_pointer_escaping_round_trips() -> None:
-    assert escape("a/b~c") == "a~1b~0c"
-    assert unescape("a~1b~0c") == "a/b~c"
-    assert unescape("~01") == "~1"
-    assert pointer("x/y", 3, "~") == "/x~1y/3/~0"
+def test_diff_paths_escape_their_keys() -> None:
     ops = diff({"a/b": 1, "~": 2}, {"a/b": 2, "~": 3})
     assert {op["path"] for op in ops} == {"/a~1b", "/~0"}
 
@@ -161,8 +153,12 @@ def test_no_container_below_the_top_costs_more_than_replacing_it(pair: tuple[Any
             by_parent[path] = by_parent.get(path, 0) + size
     for path, size in by_parent.items():
         value: Any = {"doc": b}
-        for token in path.split("/")[1:]:
-            value = value[int(token) if isinstance(value, list) else unescape(token)]
+        for token in pointer.parse(path):
+            value = (
+                value[pointer.index(len(value), token, adding=False)]
+                if isinstance(value, list)
+                else value[token]
+            )
         whole = {"op": "replace", "path": path, "value": value}
         assert (
             size <= len(msgpack.packb(whole))
@@ -180,7 +176,7 @@ def _by_the_rule(old: list[Any], new: list[Any], path: str) -> list[dict[str, An
     """The ops of the size rule made the long way: every op, then the rule's comparison."""
     ops: list[dict[str, Any]] = []
     patch._diff(old, new, path, ops, {})
-    patch.collapse(ops, 0, path, len(msgpack.packb(new)), lambda: new)
+    patch._collapse(ops, 0, path, len(msgpack.packb(new)), lambda: new)
     return ops
 
 
@@ -193,21 +189,136 @@ def _by_the_rule(old: list[Any], new: list[Any], path: str) -> list[dict[str, An
 def test_lists_settled_from_their_lengths_get_the_rule_s_answer(
     old: list[Any], new: list[Any], path: str
 ) -> None:
-    """``replaces_list`` answers from the lengths only (filled from empty, emptied, or more
+    """``_replaces_list`` answers from the lengths only (filled from empty, emptied, or more
     ``remove`` ops than a replace weighs): whenever it says replace, the size rule made the long
     way says one replace too; and the diff's answer is the rule's answer either way."""
-    if patch.replaces_list(len(old), new, path):
+    if patch._replaces_list(len(old), new, path):
         assert _by_the_rule(old, new, path) == [{"op": "replace", "path": path, "value": new}]
     ops: list[dict[str, Any]] = []
-    patch.diff_into(old, new, path, ops)
+    patch._diff_child(old, new, path, ops, {})
     assert ops == _by_the_rule(old, new, path)
 
 
 def test_a_seat_s_choices_filled_and_emptied_are_one_replace() -> None:
     choices = [{"kind": "position", "at": [q, 0], "rotations": [0, 1]} for q in range(40)]
-    assert patch.replaces_list(0, choices, "/own/choices")
-    assert patch.replaces_list(40, [], "/own/choices")
-    assert patch.replaces_list(40, choices[:2], "/own/choices")
-    assert not patch.replaces_list(0, [1], "/own/choices")  # one add is smaller
-    assert not patch.replaces_list(40, choices[:39], "/own/choices")  # one remove is smaller
+    assert patch._replaces_list(0, choices, "/own/choices")
+    assert patch._replaces_list(40, [], "/own/choices")
+    assert patch._replaces_list(40, choices[:2], "/own/choices")
+    assert not patch._replaces_list(0, [1], "/own/choices")  # one add is smaller
+    assert not patch._replaces_list(40, choices[:39], "/own/choices")  # one remove is smaller
     assert diff({"c": []}, {"c": choices}) == [{"op": "replace", "path": "/c", "value": choices}]
+
+
+# Apply by path copying -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", VECTORS, ids=[c["name"] for c in VECTORS])
+def test_every_protocol_vector_gives_the_new_view_and_its_hash(case: dict[str, Any]) -> None:
+    before = copy.deepcopy(case["old"])
+    new = apply(case["old"], case["patch"])
+    assert new == case["new"] and view_hash(new) == case["new_hash"]
+    assert case["old"] == before
+
+
+@pytest.mark.parametrize("game", ["ishtar", "yspahan"])
+def test_whole_matches_patch_and_share_what_did_not_change(game: str) -> None:
+    engine = registry.get(game)
+    match = Match.new(engine, 3, {}, 9)
+    rng = random.Random(9)
+    old: Any = audience_view(engine, match.state, 0).to_json()
+    while (decision := match.decision) is not None:
+        match.act(decision.seat, rng.randrange(len(decision.choices)))
+        new: Any = audience_view(engine, match.state, 0).to_json()
+        frozen = copy.deepcopy(old)
+        rebuilt = apply(old, diff(old, new))
+        assert rebuilt == new and view_hash(rebuilt) == view_hash(new)
+        assert old == frozen, "the old view is never edited"
+        for key, value in old["shared"]["game"].items():
+            if rebuilt["shared"]["game"].get(key) == value and isinstance(value, dict | list):
+                assert rebuilt["shared"]["game"][key] is value, key
+        old = rebuilt
+
+
+DOC = {"a": [1, 2, {"b": "x"}], "c": {"d": 1, "e~/f": [True]}, "n": None}
+OPS: list[list[Any]] = [
+    [{"op": "move", "from": "/a/2", "path": "/c/moved"}],
+    [{"op": "copy", "from": "/c", "path": "/a/-"}, {"op": "replace", "path": "/a/3/d", "value": 5}],
+    [{"op": "test", "path": "/c/d", "value": 1}, {"op": "add", "path": "/c/e~0~1f/0", "value": 0}],
+    [{"op": "test", "path": "/c/d", "value": 1.0}],
+    [{"op": "test", "path": "/c/d", "value": True}],
+    [{"op": "remove", "path": "/a/3"}],
+    [{"op": "add", "path": "/a/01", "value": 0}],
+    [{"op": "add", "path": "/a/\u00b2", "value": 0}],
+    [{"op": "replace", "path": "/zz", "value": 0}],
+    [{"op": "add", "path": "/n/x", "value": 0}],
+    [{"op": "move", "from": "/c", "path": "/c/d/x"}],
+    [{"op": "remove", "path": ""}],
+    [{"op": "replace", "path": "", "value": [1]}],
+    [{"op": "jump", "path": "/a"}],
+    [{"path": "/a"}],
+    [{"op": "add", "path": "a", "value": 1}],
+    [{"op": "add", "path": "/a/1"}],
+    [{"op": "copy", "path": "/b"}],
+    [{"op": "move", "from": 3, "path": "/b"}],
+    [{"op": "add", "path": 3, "value": 1}],
+    ["not a map"],
+]
+
+
+@pytest.mark.parametrize("ops", OPS)
+def test_every_operation_and_every_failure_agree_with_jsonpatch(ops: list[Any]) -> None:
+    """An off-the-shelf RFC 6902 implementation is the reference: same document, or both
+    refuse (ours always with PatchError, and the input is never touched)."""
+    frozen = copy.deepcopy(DOC)
+    try:
+        want: Any = jsonpatch.apply_patch(copy.deepcopy(DOC), ops)
+    except Exception:
+        want = PatchError
+    try:
+        got: Any = apply(DOC, ops)
+    except PatchError:
+        got = PatchError
+    if want is not PatchError and got is not PatchError:
+        assert canonical(got) == canonical(want)
+    elif ops != [{"op": "test", "path": "/c/d", "value": True}]:  # jsonpatch: True == 1
+        assert got is want
+    assert frozen == DOC
+
+
+keys = st.text("ab/~", max_size=2)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | keys,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(keys, inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(json_values, json_values)
+def test_any_diff_applies_to_the_same_document_as_jsonpatch_does(old: Any, new: Any) -> None:
+    frozen = copy.deepcopy(old)
+    ops = diff(old, new)
+    assert view_hash(apply(old, ops)) == view_hash(new)
+    assert jsonpatch.apply_patch(copy.deepcopy(old), ops) == new
+    assert old == frozen
+
+
+ops_ = st.lists(
+    st.dictionaries(
+        st.sampled_from(["op", "path", "from", "value"]),
+        st.sampled_from(["add", "remove", "replace", "move", "copy", "test"])
+        | st.sampled_from(["", "/", "/a", "/a/0", "/a/-", "/c/d", "/x/y", "~", "/a/01"])
+        | json_values,
+    )
+    | json_values,
+    max_size=4,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values, ops_)
+def test_any_patch_applies_or_raises_patch_error_and_nothing_else(doc: Any, ops: Any) -> None:
+    frozen = copy.deepcopy(doc)
+    with contextlib.suppress(PatchError):
+        apply(doc, ops)
+    assert doc == frozen

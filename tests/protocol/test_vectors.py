@@ -11,7 +11,8 @@ import pytest
 
 from protocol.codec import canonical, decode, encode
 from protocol.errors import FrameError
-from protocol.patch import apply, diff, view_hash
+from protocol.hashing import view_hash
+from protocol.patch import apply, diff
 from tests.protocol.make_vectors import build
 
 VECTORS = Path(__file__).resolve().parents[2] / "protocol" / "vectors"

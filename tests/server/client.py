@@ -1,6 +1,7 @@
 """A small protocol client for the tests: it knows the frames, never the rules.
 
-A background reader decodes every frame, keeps the list of everything received (for the leak
+A background reader decodes every frame, checks it against SPEC section 8
+(:func:`protocol.frames.parse_frame`), keeps the list of everything received (for the leak
 scan), maintains one view per room from ``joined``/``state``/``patch`` exactly as SPEC.md tells
 a frontend to (checking the hash after every patch and applying every patch also with the
 independent ``jsonpatch`` library), and wakes waiters. Tests wait on conditions, never sleep.
@@ -19,7 +20,10 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from protocol.codec import Limits, decode, encode
-from protocol.patch import apply, view_hash
+from protocol.errors import ServerFrameError
+from protocol.frames import parse_frame
+from protocol.hashing import view_hash
+from protocol.patch import apply
 
 TIMEOUT = 10.0
 
@@ -70,6 +74,10 @@ class Client:
             async for data in self.ws:
                 assert isinstance(data, bytes), "the server sends binary frames only"
                 frame = decode(data, _NO_LIMITS)
+                try:
+                    parse_frame(frame)
+                except ServerFrameError as exc:
+                    self.failures.append(f"not a SPEC frame: {exc.message}")
                 self.raw.append(data)
                 self._apply(frame)
                 async with self._changed:

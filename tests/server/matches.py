@@ -17,7 +17,7 @@ from typing import Any
 
 from games import registry
 from games.base import Match, audience_view
-from protocol.patch import _get
+from protocol import pointer
 from tests.server.client import Client
 from tests.server.conftest import MakeClient
 
@@ -167,6 +167,13 @@ def check_frames(played: Played) -> int:
                         audience is not None and op["path"].startswith("/own/")
                     ), op
                     if "value" in op:
-                        assert op["value"] == _get(views[rev][audience], op["path"]), op
+                        assert op["value"] == _at(views[rev][audience], op["path"]), op
             checked += 1
     return checked
+
+
+def _at(doc: Any, path: str) -> Any:
+    """The value at ``path`` in ``doc`` (a JSON Pointer)."""
+    for token in pointer.parse(path):
+        doc = doc[pointer.index(len(doc), token, adding=False)] if type(doc) is list else doc[token]
+    return doc

@@ -1,4 +1,4 @@
-"""protocol/messages.py: untrusted client frames in, typed requests out; patch frame splicing."""
+"""protocol/messages.py: untrusted client frames in, typed requests out."""
 
 from __future__ import annotations
 
@@ -9,10 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol import messages as m
-from protocol.codec import decode, encode
-from protocol.errors import ErrorCode, RequestError
-from protocol.patch import diff
-from tests.protocol.strategies import documents, keys, related_pairs
+from protocol.errors import RequestError
+from tests.protocol.strategies import documents, keys
 
 GOOD: list[tuple[dict[str, Any], Any]] = [
     ({"type": "hello", "version": 1, "client": "cli"}, m.Hello(None, 1, "cli")),
@@ -95,55 +93,3 @@ def test_any_frame_parses_or_is_refused_with_our_error(kind: str, fields: dict[s
     except RequestError as error:
         code = error.code
     assert code in (None, "bad_request", "unknown_type")
-
-
-@settings(max_examples=60, deadline=None)
-@given(related_pairs(), related_pairs(), st.text(max_size=10), st.integers(0, 2**40))
-def test_a_spliced_patch_frame_decodes_like_the_plain_encoding(
-    shared: tuple[Any, Any], own: tuple[Any, Any], room: str, rev: int
-) -> None:
-    shared_ops = diff({"s": shared[0]}, {"s": shared[1]})
-    own_ops = diff({"o": own[0]}, {"o": own[1]})
-    events = [{"kind": "x", "seat": 1}]
-    spliced = m.encode_patch(
-        room, rev, m.encode_ops(shared_ops), len(shared_ops), own_ops, "0" * 16, events
-    )
-    plain = {
-        "type": "patch",
-        "room": room,
-        "rev": rev,
-        "ops": shared_ops + own_ops,
-        "hash": "0" * 16,
-        "events": events,
-    }
-    assert spliced == encode(plain)
-
-
-def test_many_ops_use_the_long_array_headers() -> None:
-    ops = [{"op": "add", "path": f"/{i}", "value": i} for i in range(70_000)]
-    frame = m.encode_patch("r", 1, m.encode_ops(ops[:20]), 20, ops[20:], "h", [])
-    assert frame == encode(
-        {"type": "patch", "room": "r", "rev": 1, "ops": ops, "hash": "h", "events": []}
-    )
-    assert decode(m.encode_patch("r", 1, b"", 0, ops[:17], "h", []))["ops"] == ops[:17]
-
-
-def test_server_frames_echo_the_request_id_only_when_given() -> None:
-    assert m.ack(None) == {"type": "ack"}
-    assert m.ack(7, "r", 2) == {"type": "ack", "room": "r", "rev": 2, "id": 7}
-    assert "id" not in m.error(None, ErrorCode.INTERNAL, "x")
-    frames = [
-        m.welcome(1, "s", 1, "oasis", {}, []),
-        m.rooms(1, []),
-        m.joined(1, "r", 0, "t", 0, {}, "h", {"room": "r"}),
-        m.state(1, "r", 0, {}, "h"),
-        m.ack(1),
-        m.error(1, ErrorCode.INTERNAL, "x"),
-        m.chat("r", 0, "a", "hi", 0, 0.0),
-        m.room_info({"room": "r"}),
-        m.pong(1, 0.0),
-        m.bye("x"),
-        m.pause("r", True, "storage unavailable", 3),
-        m.redirect(1, "r", "ws://127.0.0.1:8766/", "moved"),
-    ]
-    assert {f["type"] for f in frames} | {"patch"} == m.SERVER_TYPES

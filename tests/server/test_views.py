@@ -7,11 +7,12 @@ from typing import Any
 import msgpack
 import pytest
 
-import server.views
+import protocol.tree
 from games import registry
 from games.base import Decision, Match
 from games.rng import Rng
-from protocol.patch import apply, view_hash
+from protocol.hashing import view_hash
+from protocol.patch import apply
 from server.views import Views
 
 
@@ -102,8 +103,8 @@ def test_a_list_that_grew_at_its_end_is_patched_with_adds_only(
     docs = [views.full(0)[0]]
     game.shared = {"laid": [*laid, {"tile": "t10", "at": [10, 0]}]}
     decoded: list[bytes] = []
-    unpack = server.views._unpack
-    monkeypatch.setattr(server.views, "_unpack", lambda data: decoded.append(data) or unpack(data))
+    unpack = protocol.tree.unpack
+    monkeypatch.setattr(protocol.tree, "unpack", lambda data: decoded.append(data) or unpack(data))
     revision = views.advance(1, [])
     assert decoded == []
     assert _ops(revision.seat_frames[0]) == [

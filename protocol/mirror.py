@@ -1,26 +1,30 @@
 """One room's view as the server last described it, rebuilt from ``joined``, ``state``, ``patch``.
 
-This is the client's protocol core for views and does no I/O (STYLE: a core that takes frames in
-and says what to do, under a thin asyncio shell in :mod:`clients.connection`). It follows
-SPEC section 10 to the letter:
+This is a client's protocol core for views, so a Python frontend needs only ``protocol``: it
+does no I/O (frames in, what to do out, under a thin shell such as :mod:`clients.connection`)
+and follows SPEC section 10 to the letter:
 
 1. ``joined`` with a view, or ``state``: replace the view and the revision; check the hash;
 2. ``patch`` with ``rev`` at or below ours: ignore it (we already have it, e.g. after a ``state``);
 3. ``patch`` with ``rev`` = ours + 1: apply its ops, take its ``rev``, compare the hash;
 4. ``patch`` with a larger ``rev`` (a gap): ignore it and ask for ``sync``.
 
+Frames are untrusted: each is checked into its typed frame (:func:`protocol.frames.parse_frame`)
+first, and one that does not follow the SPEC asks for ``sync`` like a bad patch.
+
 Clocks (SPEC section 20): :attr:`Mirror.clock_since` is the monotonic time at which the running
 clock's current decision began, as far as this client can tell: the arrival of the patch that
 began it, or of a full view minus its ``elapsed_ms``, or of the ``room`` frame that started the
-match. :meth:`Mirror.clock_left` turns it into each seat's time left now.
+match. :meth:`Mirror.clock_left` turns it into each seat's time left now. The time of arrival is
+``now`` of :meth:`Mirror.on_frame` (the monotonic clock when omitted).
 
 Any hash mismatch or patch that does not fit the view also asks for ``sync``. While a sync is
 pending no second one is asked for, and patches still fill in when they line up. A ``joined``
 without a view (resume) keeps the view we hold: the missed patches follow it.
 
 Views are never edited in place: a patch makes a new view that shares what it did not change
-(:mod:`clients.patching`), which lets the hash re-encode only what changed
-(:mod:`clients.hashing`). Code that holds a view must treat it as read-only.
+(:func:`protocol.patch.apply`), which lets the hash re-encode only what changed
+(:class:`protocol.hashing.ViewHasher`). Code that holds a view must treat it as read-only.
 
 The outcome of each frame is an :class:`Update`, which tells the shell whether to send ``sync``
 and carries the events to log; problems are kept as text so a user sees what went wrong.
@@ -29,12 +33,18 @@ and carries the events to log; problems are kept as text so a user sees what wen
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from clients.hashing import ViewHasher
-from clients.patching import apply
-from protocol.patch import PatchError
+from protocol.errors import ServerFrameError
+from protocol.frames import Joined, Patch, RoomInfo, State, parse_frame
+from protocol.hashing import ViewHasher
+from protocol.patch import PatchError, apply
+
+__all__ = ["Mirror", "Update"]
+
+_VIEW_FRAMES = frozenset({"joined", "state", "patch", "room"})
 
 
 @dataclass(slots=True)
@@ -113,59 +123,68 @@ class Mirror:
 
     # Frames ------------------------------------------------------------------------------
 
-    def on_frame(self, frame: dict[str, Any]) -> Update:
+    def on_frame(self, frame: Mapping[str, Any], now: float | None = None) -> Update:
+        """Take one decoded frame of this room (other kinds change nothing)."""
         kind = frame.get("type")
-        if kind == "joined":
-            return self.on_joined(frame)
-        if kind == "state":
-            return self._replace(frame, "state")
-        if kind == "patch":
-            return self.on_patch(frame)
-        if kind == "room" and isinstance(frame.get("info"), dict):
-            if self.info.get("state") == "open" and frame["info"].get("state") == "playing":
-                self.clock_since = time.monotonic()
-            self.info = frame["info"]
-            return Update(changed=True)
-        return Update()
-
-    def on_joined(self, frame: dict[str, Any]) -> Update:
-        if isinstance(frame.get("info"), dict):
-            self.info = frame["info"]
-        seat = frame.get("seat")
-        self.seat = seat if isinstance(seat, int) else None
-        self.spectator = self.seat is None
-        if isinstance(frame.get("token"), str):
-            self.token = frame["token"]
-        if frame.get("view") is None:
-            rev = frame.get("rev")
-            if self.view is None or rev != self.rev:
-                # A resume we cannot follow (we hold no view, or another rev): ask for it all.
-                return self._ask_sync(f"resumed at rev {rev} but this view is at {self.rev}")
+        if kind not in _VIEW_FRAMES:
             return Update()
-        return self._replace(frame, "joined")
+        try:
+            typed = parse_frame(frame)
+        except ServerFrameError as exc:
+            if kind == "room":
+                return Update(problem=exc.message)
+            return self._ask_sync(exc.message)
+        at = time.monotonic() if now is None else now
+        if isinstance(typed, Joined):
+            return self._joined(typed, at)
+        if isinstance(typed, State):
+            return self._state(typed, at)
+        if isinstance(typed, Patch):
+            return self._patch(typed, at)
+        assert isinstance(typed, RoomInfo)
+        if self.info.get("state") == "open" and typed.info.get("state") == "playing":
+            self.clock_since = at
+        self.info = typed.info
+        return Update(changed=True)
 
-    def _replace(self, frame: dict[str, Any], what: str) -> Update:
-        rev, view, digest = frame.get("rev"), frame.get("view"), frame.get("hash")
-        if not isinstance(rev, int) or not isinstance(view, dict):
-            return self._ask_sync(f"{what} without a revision and a view")
-        if rev < self.rev and what == "state":
+    def _joined(self, frame: Joined, at: float) -> Update:
+        self.info = frame.info
+        self.seat = frame.seat
+        self.spectator = frame.seat is None
+        if frame.token is not None:
+            self.token = frame.token
+        if frame.view is None:
+            if self.view is None or frame.rev != self.rev:
+                # A resume we cannot follow (we hold no view, or another rev): ask for it all.
+                return self._ask_sync(f"resumed at rev {frame.rev} but this view is at {self.rev}")
+            return Update()
+        return self._replace(frame.rev, frame.view, frame.hash, frame.elapsed_ms, "joined", at)
+
+    def _state(self, frame: State, at: float) -> Update:
+        if frame.rev < self.rev:
             # An answer to an older sync after newer patches: keep the newer view.
             self.sync_pending = False
             return Update()
+        return self._replace(frame.rev, frame.view, frame.hash, frame.elapsed_ms, "state", at)
+
+    def _replace(
+        self,
+        rev: int,
+        view: dict[str, Any],
+        digest: str | None,
+        elapsed_ms: int | None,
+        what: str,
+        at: float,
+    ) -> Update:
         self.view, self.rev = view, rev
         self.sync_pending = False
-        elapsed = frame.get("elapsed_ms")
-        spent = elapsed / 1000 if isinstance(elapsed, int | float) else 0.0
-        self.clock_since = time.monotonic() - spent
+        self.clock_since = at - (elapsed_ms or 0) / 1000
         if digest is not None and self.hasher.hash(view) != digest:
             return Update(changed=True, problem=f"{what} at rev {rev} has a wrong hash")
         return Update(changed=True)
 
-    def on_patch(self, frame: dict[str, Any]) -> Update:
-        rev, ops, digest = frame.get("rev"), frame.get("ops"), frame.get("hash")
-        events = [e for e in frame.get("events") or [] if isinstance(e, dict)]
-        if not isinstance(rev, int) or not isinstance(ops, list):
-            return self._ask_sync("a patch without a revision or ops")
+    def _patch(self, frame: Patch, at: float) -> Update:
+        rev = frame.rev
         if self.view is None:
             return self._ask_sync(f"patch {rev} arrived before any view")
         if rev <= self.rev:
@@ -173,16 +192,16 @@ class Mirror:
         if rev != self.rev + 1:
             return self._ask_sync(f"missed revisions {self.rev + 1} to {rev - 1}")
         try:
-            new = apply(self.view, ops)
-        except (PatchError, KeyError, TypeError) as exc:
+            new = apply(self.view, frame.ops)
+        except PatchError as exc:
             return self._ask_sync(f"patch {rev} does not fit the view ({exc})")
         self.view, self.rev = new, rev
-        self.clock_since = time.monotonic()
-        if digest != self.hasher.hash(new):
+        self.clock_since = at
+        if frame.hash != self.hasher.hash(new):
             update = self._ask_sync(f"the view after patch {rev} has a wrong hash")
-            update.changed, update.events = True, events
+            update.changed, update.events = True, frame.events
             return update
-        return Update(changed=True, events=events)
+        return Update(changed=True, events=frame.events)
 
     def _ask_sync(self, problem: str) -> Update:
         if self.sync_pending:

@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from clients.mirror import Mirror
 from games import registry
 from games.base import Match, audience_view
-from protocol.patch import diff, view_hash
+from protocol.hashing import view_hash
+from protocol.mirror import Mirror
+from protocol.patch import diff
 
 VECTORS = json.loads((Path(__file__).parents[2] / "protocol/vectors/patches.json").read_text())
 

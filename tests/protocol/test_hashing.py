@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clients.hashing import ViewHasher
-from clients.patching import apply
+import protocol.tree
 from games import registry
 from games.base import Match, audience_view
-from protocol.patch import diff, view_hash
+from protocol.hashing import ViewHasher, view_hash
+from protocol.patch import apply, diff
 
 
 @pytest.mark.parametrize("game", ["ishtar", "yspahan"])
@@ -37,11 +37,45 @@ def test_unchanged_containers_keep_their_encoding_once_their_parents_change_ofte
     for n in range(2, 6):
         view = apply(view, [{"op": "replace", "path": "/shared/n", "value": n}])
         assert hasher.hash(view) == view_hash(view)
-    assert hasher._root is not None
-    big = hasher._root.kids["shared"].kids["big"]
+    big = _node(hasher, "shared", "big")
     view = apply(view, [{"op": "replace", "path": "/shared/n", "value": 9}])
     assert hasher.hash(view) == view_hash(view)
-    assert hasher._root.kids["shared"].kids["big"] is big
+    assert _node(hasher, "shared", "big") is big
+
+
+def _node(hasher: ViewHasher, *keys: str) -> Any:
+    node: Any = hasher._tree
+    for key in keys:
+        node = node.kids[key]
+    return node
+
+
+def test_what_a_patch_shares_with_the_old_view_is_not_encoded_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Path copying keeps every untouched subtree the same object: the hasher reuses its
+    bytes without a look, so a patch costs the encoding of what it changed only."""
+    game = {"laid": [[i, i] for i in range(50)], "n": 1, **{f"k{i}": i for i in range(10)}}
+    view: Any = {"shared": {"game": game, "turn": None}, "own": None}
+    hasher = ViewHasher()
+    hasher.hash(view)
+    encoded: list[Any] = []
+    canonical = protocol.tree.canonical
+    monkeypatch.setattr(
+        protocol.tree, "canonical", lambda value: encoded.append(value) or canonical(value)
+    )
+    view = apply(view, [{"op": "replace", "path": "/shared/game/n", "value": 2}])
+    assert hasher.hash(view) == view_hash(view)
+    assert encoded == [2]
+    encoded.clear()
+    view = apply(view, [{"op": "add", "path": "/shared/game/laid/-", "value": [7, 7]}])
+    assert hasher.hash(view) == view_hash(view)
+    assert encoded == [[7, 7]]
+    encoded.clear()
+    view = apply(view, [{"op": "add", "path": "/shared/game/few", "value": {"a": [1], "b": 2}}])
+    view = apply(view, [{"op": "replace", "path": "/shared/game/few/b", "value": 3}])
+    assert hasher.hash(view) == view_hash(view)
+    assert encoded == [{"a": [1], "b": 3}], "a small map deep down is encoded at once"
 
 
 def test_large_maps_and_lists_use_the_wider_headers() -> None:

@@ -1,0 +1,241 @@
+"""Documents kept as canonical bytes per field: the incremental canonical encoding, and the patch
+between two versions of a document made from those bytes.
+
+A :class:`Tree` is one value as canonically encoded (``enc``) and, down to a fixed depth, one
+tree per child (``kids``): a map's by key, a list's by position. :func:`track` gives the tree of
+a new version of a value, sharing every unchanged part with the previous tree, so a version
+re-sorts and re-encodes only what changed; the spliced bytes are exactly
+:func:`protocol.codec.canonical` of the whole value (:func:`protocol.codec.canonical_map` and
+:func:`protocol.codec.canonical_array` are the one splicer). Both sides of the wire use it:
+
+- the server (:mod:`server.views`) keeps no decoded copy of a view between revisions (an engine
+  may hand out lists that it later mutates, and bytes are invisible to the garbage collector):
+  below the depth a value is encoded at every revision (compiled code) and equal bytes mean it
+  did not change, the previous node reused, the very same object; :func:`diff_trees` then skips
+  it by identity and diffs only the fields whose bytes changed, decoding their previous value;
+- a client (:class:`protocol.hashing.ViewHasher`) passes the previous version of its view as
+  ``before``: its patches are applied by path copying (:func:`protocol.patch.apply`), which shares
+  every unchanged subtree with the previous view, so a subtree that *is* the previous one (the
+  same object) keeps its node without being encoded at all.
+
+Nothing here keeps a value alive but the caller's :class:`Work` of one revision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from protocol.codec import array_length, canonical, canonical_array, canonical_map, unpack
+from protocol.patch import Op, _collapse, _diff_child, _replaces_list, diff
+from protocol.pointer import escape
+
+__all__ = ["Tree", "Work", "diff_trees", "track"]
+
+
+class Tree:
+    """One value as last encoded: its canonical bytes and, above the depth, one tree per child.
+
+    ``kids`` is a dict of trees (a map), a list of trees (a list) or None (a *leaf*: a scalar,
+    or a container below the depth, encoded whole).
+    """
+
+    __slots__ = ("enc", "kids")
+
+    def __init__(self, enc: bytes, kids: dict[str, Tree] | list[Tree] | None) -> None:
+        self.enc = enc
+        self.kids = kids
+
+    def value(self) -> Any:
+        """A fresh decoded copy of the value."""
+        return unpack(self.enc)
+
+
+class Work:
+    """What one version learns on the way, for its diff only: the value of every new leaf as
+    the caller gave it (by ``id`` of its node) and the encoded size of every new container
+    value (by its ``id``, for the size rule of :func:`protocol.patch.diff`)."""
+
+    __slots__ = ("fresh", "sizes")
+
+    def __init__(self) -> None:
+        self.fresh: dict[int, Any] = {}
+        self.sizes: dict[int, int] = {}
+
+    def value(self, node: Tree) -> Any:
+        """The value of ``node``: as given if new in this version, else decoded."""
+        value = self.fresh.get(id(node), _MISSING)
+        return unpack(node.enc) if value is _MISSING else value
+
+
+_MISSING: Any = object()
+_NO_KEYS: dict[str, Any] = {}
+_NO_ITEMS: list[Any] = []
+
+
+def track(
+    prev: Tree | None,
+    value: Any,
+    depth: int,
+    work: Work,
+    before: Any = _MISSING,
+    small: int = 0,
+) -> Tree:
+    """The tree of ``value``, sharing every unchanged part with ``prev`` (None: no previous).
+
+    ``depth``: levels below this one that get trees of their own (0: a leaf). ``before``: the
+    value ``prev`` was made from, if the caller still holds it and never edits values in place;
+    a child that is the same object as before keeps its node without being encoded. ``small``:
+    within two levels of the leaves (``depth`` 1 or 2), a container of at most this many entries
+    is a leaf too: one compiled encoding of it costs less than going through its entries.
+    """
+    if before is value and prev is not None:
+        return prev
+    kind = type(value)
+    if small and depth and depth <= 2 and (kind is dict or kind is list) and len(value) <= small:
+        depth = 0
+    if depth and kind is dict:
+        old = None if prev is None else prev.kids
+        known: dict[str, Tree] = old if type(old) is dict else {}
+        was = before if type(before) is dict else _NO_KEYS
+        kids = {
+            key: track(known.get(key), child, depth - 1, work, was.get(key, _MISSING), small)
+            for key, child in value.items()
+        }
+        if (  # the same map as before (a leaf or a list before is not: even an empty one)
+            prev is not None
+            and type(old) is dict
+            and len(kids) == len(known)
+            and all(kid is known.get(key) for key, kid in kids.items())
+        ):
+            return prev
+        return Tree(canonical_map({key: kid.enc for key, kid in kids.items()}), kids)
+    if depth and kind is list:
+        old = None if prev is None else prev.kids
+        had: list[Tree] = old if type(old) is list else []
+        n = len(had)
+        items_before = before if type(before) is list else _NO_ITEMS
+        m = len(items_before)
+        items = [
+            track(
+                had[i] if i < n else None,
+                child,
+                depth - 1,
+                work,
+                items_before[i] if i < m else _MISSING,
+                small,
+            )
+            for i, child in enumerate(value)
+        ]
+        if (
+            prev is not None
+            and type(old) is list
+            and len(items) == n
+            and all(a is b for a, b in zip(items, had, strict=True))
+        ):
+            return prev
+        return Tree(canonical_array([kid.enc for kid in items]), items)
+    enc = canonical(value)
+    if prev is not None and prev.kids is None and prev.enc == enc:
+        return prev
+    node = Tree(enc, None)
+    work.fresh[id(node)] = value
+    if kind is dict or kind is list or kind is tuple:
+        work.sizes[id(value)] = len(enc)
+    return node
+
+
+def diff_trees(old: Tree, new: Tree, path: str, work: Work, *, below: bool = False) -> list[Op]:
+    """The operations that turn the value of ``old`` into that of ``new``, as
+    :func:`protocol.patch.diff` makes them for the documents at ``path`` (the size rule included
+    for the whole value too when it sits ``below`` the top of the document)."""
+    ops: list[Op] = []
+    _diff_trees(old, new, path, ops, work, below)
+    return ops
+
+
+def _diff_trees(old: Tree, new: Tree, path: str, ops: list[Op], work: Work, below: bool) -> None:
+    if old is new:
+        return
+    ok, nk = old.kids, new.kids
+    if ok is None and nk is None:
+        if old.enc == new.enc:
+            return
+        after = work.value(new)
+        if type(after) is list:
+            header = array_length(old.enc)
+            if header is not None and _list_shortcut(
+                old.enc, header, new.enc, after, path, ops, below
+            ):
+                return
+        before = unpack(old.enc)
+        if below:
+            _diff_child(before, after, path, ops, work.sizes)
+        else:
+            ops += diff(before, after, path, work.sizes)
+        return
+    if type(ok) is not type(nk):
+        ops.append({"op": "replace", "path": path, "value": work.value(new)})
+        return
+    start = len(ops)
+    if type(nk) is dict:
+        assert type(ok) is dict
+        for key, kid in ok.items():
+            other = nk.get(key)
+            if other is None:
+                ops.append({"op": "remove", "path": path + "/" + escape(key)})
+            elif other is not kid:
+                _diff_trees(kid, other, path + "/" + escape(key), ops, work, True)
+        for key, kid in nk.items():
+            if key not in ok:
+                ops.append(
+                    {"op": "add", "path": path + "/" + escape(key), "value": work.value(kid)}
+                )
+    else:
+        assert type(ok) is list and type(nk) is list
+        common = min(len(ok), len(nk))
+        for i in range(common):
+            if ok[i] is not nk[i]:
+                _diff_trees(ok[i], nk[i], f"{path}/{i}", ops, work, True)
+        for i in range(len(ok) - 1, common - 1, -1):
+            ops.append({"op": "remove", "path": f"{path}/{i}"})
+        for i in range(common, len(nk)):
+            ops.append({"op": "add", "path": f"{path}/{i}", "value": work.value(nk[i])})
+    if below:
+        decoded: Callable[[], Any] = new.value
+        _collapse(ops, start, path, len(new.enc), decoded)
+
+
+def _list_shortcut(
+    old: bytes,
+    header: tuple[int, int],
+    new: bytes,
+    after: list[Any],
+    path: str,
+    ops: list[Op],
+    below: bool,
+) -> bool:
+    """The ops of a list leaf whose change its bytes tell without decoding the old list (True),
+    or False: diff them.
+
+    Either the size rule replaces it whole, known from the lengths, or the old list is the start
+    of the new one (a list that grew at its end, like Ishtar's ``laid``): its canonical items are
+    then the first bytes of the new list's items, since a msgpack value is self-delimiting, and
+    the ops are the ``add`` of the new items (or one ``replace`` if smaller, below the top).
+    """
+    count, size = header
+    if below and _replaces_list(count, after, path, len(new)):
+        ops.append({"op": "replace", "path": path, "value": after})
+        return True
+    grown = array_length(new)
+    if grown is None or grown[0] <= count:
+        return False
+    body = old[size:]
+    if new[grown[1] : grown[1] + len(body)] != body:
+        return False
+    start = len(ops)
+    for i in range(count, grown[0]):
+        ops.append({"op": "add", "path": f"{path}/{i}", "value": after[i]})
+    if below:
+        _collapse(ops, start, path, len(new), lambda: after)
+    return True

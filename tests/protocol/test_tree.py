@@ -1,0 +1,73 @@
+"""protocol/tree.py: the incremental canonical encoding is the canonical encoding, whatever the
+versions, and the diff made from the kept bytes turns each version into the next."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from protocol.codec import canonical
+from protocol.patch import apply
+from protocol.tree import Tree, Work, diff_trees, track
+from tests.protocol.strategies import documents
+
+versions = st.lists(documents(max_leaves=20), min_size=1, max_size=5)
+
+
+@settings(max_examples=300, deadline=None)
+@given(versions, st.integers(0, 4), st.sampled_from([0, 1, 3]))
+def test_the_kept_bytes_are_the_canonical_encoding_of_every_version(
+    docs: list[Any], depth: int, small: int
+) -> None:
+    tree: Tree | None = None
+    for doc in docs:
+        tree = track(tree, doc, depth, Work(), small=small)
+        assert tree.enc == canonical(doc)
+        assert canonical(tree.value()) == canonical(doc)
+
+
+@settings(max_examples=300, deadline=None)
+@given(versions, st.integers(0, 3), st.booleans())
+def test_the_diff_of_two_trees_turns_one_version_into_the_next(
+    docs: list[Any], depth: int, below: bool
+) -> None:
+    """Server side: no previous value is kept, only bytes; a scalar or a list that becomes an
+    empty map (or the other way round) is a change too."""
+    work = Work()
+    tree = track(None, {"doc": docs[0]}, depth, work)
+    current: Any = {"doc": docs[0]}
+    for doc in docs[1:]:
+        work = Work()
+        frozen = copy.deepcopy(doc)
+        new = track(tree, {"doc": doc}, depth, work)
+        ops = diff_trees(tree, new, "", work, below=below)
+        current = apply(current, ops)
+        assert canonical(current) == canonical({"doc": frozen})
+        tree = new
+
+
+@settings(max_examples=200, deadline=None)
+@given(versions, st.integers(0, 4), st.sampled_from([0, 1, 3]))
+def test_a_caller_that_keeps_its_values_gets_the_same_bytes(
+    docs: list[Any], depth: int, small: int
+) -> None:
+    """Client side (``before``): values are never edited, so an identical subtree is reused."""
+    tree: Tree | None = None
+    before: Any = object()
+    for doc in docs:
+        tree = track(tree, doc, depth, Work(), before, small)
+        assert tree.enc == canonical(doc)
+        before = doc
+
+
+def test_an_unchanged_field_keeps_its_node_and_a_changed_one_does_not() -> None:
+    work = Work()
+    old = track(None, {"a": [1, 2], "b": {"c": 1}}, 1, work)
+    new = track(old, {"a": [1, 2], "b": {"c": 2}}, 1, Work())
+    assert isinstance(old.kids, dict) and isinstance(new.kids, dict)
+    assert new.kids["a"] is old.kids["a"] and new.kids["b"] is not old.kids["b"]
+    assert track(new, {"a": [1, 2], "b": {"c": 2}}, 1, Work()) is new
+    assert track(new, {"a": [1, 2]}, 1, Work()).kids == {"a": old.kids["a"]}
