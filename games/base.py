@@ -289,14 +289,31 @@ class Match(Generic[S]):
         raise IllegalChoice(f"not a legal {decision.kind} choice now")
 
     def act(self, seat: int, choice: object) -> list[Event]:
-        """Check and apply one choice of ``seat``; on error the state is unchanged."""
-        legal = self.resolve(seat, choice)
+        """Check and apply one choice of ``seat``; on error the state is unchanged.
+
+        :meth:`resolve` then :meth:`push`: a caller that must do something between the two
+        (the server stores the choice before applying it) calls them apart, and legality is
+        decided once.
+        """
+        return self.push(seat, self.resolve(seat, choice))
+
+    def push(self, seat: int, legal: Choice) -> list[Event]:
+        """Apply a choice already known to be legal, the trusted half of :meth:`act` (as
+        python-chess's ``push`` beside ``push_uci``).
+
+        ``legal`` comes from :meth:`resolve` in this very position, or from a log that holds
+        only such choices (a room's stored log, an archive). It is not checked again; only the
+        seat is, which costs nothing after :meth:`resolve` (the decision is known) and one
+        :meth:`Game.seat_to_move` otherwise: a choice pushed for the wrong seat or after the
+        end raises and changes nothing.
+        """
+        to_move = self.to_move
+        if to_move != seat:
+            if to_move is None:
+                raise GameOverError("the match is over")
+            raise NotYourTurnError(f"seat {to_move} must decide, not {seat}")
         self._known = False
         return self.game.apply(self.state, legal)
-
-    def refresh(self) -> None:
-        """Forget the pending decision after ``state`` was changed outside :meth:`act`."""
-        self._known = False
 
     def view(self, seat: int | None) -> View:
         decision = self.decision

@@ -478,7 +478,7 @@ class Room(Membership, Takeover, Timekeeping):
     async def _advance(self, seat: int, legal: dict[str, Any], t0: float) -> None:
         """Apply a stored choice and fan the revision out."""
         self.views.ensure()  # the diff starts from the views before the choice
-        events = self.match.act(seat, legal)
+        events = self.match.push(seat, legal)  # resolved once, before it was stored
         self.rev += 1
         if self.match.over:
             self._transition(RoomEvent.FINISH)

@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from games import registry
-from games.base import Match
+from games.base import Decision, Match
 from games.errors import (
     GameOverError,
     IllegalChoice,
@@ -114,6 +114,46 @@ def test_registry_finds_registered_games_and_names_unknown_ones() -> None:
     assert "tiny" in registry.names()
     with pytest.raises(OptionsError, match="unknown game"):
         registry.get("chess")
+
+
+class _Counting(type(TINY)):  # type: ignore[misc]
+    """The tiny game, counting how often the legal choices are listed."""
+
+    listed = 0
+
+    def decision(self, state: TinyState) -> Decision | None:
+        type(self).listed += 1
+        found: Decision | None = super().decision(state)
+        return found
+
+
+def test_push_applies_a_resolved_choice_and_legality_is_decided_once() -> None:
+    """``act`` is ``resolve`` then ``push``; ``push`` lists no choices and checks the seat."""
+    game = _Counting()
+    a, b = Match.new(game, 2, {}, 5), Match.new(TINY, 2, {}, 5)
+    for _ in range(6):
+        _Counting.listed = 0
+        decision = a.decision
+        assert decision is not None
+        legal = a.resolve(decision.seat, 0)
+        a.push(decision.seat, legal)
+        assert _Counting.listed == 1
+        b.act(decision.seat, 0)
+        assert canonical(TINY.dump(a.state)) == canonical(TINY.dump(b.state))
+
+
+def test_push_for_the_wrong_seat_or_after_the_end_raises_and_changes_nothing() -> None:
+    match = Match.new(TINY, 2, {}, 7)
+    decision = match.decision
+    assert decision is not None
+    before = canonical(TINY.dump(match.state))
+    with pytest.raises(NotYourTurnError):
+        match.push(1 - decision.seat, decision.choices[0])
+    assert canonical(TINY.dump(match.state)) == before
+    out = play_random(TINY, 2, 3)
+    assert out.match is not None
+    with pytest.raises(GameOverError):
+        out.match.push(0, {"kind": "draw"})
 
 
 def test_events_project_private_fields_to_their_seat_only() -> None:
