@@ -35,11 +35,14 @@ counted. While the room is paused (storage down) the running clock stops too.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from protocol.errors import ErrorCode, RequestError
 
+PART = "clock"
+"""The name of the clock's room-level part in every audience's view document."""
 POLICIES = ("bot", "forfeit")
 MAX_INITIAL = 24 * 3600.0
 MAX_INCREMENT = 3600.0
@@ -151,6 +154,14 @@ class Clocks:
         if seat not in self.forfeited:
             self.forfeited.append(seat)
 
+    def parts(self, to_move: int | None) -> dict[str, Any]:
+        """The room-level parts of the views the clocks make (:mod:`server.views`)."""
+        return {PART: self.part(to_move)}
+
+    def result_extra(self) -> dict[str, Any]:
+        """What the archived result adds: the seats forfeited on time, if any."""
+        return {"forfeited": sorted(self.forfeited)} if self.forfeited else {}
+
     def part(self, to_move: int | None) -> dict[str, Any]:
         """The ``clock`` part of the views (times in integer milliseconds); ``to_move``: the
         seat that must decide (None: the match is over)."""
@@ -175,3 +186,19 @@ class Clocks:
         self.forfeited = [
             int(s) for s in saved.get("forfeited") or [] if 0 <= int(s) < len(rem or [])
         ]
+
+
+def stored_clocks(meta: Mapping[str, Any], players: int) -> Clocks | None:
+    """A room's clocks as its stored meta last had them (``clock``, the settings, and
+    ``clock_state``, the clock part), or None for a room without clocks.
+
+    The room writes ``clock_state`` after every choice, the last one before the match is
+    archived, so an archive's meta holds the clocks of the final view (``oasis replay``).
+    Raises RequestError for settings that are not valid (the meta is not what a room wrote).
+    """
+    settings = parse_clock(meta.get("clock"))
+    if settings is None:
+        return None
+    clocks = Clocks(settings, players)
+    clocks.restore(meta.get("clock_state"))
+    return clocks

@@ -7,10 +7,16 @@ spectator received, rendered the same way by :func:`line`):
 
 - per revision: ``{"rev", "seat", "choice", "events"}``, ``events`` as spectators saw them
   (each event projected for the spectator audience, exactly the ``events`` of its patch frame);
-- last: ``{"room", "game", "players", "seed", "revs", "result", "view_hash",
-  "matches_archive"}``: the replayed result (``Result.to_json()``), the hash of the final
-  spectator view (the ``hash`` of the last patch the live spectators got) and whether the
-  replayed result equals the one stored at the end of the live match.
+- last: ``{"room", "game", "players", "seed", "revs", "result", "stored_result", "view_hash",
+  "matches_archive"}``: the replayed result (``Result.to_json()``), the one stored at the end of
+  the live match, the hash of the final spectator view (the ``hash`` of the last patch the live
+  spectators got) and whether the replayed result (with the seats forfeited on time, as the room
+  archives it) equals the stored one.
+
+The view hash is the live room's own (:meth:`server.views.Views.hash_for`, one rule,
+:mod:`protocol.hashing`): the spectators' document is the shared part beside the room-level
+parts, so in a room with clocks it covers the final clock part too, as the archive's meta kept
+it (:func:`server.clock.stored_clocks`).
 
 Exit code 0 when the replay matches the archive, 2 when it does not (an engine changed its
 rules under stored matches), 1 when the room has no archive or the store cannot be read.
@@ -29,14 +35,16 @@ import os
 import sys
 from typing import Any, TextIO
 
-from games.base import shared_part
-from protocol.codec import canonical, canonical_map
-from protocol.hashing import hash_bytes
+from games.base import Match
+from protocol.errors import RequestError
 from server import logging as oasis_logging
+from server.clock import Clocks, stored_clocks
 from server.embedded_redis import DEFAULT_DIRECTORY, running_url, start_embedded
 from server.records import ArchiveRecord
 from server.recovery import RecoveryError, replay
+from server.redis_store import RedisStore
 from server.store import StoreError
+from server.views import Views
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -56,15 +64,19 @@ def line(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def spectator_hash(match: Any) -> str:
+def spectator_hash(room: str, match: Match[Any], players: int, clocks: Clocks | None) -> str:
     """The view hash of the spectators' view (SPEC section 4), as the live room computes it."""
-    shared = canonical(shared_part(match.game, match.state, match.decision))
-    return hash_bytes(canonical_map({"shared": shared, "own": canonical(None)}))
+    parts = None if clocks is None else clocks.parts(match.to_move)
+    return Views(room, match, players, parts).hash_for(None)
 
 
 def render(archive: ArchiveRecord, out: TextIO) -> bool:
     """Replay ``archive`` and print it; True when the result equals the stored one."""
     played = replay(archive)
+    try:
+        clocks = stored_clocks(archive.meta, archive.players)
+    except RequestError as exc:
+        raise RecoveryError(archive.room, f"its clock settings: {exc.message}") from None
     for action, events in zip(archive.actions, played.events, strict=True):
         record = {
             "rev": action.rev,
@@ -75,7 +87,10 @@ def render(archive: ArchiveRecord, out: TextIO) -> bool:
         print(line(record), file=out)
     result = None if played.result is None else played.result.to_json()
     abandoned = bool(archive.result.get("abandoned"))
-    matches = (result is None and abandoned) or result == archive.result
+    extra = {} if clocks is None else clocks.result_extra()
+    matches = (result is None and abandoned) or (
+        result is not None and {**result, **extra} == archive.result
+    )
     summary = {
         "room": archive.room,
         "game": archive.game,
@@ -84,7 +99,7 @@ def render(archive: ArchiveRecord, out: TextIO) -> bool:
         "revs": len(archive.actions),
         "result": result,
         "stored_result": archive.result,
-        "view_hash": spectator_hash(played.match),
+        "view_hash": spectator_hash(archive.room, played.match, archive.players, clocks),
         "matches_archive": matches,
     }
     print(line(summary), file=out, flush=True)
@@ -92,8 +107,6 @@ def render(archive: ArchiveRecord, out: TextIO) -> bool:
 
 
 async def load(url: str, room: str) -> ArchiveRecord | None:
-    from server.redis_store import RedisStore
-
     store = RedisStore(url)
     try:
         return await store.load_archive(room)

@@ -495,10 +495,12 @@ class Room(Membership, Takeover, Timekeeping):
         if self.match.over:
             self.log.info("match_finished", rev=self.rev)
             self._announce()
+        if self.clocks is not None:
+            if not self.match.over:
+                self._clock_arm()
+            # The clocks (best effort), before the archive copies the meta: the final ones too.
+            await self.keeper.seats(self.meta(), required=False)
         await self.keeper.keep(self.rev, self.match, self._forfeits())
-        if self.clocks is not None and not self.match.over:
-            self._clock_arm()
-            await self.keeper.seats(self.meta(), required=False)  # the clocks (best effort)
         self._bot_next()
 
     async def _store_ready(self, ready: bool) -> None:

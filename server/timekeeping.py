@@ -50,7 +50,7 @@ class Timekeeping:
     def _clock_parts(self) -> dict[str, Any] | None:
         if self.clocks is None:
             return None
-        return {"clock": self.clocks.part(self.match.to_move)}
+        return self.clocks.parts(self.match.to_move)
 
     def _clock_elapsed(self) -> int | None:
         """Milliseconds the running clock has run (for full views), None without clocks."""
@@ -92,9 +92,7 @@ class Timekeeping:
 
     def _forfeits(self) -> dict[str, Any]:
         """What the archived result adds: the seats forfeited on time, if any."""
-        if self.clocks is None or not self.clocks.forfeited:
-            return {}
-        return {"forfeited": sorted(self.clocks.forfeited)}
+        return {} if self.clocks is None else self.clocks.result_extra()
 
     def _check_forfeit(self, seat: Seat) -> None:
         if seat.forfeited:
