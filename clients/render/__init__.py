@@ -14,6 +14,18 @@ from rich.console import Group, RenderableType
 from clients.render import common, ishtar, yspahan
 from protocol.mirror import Mirror
 
+__all__ = [
+    "BOARDS",
+    "EVENTS",
+    "Board",
+    "board",
+    "common",
+    "event_line",
+    "ishtar",
+    "screen",
+    "yspahan",
+]
+
 Board = Callable[[Mapping[str, Any], Mapping[str, Any], list[dict[str, Any]]], RenderableType]
 
 BOARDS: dict[str, Board] = {"ishtar": ishtar.board, "yspahan": yspahan.board}

@@ -116,6 +116,29 @@ def test_registry_finds_registered_games_and_names_unknown_ones() -> None:
         registry.get("chess")
 
 
+def test_a_built_in_engine_that_is_absent_is_an_unknown_game(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(registry._BUILTIN, "ghost", "tests.games.engines.ghost")
+    assert "ghost" not in registry.names()
+    with pytest.raises(OptionsError, match="unknown game 'ghost'"):
+        registry.get("ghost")
+
+
+@pytest.mark.parametrize(
+    ("module", "error"),
+    [("broken_import", ModuleNotFoundError), ("no_game", AttributeError)],
+)
+def test_a_built_in_engine_that_is_broken_fails_loudly(
+    monkeypatch: pytest.MonkeyPatch, module: str, error: type[Exception]
+) -> None:
+    """A bug inside an engine (even a missing module it imports) is never "unknown game"."""
+    monkeypatch.setitem(registry._BUILTIN, "broken", f"tests.games.engines.{module}")
+    assert "broken" in registry.names()
+    with pytest.raises(error):
+        registry.get("broken")
+
+
 class _Counting(type(TINY)):  # type: ignore[misc]
     """The tiny game, counting how often the legal choices are listed."""
 

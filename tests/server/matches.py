@@ -21,6 +21,13 @@ from protocol import pointer
 from tests.server.client import Client
 from tests.server.conftest import MakeClient
 
+REAL_GAMES = ("ishtar", "yspahan")
+"""The engines the end-to-end tests play, named (never "whatever imports"): a test checks that
+they are every engine the server serves, and a broken one fails those tests instead of being
+left out."""
+TEST_GAMES = frozenset({"tiny", "bulk", "boom"})
+"""Engines of the tests themselves (registered by them)."""
+
 
 @dataclass
 class Played:

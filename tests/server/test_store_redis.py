@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from games import registry
 from games.base import Match, audience_view
 from server.app import App
+from server.main import restore_rooms
+from server.redis_store import RedisStore
 from tests.server.client import Client
 from tests.server.conftest import TEST_CONFIG
 from tests.services import RedisServer
@@ -17,10 +17,6 @@ from tests.services import RedisServer
 async def test_a_match_with_bots_is_logged_and_archived_in_redis(
     redis_server: RedisServer,
 ) -> None:
-    try:
-        from server.redis_store import RedisStore
-    except ImportError:
-        pytest.skip("the Redis store has not landed")
     store: Any = RedisStore(redis_server.url)
     await store.start()
     app = App(TEST_CONFIG, store)
@@ -60,11 +56,6 @@ async def test_a_match_with_bots_is_logged_and_archived_in_redis(
 async def test_rooms_come_back_after_a_restart_and_players_resume_with_their_tokens(
     redis_server: RedisServer,
 ) -> None:
-    try:
-        from server.redis_store import RedisStore
-    except ImportError:
-        pytest.skip("the Redis store has not landed")
-    from server.main import restore_rooms
 
     first_store: Any = RedisStore(redis_server.url)
     await first_store.start()

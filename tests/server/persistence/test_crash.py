@@ -29,8 +29,8 @@ from games.base import Match, audience_view
 from server.randombot import RandomBot
 from server.records import ArchiveRecord
 from server.redis_store import RedisStore
+from tests.server.matches import REAL_GAMES
 from tests.server.persistence.processes import SeatDriver, ServerProcess, archive_of
-from tests.server.test_match import _real_games
 from tests.services import RedisServer, free_port
 
 
@@ -49,18 +49,7 @@ def server(redis_server: RedisServer, tmp_path: Path) -> ServerProcess:
     return ServerProcess(free_port(), redis_server.url, tmp_path / "server.log")
 
 
-def _games() -> list[str]:
-    out = []
-    for name in _real_games():
-        try:
-            registry.get(name)
-        except Exception:  # an engine still being written may not import
-            continue
-        out.append(name)
-    return out or ["tiny"]
-
-
-@pytest.mark.parametrize("game", _games())
+@pytest.mark.parametrize("game", REAL_GAMES)
 async def test_kill_9_at_random_moments_loses_no_acknowledged_choice(
     game: str, server: ServerProcess, reader: RedisStore
 ) -> None:
@@ -69,7 +58,7 @@ async def test_kill_9_at_random_moments_loses_no_acknowledged_choice(
 
 @pytest.mark.slow
 async def test_many_kills_many_rooms_both_games(server: ServerProcess, reader: RedisStore) -> None:
-    plan = Plan(_games(), rooms_per_game=4, players=3, kills=15, gap=(5, 40))
+    plan = Plan(list(REAL_GAMES), rooms_per_game=4, players=3, kills=15, gap=(5, 40))
     await _crash_run(server, reader, plan, seed=2026)
 
 

@@ -18,12 +18,13 @@ from pathlib import Path
 import pytest
 
 from server.redis_store import RedisStore
+from tests.server.matches import REAL_GAMES
 from tests.server.persistence.processes import SeatDriver, ServerProcess, archive_of
-from tests.server.persistence.test_crash import _check_room, _games, _open_room
+from tests.server.persistence.test_crash import _check_room, _open_room
 from tests.server.test_http import http_get
 from tests.services import RedisServer, free_port
 
-GAME = _games()[-1]  # yspahan: the quicker of the two
+GAME = REAL_GAMES[-1]  # yspahan: the quicker of the two
 PLAYERS = 2
 
 

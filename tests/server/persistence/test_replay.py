@@ -18,9 +18,8 @@ from server.app import App
 from server.redis_store import RedisStore
 from tests.server.client import Client
 from tests.server.conftest import TEST_CONFIG
-from tests.server.matches import my_turn, over
+from tests.server.matches import REAL_GAMES, my_turn, over
 from tests.server.persistence.processes import archive_of
-from tests.server.persistence.test_crash import _games
 from tests.services import RedisServer
 
 ROOT = Path(__file__).parents[3]
@@ -84,7 +83,7 @@ async def _replay(url: str, room: str) -> list[str]:
     return done.stdout.decode().splitlines()
 
 
-@pytest.mark.parametrize("game", _games())
+@pytest.mark.parametrize("game", REAL_GAMES)
 async def test_oasis_replay_prints_the_live_events_and_final_state_byte_for_byte(
     redis_server: RedisServer, game: str
 ) -> None:

@@ -1,0 +1,1 @@
+"""Broken engines for the registry's tests (never registered anywhere else)."""

@@ -1,0 +1,1 @@
+"""An engine package that forgot to name its ``GAME``."""

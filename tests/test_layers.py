@@ -1,0 +1,113 @@
+"""DESIGN: imports only point down. A table of the layers, checked over every module's imports.
+
+Every import of every module counts (top level, function level, ``TYPE_CHECKING`` blocks alike):
+a layer that may not use another may not name it at all. ``oasis`` is the launcher above every
+layer (it imports each command's module only when that command runs).
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[1]
+PROJECT = {"protocol", "games", "server", "clients", "oasis", "tests", "bench"}
+
+MAY_IMPORT: dict[str, set[str]] = {
+    "protocol": set(),
+    "games": set(),
+    "clients": {"protocol"},
+    "server": {"games", "protocol"},
+    "oasis": {"clients", "server", "games", "protocol"},
+}
+"""Each layer: the other project packages it may import (besides itself)."""
+
+ROOM = ("room", "room_state", "membership", "takeover", "timekeeping", "views", "keeper",
+        "spectators", "seats", "clock", "chat")  # fmt: skip
+"""The modules of one room (its core and parts, below the lobby)."""
+ABOVE_THE_ROOM = {"server.app", "server.cluster", "server.lobby", "server.main"}
+"""What a room must never import: the node that holds it (the room core of issue 18 is to be
+driven by them, never to drive them)."""
+
+THIRD_PARTY: dict[str, set[str]] = {
+    "protocol": {"msgpack", "ormsgpack"},
+    "games": set(),
+    "clients": {"websockets", "msgpack", "rich"},
+}
+"""Layers that are held to a short list of libraries (the rest: whatever pyproject declares)."""
+
+
+def imported_modules(path: Path) -> set[str]:
+    """The full names of the project modules ``path`` imports by absolute import."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module)
+            found |= {f"{node.module}.{alias.name}" for alias in node.names}
+    return found
+
+
+def imported(path: Path, layer: str) -> set[str]:
+    """The top-level names of every module ``path`` (of ``layer``) imports, wherever the
+    import is."""
+    tree = ast.parse(path.read_text(), str(path))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and node.level > 0:
+            found.add(layer)  # a relative import stays in its package
+    return found
+
+
+def _modules(layer: str) -> list[Path]:
+    files = [p for p in sorted((ROOT / layer).rglob("*.py")) if "node_modules" not in p.parts]
+    assert files, layer
+    return files
+
+
+@pytest.mark.parametrize("layer", sorted(MAY_IMPORT))
+def test_each_layer_imports_only_the_layers_below_it(layer: str) -> None:
+    allowed = MAY_IMPORT[layer] | {layer}
+    for path in _modules(layer):
+        for name in imported(path, layer) & PROJECT:
+            assert name in allowed, f"{path.relative_to(ROOT)} imports {name}"
+
+
+@pytest.mark.parametrize("module", ROOM)
+def test_a_room_imports_nothing_of_the_node_above_it(module: str) -> None:
+    found = imported_modules(ROOT / "server" / f"{module}.py")
+    assert not found & ABOVE_THE_ROOM, (module, found & ABOVE_THE_ROOM)
+
+
+@pytest.mark.parametrize("layer", sorted(THIRD_PARTY))
+def test_the_lower_layers_use_only_their_few_libraries(layer: str) -> None:
+    allowed = THIRD_PARTY[layer] | PROJECT | {"__future__"}
+    for path in _modules(layer):
+        for name in imported(path, layer):
+            assert name in allowed or name in sys.stdlib_module_names, (
+                f"{path.relative_to(ROOT)} imports {name}"
+            )
+
+
+def test_the_scan_sees_forbidden_imports(tmp_path: Path) -> None:
+    """The scan is not blind: the launcher names every layer, and a late or type-only import
+    counts as much as one at the top."""
+    assert {"clients", "server", "games"} <= imported(ROOT / "oasis" / "cli.py", "oasis")
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    import server.app\n"
+        "def late() -> None:\n    from games import registry\n"
+        "from . import sibling\n"
+    )
+    assert imported(sample, "clients") == {"typing", "server", "games", "clients"}
+    assert "server.app" in imported_modules(sample)
+    assert "server.lobby" in imported_modules(ROOT / "server" / "app.py")
