@@ -29,6 +29,7 @@ from games.base import Match
 from games.rng import Rng
 from protocol.hashing import view_hash
 from protocol.patch import apply
+from protocol.pointer import parse, pointer
 from server.views import Views
 
 SEATS = 4
@@ -36,8 +37,8 @@ SPECTATORS = 2
 
 
 def _prefix(path: str, depth: int = 3) -> str:
-    parts = path.split("/")[1 : depth + 1]
-    return "/" + "/".join(p if not p.isdigit() else "N" for p in parts)
+    """The first ``depth`` tokens of a pointer, list indices shown as ``N``."""
+    return pointer(*("N" if t.isdigit() else t for t in parse(path)[:depth]))
 
 
 def measure(game_name: str, matches: int, check: bool) -> dict[str, Any]:
