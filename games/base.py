@@ -8,8 +8,10 @@ match byte for byte, and a snapshot (``dump``) restores the generator too.
 A turn is a sequence of small decisions. At any moment exactly one seat must decide (or nobody,
 when the match is over): :meth:`Game.decision` names that seat, the kind of decision and its
 legal choices. A choice is a small map, ``{"kind": ..., <arguments>}``, and the legal list is
-in a stable order so that clients may answer with an index. Decisions that belong to another
-player in the middle of someone's turn are ordinary decisions for that player's seat.
+in a stable order so that clients may answer with an index, or with the map itself (its values
+of the same types: ``true``, ``1`` and ``1.0`` are three different answers). Decisions that
+belong to another player in the middle of someone's turn are ordinary decisions for that
+player's seat.
 
 :meth:`Game.apply` is the trusted path: it receives a choice that :class:`Match` has already
 checked (game not over, right seat, choice among the legal ones) and mutates the state. Untrusted
@@ -183,9 +185,47 @@ class Game(ABC, Generic[S]):
         decision = self.decision(state)
         return None if decision is None else decision.seat
 
+    derived_fields: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    """Per choice kind, the fields an answered map may leave out (see :func:`answers`).
+
+    A derived field repeats what the other fields already decide, for drawing (Ishtar: the
+    ``rotations`` of a position, the ``cells`` of a rotation); when it is sent it must be exact.
+    """
+
     def why_illegal(self, state: S, choice: Choice) -> str | None:
         """Optionally explain why a well-formed choice is not legal now, for the error message."""
         return None
+
+
+def answers(legal: Choice, answer: Mapping[str, object], optional: Sequence[str] = ()) -> bool:
+    """Whether the map ``answer`` names the legal choice ``legal``.
+
+    Every field of ``legal`` must be in ``answer`` with a :func:`same` value, except the
+    ``optional`` (derived) ones, which may be left out; ``answer`` may have no other field.
+    """
+    found = 0
+    for key, value in legal.items():
+        if key in answer:
+            if not same(value, answer[key]):
+                return False
+            found += 1
+        elif key not in optional:
+            return False
+    return found == len(answer)
+
+
+def same(a: object, b: object) -> bool:
+    """Equal and of the same type at every depth: ``True``, ``1`` and ``1.0`` differ (Python's
+    ``==`` calls them equal), as they do on the wire and in JavaScript."""
+    if isinstance(a, dict):
+        return (
+            isinstance(b, Mapping)
+            and len(a) == len(b)
+            and all(key in b and same(value, b[key]) for key, value in a.items())
+        )
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(map(same, a, b))
+    return type(a) is type(b) and a == b
 
 
 def audience_view(game: Game[S], state: S, seat: int | None) -> View:
@@ -255,7 +295,11 @@ class Match(Generic[S]):
         return self.to_move is None
 
     def resolve(self, seat: int, choice: object) -> Choice:
-        """Turn an untrusted answer (an index or a choice map) into a legal choice, or raise."""
+        """Turn an untrusted answer (an index or a choice map) into a legal choice, or raise.
+
+        A map names a legal choice by :func:`answers`: the same fields with values of the same
+        types (``True`` is not ``1``), derived fields (:attr:`Game.derived_fields`) optional.
+        """
         decision = self.decision
         if decision is None:
             raise GameOverError("the match is over")
@@ -273,9 +317,15 @@ class Match(Generic[S]):
             )
         if not isinstance(choice, Mapping) or not isinstance(choice.get("kind"), str):
             raise MalformedChoice("a choice is an index into the legal list or a choice map")
+        derived = self.game.derived_fields
         for legal in decision.choices:
-            if legal == choice:
+            if answers(legal, choice, derived.get(choice["kind"], ())):
                 return legal
+        if any(legal == choice for legal in decision.choices):
+            raise IllegalChoice(
+                "true, 1 and 1.0 are different answers: send every number and boolean"
+                " with the type of the listed choice"
+            )
         try:
             why = self.game.why_illegal(self.state, dict(choice))
         except Exception:  # an explanation must never turn a refusal into a crash

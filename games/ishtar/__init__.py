@@ -15,8 +15,8 @@ step           choices
 =============  ==========================================================================
 choose         ``pile`` {pile, cost} (clockwise order), ``reserved`` {tile}, or ``skip``
 pay            ``gem`` {colour}, once per gem owed (watering-can moves, or a skill's 2)
-position       ``position`` {tile, at}: where the tile's space 0 (its anchor) goes; or
-               ``discard`` {tile} when it fits nowhere
+position       ``position`` {tile, at, rotations}: where the tile's space 0 (its anchor) goes,
+               with the rotations that fit there; or ``discard`` {tile} when it fits nowhere
 rotation       ``rotation`` {tile, at, rotation, cells}: 0..5 steps of 60 degrees ccw; ``cells``
                are the three spaces the tile covers (space 0 first), for drawing
 special        ``assistant`` {at}, ``skill`` {skill}, ``pass``
@@ -27,6 +27,11 @@ reserve_tile   ``reserve_tile`` {pile, tile} (skill J)
 plant          ``buy`` {card} or ``end_turn``
 tree           ``tree`` {card, at}: where the bought card's tree goes
 =============  ==========================================================================
+
+``rotations`` and ``cells`` are derived (``Ishtar.derived_fields``): a choice answered as a map
+may leave them out, naming only the tile, the anchor and (for a rotation) the rotation; when
+they are sent they must be exact. As in every game, values must have the listed types (``true``
+is not ``1``).
 
 Collecting gems, freeing assistants and refilling the display need no decision and happen as
 events. A special step with nothing to do but pass is skipped (event ``special_unavailable``).

@@ -21,15 +21,17 @@ from games.ishtar.edition import COLOURS, LOWER, UPPER
 from games.ishtar.state import Player, State
 from games.ishtar.turn import as_hex, check_trigger, end_turn, hx
 
-_LOWER_OF = dict(zip(UPPER, LOWER, strict=True))
-_TOKEN_SIZE = {"G": 2, "H": 1}
+LOWER_OF = dict(zip(UPPER, LOWER, strict=True))
+"""The lower skill each upper skill needs first, unlocked on an earlier turn (ISH-SKILL-05)."""
+TOKEN_SIZE = {"G": 2, "H": 1}
+"""Spaces of the blooming token each skill lays."""
 
 
 # --------------------------------------------------------------------------- special action
 
 
-def _token_for(state: State, skill: str) -> str | None:
-    size = _TOKEN_SIZE[skill]
+def token_for(state: State, skill: str) -> str | None:
+    size = TOKEN_SIZE[skill]
     for tid in state.tokens:
         if len(state.edition.tokens[tid].offsets) == size:
             return tid
@@ -40,12 +42,12 @@ def skill_open(state: State, player: Player, skill: str) -> bool:
     """May ``player`` unlock ``skill`` now, gems aside (ISH-SKILL-04/-05, ISH-OPEN-10)."""
     if skill in player.skills:
         return False
-    if skill in _LOWER_OF:
-        lower = _LOWER_OF[skill]
+    if skill in LOWER_OF:
+        lower = LOWER_OF[skill]
         return lower in player.skills and player.skills[lower] < state.turn_no
-    if skill in _TOKEN_SIZE:
-        return _token_for(state, skill) is not None and bool(
-            state.veg.bloom_spots(_TOKEN_SIZE[skill])
+    if skill in TOKEN_SIZE:
+        return token_for(state, skill) is not None and bool(
+            state.veg.bloom_spots(TOKEN_SIZE[skill])
         )
     if skill == "I":
         return bool(state.display)
@@ -115,7 +117,7 @@ def unlock(state: State) -> list[Event]:
         turn.take_left = int(state.edition.skills["F"].params.get("gems", 2))
         if sum(state.stock.values()):
             turn.step = st.TAKE_GEM
-    elif skill in _TOKEN_SIZE:
+    elif skill in TOKEN_SIZE:
         turn.step = st.BLOOM
     elif skill == "I":
         turn.step = st.RESERVE_TREE
@@ -151,11 +153,11 @@ def apply_take_gem(state: State, choice: Choice) -> list[Event]:
 def choices_bloom(state: State) -> list[Choice]:
     skill = state.turn.skill
     assert skill is not None
-    token = _token_for(state, skill)
+    token = token_for(state, skill)
     assert token is not None
     return [
         {"kind": "bloom", "token": token, "cells": [hx(c) for c in cells]}
-        for cells in state.veg.bloom_spots(_TOKEN_SIZE[skill])
+        for cells in state.veg.bloom_spots(TOKEN_SIZE[skill])
     ]
 
 

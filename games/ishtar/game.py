@@ -8,6 +8,7 @@ decision. Match has already checked the choice, so appliers trust it.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import ClassVar
 
 from games.base import JSON, Choice, Decision, Event, Game, Result
 from games.ishtar import actions, snapshot, turn, views
@@ -43,6 +44,12 @@ class Ishtar(Game[State]):
     title = "Ishtar: Gardens of Babylon"
     min_players = 2
     max_players = 4
+    derived_fields: ClassVar[Mapping[str, tuple[str, ...]]] = {
+        "position": ("rotations",),
+        "rotation": ("cells",),
+    }
+    """A position's ``rotations`` and a rotation's ``cells`` follow from its tile, anchor and
+    rotation: an answered map may leave them out (it must then name only those)."""
 
     def __init__(self, edition: Edition | None = None) -> None:
         self._edition = edition

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import pytest
 
 from games import registry
-from games.base import Decision, Match
+from games.base import Decision, Match, answers, same
 from games.errors import (
     GameOverError,
     IllegalChoice,
@@ -188,3 +189,46 @@ def test_events_project_private_fields_to_their_seat_only() -> None:
     assert "card" in event.project(decision.seat)
     assert "card" not in event.project(1 - decision.seat)
     assert "card" not in event.project(None)
+
+
+def test_a_choice_map_must_match_with_the_same_types() -> None:
+    """``True``, ``1`` and ``1.0`` are different answers (issue 22): Python's ``==`` would take
+    ``{"pile": True}`` for ``{"pile": 1}``; Match refuses it, at any depth, and names the cause.
+    """
+    game = registry.get("ishtar")
+    match = Match.new(game, 2, {}, 7)
+    decision = match.decision
+    assert decision is not None
+    assert {"kind": "pile", "pile": 1, "cost": 0} in decision.choices
+    before = canonical(game.dump(match.state))
+    for wrong in (
+        {"kind": "pile", "pile": True, "cost": 0},
+        {"kind": "pile", "pile": 1.0, "cost": 0},
+        {"kind": "pile", "pile": 1, "cost": False},
+    ):
+        with pytest.raises(IllegalChoice, match=r"true, 1 and 1\.0 are different answers"):
+            match.act(decision.seat, wrong)
+    assert canonical(game.dump(match.state)) == before
+    match.act(decision.seat, {"kind": "pile", "pile": 1, "cost": 0})
+    decision = match.decision
+    assert decision is not None
+    position = next(c for c in decision.choices if c["kind"] == "position")
+    at = position["at"]
+    assert isinstance(at, list)
+    with pytest.raises(IllegalChoice, match=r"true, 1 and 1\.0 are different answers"):
+        match.act(decision.seat, {**position, "at": [float(str(at[0])), at[1]]})
+
+
+def test_same_and_answers_compare_types_at_every_depth() -> None:
+    assert same({"a": [1, {"b": None}]}, {"a": [1, {"b": None}]})
+    assert not same({"a": [1, {"b": 0}]}, {"a": [1, {"b": False}]})
+    assert not same([1, 2], [1, 2.0])
+    assert not same([1, 2], (1, 2))
+    assert not same(1, True) and not same(0.0, 0) and not same("1", 1)
+    legal: dict[str, Any] = {"kind": "k", "at": [1, 2], "cells": [[1, 2]]}
+    assert answers(legal, {"kind": "k", "at": [1, 2], "cells": [[1, 2]]})
+    assert not answers(legal, {"kind": "k", "at": [1, 2]})
+    assert answers(legal, {"kind": "k", "at": [1, 2]}, ("cells",))
+    assert not answers(legal, {"kind": "k", "at": [1, 2], "cells": [[1, 2.0]]}, ("cells",))
+    assert not answers(legal, {"kind": "k", "at": [1, 2], "x": 1}, ("cells",))
+    assert not answers(legal, {"kind": "k", "at": [True, 2], "cells": [[1, 2]]})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from games.base import Event, Match, audience_view
@@ -12,6 +13,7 @@ from games.ishtar.edition import COLOURS, Space, Tile, make_tile
 from games.ishtar.garden import Vegetation, tile_cells
 from games.ishtar.hexes import Hex, rotate
 from games.ishtar.state import State
+from games.ishtar.turn import placements, shape_rotations
 
 EDITION = GAME.edition
 
@@ -62,6 +64,43 @@ def play_turn(match: Match[State]) -> None:
                 break
         else:
             match.act(seat, 0)
+
+
+def in_hand(
+    tile_id: str,
+    gems: dict[str, int] | None = None,
+    prepare: Callable[[State], None] | None = None,
+    seed: int = 0,
+) -> Match[State]:
+    """A 2-player match whose current player holds ``tile_id``, ready to place it."""
+    match = new_match(2, seed)
+    pick(match, "pile", pile=0)
+    state = match.state
+    state.turn.tile = tile_id
+    if gems is not None:
+        state.player.gems = dict(gems)
+    if prepare is not None:
+        prepare(state)
+    return refresh(match)
+
+
+def place(match: Match[State], rocks: bool | None = False) -> Match[State]:
+    """Place the tile in hand: on a spot covering no rock (False), some rock (True), or any."""
+    state = match.state
+    tile_ = EDITION.tiles[state.turn.tile or ""]
+    rots = shape_rotations(state, tile_)
+    for anchor, k in placements(state):
+        cells = [(anchor[0] + q, anchor[1] + r) for q, r in rots[k]]
+        covers = any(c in state.rock_gems for c in cells)
+        if rocks is None or covers == rocks:
+            pick(match, "position", at=list(anchor))
+            pick(match, "rotation", rotation=k)
+            return match
+    raise AssertionError("no such spot")
+
+
+def special_after(tile_id: str, **kw: Any) -> Match[State]:
+    return place(in_hand(tile_id, **kw))
 
 
 # --------------------------------------------------------------------------- hand-made positions

@@ -2,24 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from games.base import Match
 from games.ishtar import state as st
 from games.ishtar.garden import TWO_ASSISTANTS, Vegetation
 from games.ishtar.state import State
-from games.ishtar.turn import placements
 from tests.games.ishtar.helpers import (
     EDITION,
     choices,
     gem_totals,
+    in_hand,
     lay,
-    new_match,
     on_terrain,
     pick,
+    place,
     play_turn,
     refresh,
+    special_after,
     step,
     terrain,
     tile,
@@ -27,45 +27,6 @@ from tests.games.ishtar.helpers import (
 
 GEMS3 = {"purple": 1, "red": 1, "white": 1}
 NONE = {"purple": 0, "red": 0, "white": 0}
-
-
-def in_hand(
-    tile_id: str,
-    gems: dict[str, int] | None = None,
-    prepare: Callable[[State], None] | None = None,
-    seed: int = 0,
-) -> Match[State]:
-    """A 2-player match whose current player holds ``tile_id``, ready to place it."""
-    match = new_match(2, seed)
-    pick(match, "pile", pile=0)
-    state = match.state
-    state.turn.tile = tile_id
-    if gems is not None:
-        state.player.gems = dict(gems)
-    if prepare is not None:
-        prepare(state)
-    return refresh(match)
-
-
-def place(match: Match[State], rocks: bool | None = False) -> Match[State]:
-    """Place the tile in hand: on a spot covering no rock (False), some rock (True), or any."""
-    state = match.state
-    tile_ = EDITION.tiles[state.turn.tile or ""]
-    from games.ishtar.turn import shape_rotations
-
-    rots = shape_rotations(state, tile_)
-    for anchor, k in placements(state):
-        cells = [(anchor[0] + q, anchor[1] + r) for q, r in rots[k]]
-        covers = any(c in state.rock_gems for c in cells)
-        if rocks is None or covers == rocks:
-            pick(match, "position", at=list(anchor))
-            pick(match, "rotation", rotation=k)
-            return match
-    raise AssertionError("no such spot")
-
-
-def special_after(tile_id: str, **kw: Any) -> Match[State]:
-    return place(in_hand(tile_id, **kw))
 
 
 # --------------------------------------------------------------------------- gems

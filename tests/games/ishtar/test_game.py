@@ -10,7 +10,7 @@ from games.errors import IllegalChoice
 from games.ishtar import GAME, Ishtar
 from games.ishtar import state as st
 from protocol.codec import check_value
-from tests.games.ishtar.helpers import choices, new_match, pick, play_turn, refresh
+from tests.games.ishtar.helpers import choices, new_match, pick, play_turn
 from tests.harness import play_random
 
 
@@ -37,26 +37,6 @@ def test_decisions_are_short_plain_lists_in_stable_order() -> None:
     assert longest["choose"] <= 7
 
 
-def test_why_illegal_explains_special_and_plant_refusals() -> None:
-    match = new_match(2, 1)
-    pick(match, "pile", pile=0)
-    seat = match.state.current
-    match.act(seat, 0)
-    match.act(seat, 0)
-    while match.state.turn.step != st.PLANT:
-        match.act(seat, len(choices(match)) - 1)
-    with pytest.raises(IllegalChoice, match="no such tree card"):
-        match.act(seat, {"kind": "buy", "card": "tree-99"})
-    state = match.state
-    state.player.gems = {"purple": 0, "red": 0, "white": 0}
-    match = refresh(match)
-    card = state.display[0]
-    with pytest.raises(IllegalChoice, match="cannot pay"):
-        match.act(seat, {"kind": "buy", "card": card})
-    with pytest.raises(IllegalChoice, match="neither on display"):
-        match.act(seat, {"kind": "buy", "card": state.deck[0]})
-
-
 def test_result_counts_turns_and_events_name_what_happened() -> None:
     match = new_match(3, 2)
     kinds: set[str] = set()
@@ -78,12 +58,31 @@ def test_turn_passes_to_the_left() -> None:
 def test_position_choices_list_their_legal_rotations() -> None:
     match = new_match(2, 1)
     pick(match, "pile", pile=0)
-    state = match.state
     positions = choices(match)
     first = positions[0]
     assert first["rotations"] and all(0 <= k < 6 for k in first["rotations"])
-    bare = {k: v for k, v in first.items() if k != "rotations"}
-    with pytest.raises(IllegalChoice, match="as listed"):
-        match.act(state.current, bare)
-    match.act(state.current, first)
+    match.act(match.state.current, first)
     assert [c["rotation"] for c in choices(match)] == first["rotations"]
+
+
+def test_ish_place_01_a_placement_may_be_answered_without_its_derived_fields() -> None:
+    """ISH-PLACE-01: «Add the selected Vegetation Tile to any Terrain Board, as per the following
+    rules». A player names a placement by its tile, anchor and rotation: a position map without
+    its ``rotations`` and a rotation map without its ``cells`` are accepted (issue 22, item 7);
+    sent, they must be exact."""
+    match = new_match(2, 1)
+    pick(match, "pile", pile=0)
+    state = match.state
+    first = choices(match)[0]
+    bare = {k: v for k, v in first.items() if k != "rotations"}
+    with pytest.raises(IllegalChoice, match="send them as listed"):
+        match.act(state.current, {**first, "rotations": [*first["rotations"][1:], 9]})
+    match.act(state.current, bare)
+    assert state.turn.step == st.ROTATION and list(state.turn.anchor or ()) == first["at"]
+    listed = choices(match)[-1]
+    bare = {k: v for k, v in listed.items() if k != "cells"}
+    assert set(bare) == {"kind", "tile", "at", "rotation"}
+    events = match.act(state.current, bare)
+    placed = next(e for e in events if e.kind == "tile_placed")
+    assert placed.data["rotation"] == listed["rotation"]
+    assert placed.data["cells"] == listed["cells"]

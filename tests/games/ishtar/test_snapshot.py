@@ -81,21 +81,3 @@ def test_bad_choices_raise_typed_errors_and_change_nothing() -> None:
     with pytest.raises(IllegalChoice, match="tile in hand"):
         match.act(seat, {"kind": "position", "tile": "straight-01", "at": [0, 0]})
     assert canonical(GAME.dump(state)) == before
-
-
-def test_why_illegal_names_the_reason() -> None:
-    match = new_match(2, 1)
-    pick(match, "pile", pile=0)
-    play_turn(match)
-    state = match.state
-    seat = state.current
-    state.player.gems = {"purple": 0, "red": 0, "white": 0}
-    from games.base import Match
-
-    match = Match(GAME, state)
-    with pytest.raises(IllegalChoice, match="must move on"):
-        match.act(seat, {"kind": "pile", "pile": 0, "cost": 0})
-    with pytest.raises(IllegalChoice, match="costs more gems"):
-        match.act(seat, {"kind": "pile", "pile": 3, "cost": 2})
-    with pytest.raises(IllegalChoice, match="no such pile"):
-        match.act(seat, {"kind": "pile", "pile": 8, "cost": 0})
