@@ -21,14 +21,29 @@ Decisions where the rules are silent or ambiguous (each one is tested, citing it
   counted from that day's pawn holder.
 - YSP-OPEN-4 / YSP-ORDER-05: that day the first to act (the lowest score) buys yellow dice and
   rolls.
-- YSP-OPEN-5: 0-square steward moves are legal (when gold or the Hammam reach 0); at most one card
-  per group as an extra die; Caravanserai draws for goods sent from the reserve by a camel payment
-  but not for the caravan card's good; build-without credits stay until used (they stack, and a
-  purchase uses one credit of a kind only if the building's price has some of that kind).
-- YSP-OPEN-6: cards are played only during one's own turn, at two points of it: before taking a
-  group and after the action (not in the middle of a placement or a steward move, and not during
-  the yellow-dice choice). An owner cannot play a card to afford a camel payment in another
-  player's turn.
+- YSP-OPEN-5 (revised: the seed's words win over Boardspace, issue 22): the steward must move
+  («doit déplacer»): a move ends at least one square away, gold and the Hammam adjusting the
+  distance between 1 and the path's reach (Boardspace's 0-square move, YSP-STEWARD-08, is
+  refused); any number of cards may each add one die to the group chosen for its floor action
+  («autant de cartes ... qu'il le souhaite»; Boardspace's one card, YSP-CARD-03, is not
+  followed); the Caravanserai draws a card each time one of its owner's goods reaches the
+  caravan, by any means («chaque fois»): from a shop, from the reserve by a camel payment, and
+  by the caravan card (Boardspace's exception, YSP-BUILD-14, is not followed); when the deck is
+  empty the discard pile is reshuffled into a new deck, and with both empty no card is drawn
+  and none is owed. Build-without credits stay until used (they stack, and a purchase uses one
+  credit of a kind only if the building's price has some of that kind), as Boardspace.
+- YSP-OPEN-6 (revised): cards are played only during one's own turn («Au cours de son tour de
+  jeu»), but at any decision of it («A tout moment»): the ``turn`` and ``after`` decisions list
+  the card plays; every other decision of the turn (extra dice, goods, steward, send, the
+  actor's own keep, the 2-player build) offers one ``cards`` choice opening the card list, and
+  comes back afterwards asked afresh. Not during the yellow-dice choice (the tower is filled
+  before the turns), not inside a card's own follow-up (an amount, the one-good placement), and
+  never in another player's turn: an owner cannot play the 3-camels card during another
+  player's steward move to afford a camel payment. The actor's own good is asked about even
+  without a camel while they hold a card (which may give them one: 3 camels, the exchange);
+  only public facts decide whether a question is asked, so it reveals nothing of a hand.
+- A card played during a 2-player build that leaves no building affordable spends the group on
+  nothing (event ``no_build``): the player chose to spend what the build needed.
 - YSP-OPEN-7: a card discarded as an extra die is shown to everyone (event ``extra_die``), like
   every discard; the discard pile is public.
 - YSP-OPEN-8: with 2 players, if only yellow-only groups are left for the other player, they have
@@ -38,12 +53,20 @@ Decisions where the rules are silent or ambiguous (each one is tested, citing it
 - The amount cards (gold for VP, camels for VP, exchange) accept 0 too: the card is then simply
   discarded. The one-good card is offered only when some shop is legal for its player.
 - A group's own action is offered even when it cannot do anything (a goods action in a full
-  quarter places nothing); the extra die is offered only with the floor action (YSP-CARD-04).
+  quarter places nothing); extra dice are asked for only after the floor action is chosen, one
+  card at a time until the player stops (YSP-CARD-04: the steward and card actions do not use
+  them), and the group stays on the tower until then (the ``take`` event counts every die).
 - With 2 players the other player counts only the white dice of a group (YSP-TOWER-15): that is
   what "those yellow dice are discarded" does to the camels, gold and goods actions; the steward
   still moves by the group's face value.
 - Decisions with one possible answer are skipped: a roller with no gold rolls without yellow dice,
-  and an owner without camels does not get the camel-payment question.
+  a player without cards is not asked for extra dice, and an owner without camels does not get
+  the camel-payment question (unless YSP-OPEN-6 gives them a card to play first).
+- Events say what happened: ``take`` counts the dice the action uses, extra ones included
+  (``extra_dice``); ``yellow_removed`` counts the yellow dice taken off the tower after the
+  roller's action, not those bought, and is sent only when some were left.
+- Snapshots carry ``schema`` 2; schema-1 dumps of the previous release load migrated
+  (:mod:`.state`), and its stored choices (a ``take`` naming its one ``extra`` card) still apply.
 """
 
 from __future__ import annotations

@@ -8,14 +8,30 @@ The steward's goods go through a queue (``state.queue``): the mover picks which 
 first, then each good's owner, if they have a camel, decides whether to pay one to keep the good
 in its shop and send one from their reserve instead (YSP-STEWARD-12); the substitute takes the
 kept good's place in the order (YSP-OPEN-10). Each good reaching the caravan draws a card for its
-owner if they have the Caravanserai, whether it came from the shop or from the reserve.
+owner if they have the Caravanserai, however it got there (:func:`games.yspahan.caravan.add`).
+
+A card played for its effect interrupts the decision it is played at (``state.resume``); once it
+is done, :func:`_resume` asks that decision again, for the card may have changed it: goods
+still to place may have lost their last legal shop, an owner may have gained (or spent) the
+camel a keep needs, a 2-player build may no longer be affordable (the group then pays for
+nothing: event ``no_build``), the player may have no card left to add as an extra die.
+
+Events say what happened. ``take`` comes when the group leaves the tower, after its extra
+dice: ``dice`` counts every die the action uses (the group's own, cards added), ``extra_dice``
+the cards among them. ``yellow_removed`` counts the yellow dice taken off the tower after the
+roller's action (those the roller took in their group went with it); it is sent only when
+some were left.
+
+Choices of the previous release in a stored log (replayed through this trusted path after an
+upgrade) still apply with their meaning: a ``take`` of the floor action naming its one
+``extra`` card (or ``"extra": None``) adds that card and does the action at once.
 """
 
 from __future__ import annotations
 
 from games.base import JSON, Choice, Event
 from games.yspahan import buildings, caravan, cards, city, data, steward, tower
-from games.yspahan.decisions import group_size, place_shops
+from games.yspahan.decisions import group_size, keep_asked, place_shops
 from games.yspahan.scoring import award
 from games.yspahan.state import YState
 from games.yspahan.turn import end_turn, roll
@@ -39,10 +55,18 @@ def apply(state: YState, choice: Choice) -> list[Event]:
     kind = choice["kind"]
     if kind == "take":
         _take(state, choice, events)
+    elif kind == "extra":
+        _extra(state, choice.get("card"), events)
     elif kind == "place":
         _place(state, data.SHOP_INDEX[_str(choice, "shop")], events)
     elif kind == "play":
         _play(state, _str(choice, "card"), events)
+    elif kind == "cards":
+        state.resume = state.stage
+        state.stage = "cards"
+    elif kind == "back":
+        state.stage = state.resume
+        state.resume = ""
     elif kind == "end":
         end_turn(state, events)
     elif kind == "move":
@@ -71,21 +95,56 @@ def apply(state: YState, choice: Choice) -> list[Event]:
 
 
 def _take(state: YState, choice: Choice, events: list[Event]) -> None:
+    floor = data.FLOORS.index(_str(choice, "floor"))
+    action = _str(choice, "action")
+    if action == "floor" and "extra" in choice:  # a choice of the previous release
+        old = choice["extra"]
+        if isinstance(old, str):
+            _add_die(state, old, events)
+        _take_group(state, floor, action, events)
+    elif action == "floor" and state.hands[state.actor]:
+        state.floor = floor
+        state.stage = "extra"
+    else:
+        _take_group(state, floor, action, events)
+
+
+def _add_die(state: YState, card: str, events: list[Event]) -> None:
     seat = state.actor
-    name = _str(choice, "floor")
-    floor = data.FLOORS.index(name)
+    cards.discard(state, seat, card)
+    state.extra += 1
+    events.append(Event("extra_die", {"seat": seat, "card": card}))
+
+
+def _extra(state: YState, card: JSON, events: list[Event]) -> None:
+    """One more card as an extra die, or none: then the group is taken and its action done."""
+    if isinstance(card, str):
+        _add_die(state, card, events)
+        if state.hands[state.actor]:
+            return
+    _take_group(state, state.floor, "floor", events)
+
+
+def _take_group(state: YState, floor: int, action: str, events: list[Event]) -> None:
+    """The group leaves the tower (event ``take``) and its action begins."""
+    seat = state.actor
+    name = data.FLOORS[floor]
     value = state.tower[floor][0]
     size = group_size(state, floor)
     dropped = state.tower[floor][1] + state.tower[floor][2] - size
+    extra = state.extra
+    state.floor = -1
+    state.extra = 0
     tower.clear(state.tower, floor)
-    action = _str(choice, "action")
     data_: dict[str, JSON] = {
         "seat": seat,
         "floor": name,
         "value": value,
-        "dice": size,
+        "dice": size + extra,
         "action": action,
     }
+    if extra:
+        data_["extra_dice"] = extra
     if dropped:
         data_["yellow_discarded"] = dropped
     events.append(Event("take", data_))
@@ -98,12 +157,7 @@ def _take(state: YState, choice: Choice, events: list[Event]) -> None:
     elif action == "build":
         state.stage = "build"
     else:
-        extra = choice.get("extra")
-        if isinstance(extra, str):
-            cards.discard(state, seat, extra)
-            events.append(Event("extra_die", {"seat": seat, "card": extra}))
-            size += 1
-        _floor_action(state, floor, size, events)
+        _floor_action(state, floor, size + extra, events)
 
 
 def _floor_action(state: YState, floor: int, size: int, events: list[Event]) -> None:
@@ -129,8 +183,11 @@ def _floor_action(state: YState, floor: int, size: int, events: list[Event]) -> 
 def _place(state: YState, shop: int, events: list[Event]) -> None:
     seat = state.actor
     city.put(state, shop, seat)
-    state.pending -= 1
     events.append(Event("place", {"seat": seat, "shop": data.SHOP_IDS[shop]}))
+    if state.card == "place_board":
+        _card_done(state, events)
+        return
+    state.pending -= 1
     _placement_check(state, events)
 
 
@@ -142,10 +199,7 @@ def _placement_check(state: YState, events: list[Event]) -> None:
         events.append(Event("overflow", {"seat": state.actor, "goods": state.pending}))
     state.pending = 0
     state.quarter = -1
-    if state.card:
-        _card_done(state)
-    else:
-        _action_done(state, events)
+    _action_done(state, events)
 
 
 def _move(state: YState, square: int, cost: int, events: list[Event]) -> None:
@@ -177,7 +231,7 @@ def _send_queue(state: YState, events: list[Event]) -> None:
     """Send the queued goods in order, stopping at each owner who could pay a camel."""
     while state.queue:
         owner = state.shops[state.queue[0]]
-        if state.camels[owner] > 0:
+        if keep_asked(state, owner):
             state.stage = "keep"
             return
         _to_caravan(state, state.queue.pop(0), False, events)
@@ -199,8 +253,6 @@ def _to_caravan(state: YState, shop: int, pay: bool, events: list[Event]) -> Non
         city.take(state, shop)
         source = data.SHOP_IDS[shop]
     caravan.add(state, owner, source, events)
-    if buildings.has(state, owner, data.CARAVANSERAI):
-        events.extend(cards.draw(state, owner, "caravanserai"))
 
 
 def _build(state: YState, building: int, events: list[Event]) -> None:
@@ -212,9 +264,13 @@ def _build(state: YState, building: int, events: list[Event]) -> None:
 
 
 def _play(state: YState, card: str, events: list[Event]) -> None:
+    """Discard ``card`` for its effect, in the middle of the decision it interrupts."""
     seat = state.actor
+    interrupted = state.resume if state.stage == "cards" else state.stage
     cards.discard(state, seat, card)
     events.append(Event("play", {"seat": seat, "card": card}))
+    state.stage = interrupted
+    state.resume = ""
     if card == "3_camels":
         state.camels[seat] += data.CARD_GAIN
         events.append(Event("gain", {"seat": seat, "camels": data.CARD_GAIN}))
@@ -228,14 +284,11 @@ def _play(state: YState, card: str, events: list[Event]) -> None:
     elif card == "place_caravan":
         caravan.add(state, seat, "card", events)
     else:
-        state.resume = state.stage
+        state.resume = interrupted
         state.card = card
-        if card == "place_board":
-            state.stage = "place"
-            state.quarter = -1
-            state.pending = 1
-        else:
-            state.stage = "amount"
+        state.stage = "place" if card == "place_board" else "amount"
+        return
+    _resume(state, events)
 
 
 def _amount(state: YState, choice: Choice, events: list[Event]) -> None:
@@ -253,13 +306,28 @@ def _amount(state: YState, choice: Choice, events: list[Event]) -> None:
         state.camels[seat] += n
         state.gold[seat] -= n
         events.append(Event("swap", {"seat": seat, "camels": n, "gold": -n}))
-    _card_done(state)
+    _card_done(state, events)
 
 
-def _card_done(state: YState) -> None:
+def _card_done(state: YState, events: list[Event]) -> None:
     state.stage = state.resume
     state.resume = ""
     state.card = ""
+    _resume(state, events)
+
+
+def _resume(state: YState, events: list[Event]) -> None:
+    """Back at the decision a card interrupted: go on from it as it stands now."""
+    stage = state.stage
+    if stage == "place":
+        _placement_check(state, events)
+    elif stage == "keep":
+        _send_queue(state, events)
+    elif stage == "build" and not buildings.affordable(state, state.actor):
+        events.append(Event("no_build", {"seat": state.actor}))
+        _action_done(state, events)
+    elif stage == "extra" and not state.hands[state.actor]:
+        _take_group(state, state.floor, "floor", events)
 
 
 def _action_done(state: YState, events: list[Event]) -> None:
@@ -269,6 +337,8 @@ def _action_done(state: YState, events: list[Event]) -> None:
     state.quarter = -1
     state.queue = []
     if state.players > 2 and state.turn == 0 and state.yellow:
+        left = sum(floor[2] for floor in state.tower)
         tower.remove_yellow(state.tower)
-        events.append(Event("yellow_removed", {"dice": state.yellow}))
+        if left:
+            events.append(Event("yellow_removed", {"dice": left}))
         state.yellow = 0

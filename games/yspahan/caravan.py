@@ -6,14 +6,20 @@ and at once when the caravan becomes full): each player scores their goods there
 (1, 2, 3) of the highest row holding one of them. A full caravan is emptied after it is scored, so
 the next good of the same steward move starts a new caravan on its first place (YSP-CARAVAN-09).
 
-The Caravanserai (a card for its owner each time one of their goods is sent here) is applied by
-the caller, because the caravan card's good does not draw (YSP-BUILD-14).
+The Caravanserai: «Le joueur pioche une carte chaque fois qu'une de ses marchandises est envoyée
+dans la caravane» (YSP-BUILD-13). Every good of its owner that reaches the caravan draws one
+card, by any means (YSP-OPEN-5, the seed over Boardspace's YSP-BUILD-14): a good the steward
+sends from a shop, one sent from the reserve by a camel payment, and the caravan card's good.
+The card is drawn after the good is placed (and after the caravan it fills is scored and
+emptied), whoever's turn it is. When the deck is empty the discard pile is shuffled into a new
+one (YSP-ACTION-07, as for every draw); with both empty no card is drawn (event ``no_card``) and
+none is owed later.
 """
 
 from __future__ import annotations
 
 from games.base import Event
-from games.yspahan import data
+from games.yspahan import buildings, cards, data
 from games.yspahan.scoring import award
 from games.yspahan.state import YState, jlist
 
@@ -24,7 +30,8 @@ def capacity(players: int) -> int:
 
 
 def add(state: YState, seat: int, source: str, events: list[Event]) -> None:
-    """Put a good of ``seat`` on the next place, score it, and score and empty a full caravan."""
+    """Put a good of ``seat`` on the next place, score it, score and empty a full caravan, and
+    draw a card for the Caravanserai."""
     place = len(state.caravan)
     row = place // data.CARAVAN_PER_ROW[state.players]
     state.caravan.append(seat)
@@ -36,6 +43,8 @@ def add(state: YState, seat: int, source: str, events: list[Event]) -> None:
         score(state, events, "full")
         events.append(Event("caravan_emptied", {"goods": jlist(state.caravan)}))
         state.caravan.clear()
+    if buildings.has(state, seat, data.CARAVANSERAI):
+        events.extend(cards.draw(state, seat, "caravanserai"))
 
 
 def points(caravan: list[int], players: int) -> list[int]:

@@ -1,8 +1,10 @@
 """The deck, drawing, and what each card does when played for its effect.
 
-Seed, "Les cartes": during their own turn a player may play any number of cards, each either
-discarded as one extra die on the group being taken or discarded for its effect. Every played card
-goes to the face-up discard pile. When a card is due and the deck is empty, the discard pile is
+Seed, "Les cartes": «Au cours de son tour de jeu, le joueur peut jouer autant de cartes en sa
+possession qu'il le souhaite», each either discarded as one extra die on the group being taken
+(any number of them on one group, YSP-OPEN-5) or discarded for its effect «à tout moment» of that
+turn (YSP-OPEN-6; when, exactly, is in :mod:`games.yspahan.decisions`). Every played card goes to
+the face-up discard pile. When a card is due and the deck is empty, the discard pile is
 shuffled into a new deck (Boardspace); with both empty nothing is drawn.
 
 The nine effects (Boardspace's card list, the only source for them): 3 camels; 3 gold; the next

@@ -14,7 +14,7 @@ from games.base import JSON, Choice, Decision, Event, Game, Result
 from games.rng import Rng
 from games.yspahan import actions, city, data, decisions, scoring, tower, views
 from games.yspahan import state as snapshot
-from games.yspahan.state import CATEGORIES, YState
+from games.yspahan.state import CATEGORIES, INTERRUPTIBLE, YState
 from games.yspahan.turn import start_day
 
 
@@ -88,45 +88,75 @@ class Yspahan(Game[YState]):
         return views.hidden_variant(state, viewer, rng)
 
     def why_illegal(self, state: YState, choice: Choice) -> str | None:
-        """Say why a well-formed choice is refused, for the most common mistakes."""
+        """Say why a well-formed choice is refused, for the most common mistakes (each reason
+        true: a rule the answer breaks, or None)."""
         kind = choice.get("kind")
         seat = state.actor
         if kind == "place":
             return _why_not_shop(state, choice.get("shop"))
         if kind == "take":
-            floor = choice.get("floor")
-            if floor not in data.FLOORS:
-                return f"no tower floor named {floor!r}"
-            index = data.FLOORS.index(str(floor))
-            if state.stage != "turn":
-                return "a group is taken at the start of a turn only"
-            if state.tower[index][0] == 0:
-                return f"the {floor} floor holds no group"
-            if decisions.group_size(state, index) == 0:
-                return "only the first player may take a group made only of yellow dice"
-            if choice.get("action") == "floor" and "extra" not in choice:
-                return 'a floor action names its extra-die card, or "extra": null'
-            extra = choice.get("extra")
-            if extra is not None and extra not in state.hands[seat]:
-                return f"no {extra!r} card in hand to add as an extra die"
+            return _why_not_take(state, choice)
+        if kind == "extra":
+            card = choice.get("card")
+            if state.stage != "extra":
+                return "extra dice are added right after taking a group for its floor action"
+            if card is not None and card not in state.hands[seat]:
+                return f"no {card!r} card in hand to add as an extra die"
             return None
         if kind == "build":
-            building = choice.get("building")
-            if building not in data.BUILDING_INDEX:
-                return f"no building named {building!r}"
-            if data.BUILDING_INDEX[str(building)] in state.built[seat]:
-                return f"the {building} is already built"
-            if state.built_this_turn:
-                return "only one building per turn"
-            return f"the {building} costs more camels or gold than you have"
+            return _why_not_build(state, choice.get("building"))
         if kind == "play":
-            card = choice.get("card")
-            if card not in state.hands[seat]:
-                return f"no {card!r} card in hand"
-            return "that card has no legal use now"
-        if kind == "move":
+            return _why_not_play(state, choice.get("card"))
+        if kind == "move" and state.stage == "steward":
+            if choice.get("to") == data.SQUARES[state.steward].id:
+                return "the steward must move: a move ends at least one square away"
             return "the steward cannot end there: wrong distance, or not enough gold to adjust it"
         return None
+
+
+def _why_not_take(state: YState, choice: Choice) -> str | None:
+    floor = choice.get("floor")
+    if floor not in data.FLOORS:
+        return f"no tower floor named {floor!r}"
+    index = data.FLOORS.index(str(floor))
+    if state.stage != "turn":
+        return "a group is taken at the start of a turn only"
+    if state.tower[index][0] == 0:
+        return f"the {floor} floor holds no group"
+    if decisions.group_size(state, index) == 0:
+        return "only the first player may take a group made only of yellow dice"
+    if "extra" in choice:
+        return "a take names no extra card: extra dice are chosen next, one card at a time"
+    return None
+
+
+def _why_not_build(state: YState, building: object) -> str | None:
+    seat = state.actor
+    if not isinstance(building, str) or building not in data.BUILDING_INDEX:
+        return f"no building named {building!r}"
+    if data.BUILDING_INDEX[building] in state.built[seat]:
+        return f"the {building} is already built"
+    if state.stage not in ("after", "build"):
+        if state.players == 2:
+            return "with 2 players a building is a dice group's action (take ... build)"
+        return "a building is bought after the turn's action"
+    if state.built_this_turn:
+        return "only one building per turn"
+    return f"the {building} costs more camels or gold than you have"
+
+
+def _why_not_play(state: YState, card: object) -> str | None:
+    if card not in state.hands[state.actor]:
+        return f"no {card!r} card in hand"
+    if state.stage in INTERRUPTIBLE:
+        return 'in the middle of this decision, choose "cards" first, then the card'
+    if state.card or state.stage == "amount":
+        return "finish the card in play first"
+    if state.stage not in ("turn", "after", "cards"):
+        return "cards are played in one's own turn, after the yellow dice are rolled"
+    if card == "place_board":
+        return "no shop of any quarter may take your good now"
+    return None
 
 
 def _why_not_shop(state: YState, shop_id: object) -> str | None:

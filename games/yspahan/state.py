@@ -15,15 +15,29 @@ use, always reset to neutral values otherwise so that equal positions dump equal
 =============  ===========================================================================
 ``yellow``     the day's roller chooses 0-3 yellow dice
 ``turn``       the acting player takes a group (one of its actions), plays a card, or draws
-``place``      the actor puts one good in a shop (``pending`` goods left, in ``quarter``)
-``steward``    the actor chooses where the steward goes
+``extra``      the actor took group ``floor`` for its floor action and adds cards as extra
+               dice (``extra`` added so far); the group stays on the tower until they stop
+``place``      the actor puts one good in a shop (``pending`` goods left, in ``quarter``); or,
+               with ``card`` "place_board", the one good of that card, in any quarter
+``steward``    the actor chooses where the steward goes (``pending``: the group's value)
 ``send``       the actor chooses which of two faced goods goes to the caravan first
 ``keep``       a good's owner decides whether to pay a camel to keep it (``queue`` head)
 ``build``      2 players: the actor chooses the building a dice group pays for
 ``amount``     the actor chooses how much a gold/camel card converts (``card``)
+``cards``      the actor chooses a card to play in the middle of the decision ``resume``
 ``after``      after the action: play cards, build (3-4 players), end the turn
 ``over``       the match has ended
 =============  ===========================================================================
+
+A card played for its effect interrupts the decision it was played at: ``resume`` names that
+stage, ``card`` the card while its own follow-up (``amount``, or the one-good ``place``) is
+pending; the interrupted stage keeps its own fields (``pending``, ``quarter``, ``queue``,
+``floor``, ``extra``) untouched meanwhile.
+
+Snapshots: ``schema`` 2. A schema-1 dump (the release before extra dice became a sub-decision
+and the one-good card stopped borrowing ``pending``) is migrated on load by
+:func:`_migrate_1_to_2`: no group is being added to (``floor`` -1, ``extra`` 0), and a one-good
+placement in progress keeps ``pending`` 0 (in schema 1 it held that good).
 """
 
 from __future__ import annotations
@@ -36,7 +50,24 @@ from games.errors import SnapshotError
 from games.rng import Rng
 from games.yspahan import data
 
-STAGES = ("yellow", "turn", "place", "steward", "send", "keep", "build", "amount", "after", "over")
+STAGES = (
+    "yellow",
+    "turn",
+    "extra",
+    "place",
+    "steward",
+    "send",
+    "keep",
+    "build",
+    "amount",
+    "cards",
+    "after",
+    "over",
+)
+INTERRUPTIBLE = ("extra", "place", "steward", "send", "keep", "build")
+"""Stages of one's own turn that offer the ``cards`` choice (``turn`` and ``after`` list the
+card plays themselves); ``resume`` may name any of them, or ``turn`` / ``after``."""
+SCHEMA = 2
 CATEGORIES = ("souks", "bazaar", "caravan_camels", "caravan", "buildings", "cards")
 """Score breakdown categories; a player's score is always the sum of their breakdown."""
 
@@ -78,6 +109,8 @@ class YState:
     card: str = ""
     resume: str = ""
     turns: int = 0
+    floor: int = -1
+    extra: int = 0
 
     @property
     def roller(self) -> int:
@@ -104,12 +137,12 @@ _INT_LISTS = (
     "queue",
 )
 _INTS = ("players", "steward", "week", "day", "pawn", "turn", "yellow", "actor")
-_INTS_TAIL = ("pending", "quarter", "turns")
+_INTS_TAIL = ("pending", "quarter", "turns", "floor", "extra")
 
 
 def dump(state: YState) -> dict[str, JSON]:
     """The whole state as plain data, generator included."""
-    out: dict[str, JSON] = {"schema": 1, "rng": state.rng.state}
+    out: dict[str, JSON] = {"schema": SCHEMA, "rng": state.rng.state}
     for name in _INTS + _INTS_TAIL:
         out[name] = getattr(state, name)
     for name in _INT_LISTS:
@@ -151,13 +184,33 @@ def _str(value: object, name: str, allowed: tuple[str, ...]) -> str:
     return value
 
 
+def _migrate_1_to_2(raw: Mapping[str, JSON]) -> dict[str, JSON]:
+    """A schema-1 dump in the schema-2 form (see the module docstring)."""
+    out = dict(raw)
+    out["schema"] = 2
+    out["floor"] = -1
+    out["extra"] = 0
+    if out.get("card") == "place_board":
+        out["pending"] = 0
+    return out
+
+
+MIGRATIONS = {1: _migrate_1_to_2}
+"""``{schema: function turning a dump of that schema into one of the next}``."""
+
+
 def load(raw: Mapping[str, JSON]) -> YState:
-    """Rebuild a state from :func:`dump` output, checking shapes and ranges on the way."""
+    """Rebuild a state from :func:`dump` output (migrated from an older schema first), checking
+    shapes and ranges on the way."""
     if not isinstance(raw, Mapping):
         raise SnapshotError("a Yspahan snapshot is a map")
+    schema = raw.get("schema")
+    while type(schema) is int and schema in MIGRATIONS:
+        raw = MIGRATIONS[schema](raw)
+        schema = raw.get("schema")
     try:
-        if raw.get("schema") != 1:
-            raise SnapshotError("not a Yspahan snapshot (schema 1)")
+        if schema != SCHEMA:
+            raise SnapshotError(f"not a Yspahan snapshot (schema 1 to {SCHEMA})")
         n = _int(raw["players"], "players")
         if n not in (2, 3, 4):
             raise SnapshotError("players must be 2, 3 or 4")
@@ -214,8 +267,10 @@ def load(raw: Mapping[str, JSON]) -> YState:
             quarter=ints["quarter"],
             queue=lists["queue"],
             card=_str(raw["card"], "card", ("", *data.CARD_KINDS)),
-            resume=_str(raw["resume"], "resume", ("", "turn", "after")),
+            resume=_str(raw["resume"], "resume", ("", "turn", "after", *INTERRUPTIBLE)),
             turns=ints["turns"],
+            floor=ints["floor"],
+            extra=ints["extra"],
         )
     except KeyError as exc:
         raise SnapshotError(f"snapshot misses {exc}") from None
@@ -254,6 +309,8 @@ def _check(s: YState) -> None:
         raise SnapshotError("tower floors are [value, white, yellow]")
     if not -1 <= s.quarter < len(data.QUARTERS) or s.pending < 0:
         raise SnapshotError("bad pending placement")
+    if not -1 <= s.floor < len(data.FLOORS) or s.extra < 0 or (s.floor < 0 and s.extra):
+        raise SnapshotError("bad group being taken")
     if any(not 0 <= q < len(data.SHOP_IDS) for q in s.queue):
         raise SnapshotError("bad steward queue")
     cards = sorted(s.deck + s.discard + [c for h in s.hands for c in h])
@@ -264,32 +321,45 @@ def _check(s: YState) -> None:
 
 def _check_stage(s: YState) -> None:
     """The fields a stage reads must make sense for it, so a loaded state can always decide."""
+    # Local imports: these modules import this one.
+    from games.yspahan.buildings import affordable
+    from games.yspahan.cards import playable
+    from games.yspahan.decisions import group_size, keep_asked, place_shops
+
     stage = s.stage
-    if stage in ("keep", "send") and not (s.queue and all(s.shops[q] >= 0 for q in s.queue)):
-        raise SnapshotError(f"stage {stage} needs goods queued for the caravan")
-    if stage == "send" and len(s.queue) != 2:
+    # The stage a card interrupts keeps its fields: check those of the stage that reads them.
+    own = s.resume if stage in ("cards", "amount") or (stage == "place" and s.card) else stage
+    if own in ("keep", "send") and not (s.queue and all(s.shops[q] >= 0 for q in s.queue)):
+        raise SnapshotError(f"stage {own} needs goods queued for the caravan")
+    if own == "send" and len(s.queue) != 2:
         raise SnapshotError("stage send orders exactly two goods")
-    if stage == "keep" and s.camels[s.shops[s.queue[0]]] < 1:
-        raise SnapshotError("stage keep asks an owner who has a camel")
-    if stage == "place" and s.pending < 1:
+    if own == "keep" and not keep_asked(s, s.shops[s.queue[0]]):
+        raise SnapshotError("stage keep asks an owner with a camel, or the actor with a card")
+    if own == "place" and s.pending < 1:
         raise SnapshotError("stage place needs goods to place")
-    if stage == "steward" and not 1 <= s.pending <= 6:
+    if own == "steward" and not 1 <= s.pending <= 6:
         raise SnapshotError("stage steward needs a dice value")
+    if (own == "extra") != (s.floor >= 0):
+        raise SnapshotError("a group is held back for extra dice in stage extra only")
+    if own == "extra" and group_size(s, s.floor) == 0:
+        raise SnapshotError("stage extra needs a group to take")
+    if stage == "extra" and not s.hands[s.actor]:
+        raise SnapshotError("stage extra needs a card to add")
     if stage == "amount" and s.card not in ("score_gold", "score_camels", "swap_camels_gold"):
         raise SnapshotError("stage amount needs an amount card")
-    if bool(s.card) != bool(s.resume) or (s.card and stage not in ("place", "amount")):
-        raise SnapshotError("a card in play needs a stage to resume")
-    if stage in ("turn", "after", "place", "steward", "send", "build", "amount", "yellow") and (
+    if s.card and (stage not in ("place", "amount") or not s.resume):
+        raise SnapshotError("a card in play needs its stage and a stage to resume")
+    if s.resume and not s.card and stage != "cards":
+        raise SnapshotError("only a card in play or the card list interrupts a stage")
+    if stage == "cards" and (s.resume not in INTERRUPTIBLE or not playable(s, s.actor)):
+        raise SnapshotError("stage cards interrupts a stage of the turn and lists a card")
+    if stage in (*INTERRUPTIBLE, "turn", "after", "amount", "cards", "yellow") and (
         s.turn >= len(s.order) or s.order[s.turn] != s.actor
     ):
         raise SnapshotError("the actor is not the player whose turn it is")
-    # Local imports: these modules import this one.
-    from games.yspahan.buildings import affordable
-    from games.yspahan.decisions import place_shops
-
     if stage == "place" and not place_shops(s):
         raise SnapshotError("stage place needs a legal shop")
-    if stage == "build" and not affordable(s, s.actor):
+    if own == "build" and not affordable(s, s.actor):
         raise SnapshotError("stage build needs an affordable building")
 
 

@@ -1,14 +1,16 @@
 """The steward's path: where a move of a given value may end, and what it costs in gold.
 
-Seed, "Déplacer l'intendant": the steward moves exactly as many squares as the group's value; each
-gold paid lengthens or shortens the move by one; it never passes the same square twice. The
-Hammam adds a free adjustment of 1 to 3 squares (Boardspace combines the two: with g gold and the
-Hammam any distance from V - g - 3 to V + g + 3 is legal).
+Seed, "Déplacer l'intendant": «Le joueur doit déplacer l'intendant d'autant de cases que la
+valeur du groupe de dés»; each gold paid lengthens or shortens the move by one; it never passes
+the same square twice. The Hammam adds a free adjustment of 1 to 3 squares (Boardspace combines
+the two: with g gold and the Hammam any distance from V - g - 3 to V + g + 3 is legal).
 
 The path is a cross, a tree: between two squares there is exactly one simple path, so a legal move
-is named by its destination alone and its length is :data:`data.DISTANCE`. A distance of 0 (stay,
-and serve the same shops again) is legal when gold or the Hammam bring the move down to 0
-(Boardspace, YSP-STEWARD-08).
+is named by its destination alone and its length is :data:`data.DISTANCE`. The steward must move
+(«doit déplacer», YSP-OPEN-5): a move ends at least one square away, so gold and the Hammam
+adjust the distance between 1 and the path's reach, and the start square is never a stop.
+Boardspace allows a move of 0 that serves the same shops again (YSP-STEWARD-08); the seed wins.
+From any square every distance from 1 to 6 is reachable, so a move always has a stop.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ def destinations(start: int, value: int, gold: int, hammam: bool) -> list[tuple[
     free = data.HAMMAM_FREE if hammam else 0
     out = []
     for square, distance in enumerate(row):
+        if distance == 0:
+            continue  # the steward must move (YSP-OPEN-5)
         gap = abs(distance - value) - free
         cost = gap if gap > 0 else 0
         if cost <= gold:

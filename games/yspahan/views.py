@@ -28,6 +28,13 @@ def shared_view(state: YState) -> dict[str, JSON]:
 
     The city is one list per souk (``"sk3": [None, 0, None]``: shop ``sk3.1`` holds seat 0's
     good), which shows each souk's occupant and fill at a glance and keeps the view small.
+
+    ``pending`` is the turn in progress: ``goods`` still to place by a goods action in
+    ``quarter``, the steward's ``value`` to move, the ``queue`` of faced goods leaving for the
+    caravan, the ``card`` in play (with "place_board" its one good goes in any quarter), the
+    ``floor`` whose group is being taken with ``extra`` cards added as dice so far, and the
+    decision a card play ``interrupted`` (to which it returns; null when none). The goods and
+    the value stay shown while a card interrupts their decision.
     """
     players: list[JSON] = [
         {
@@ -65,11 +72,14 @@ def shared_view(state: YState) -> dict[str, JSON]:
         "deck": len(state.deck),
         "discard": jlist(state.discard),
         "pending": {
-            "goods": state.pending if state.stage == "place" else 0,
-            "value": state.pending if state.stage == "steward" else 0,
+            "goods": state.pending if "place" in (state.stage, state.resume) else 0,
+            "value": state.pending if "steward" in (state.stage, state.resume) else 0,
             "quarter": data.QUARTERS[state.quarter] if state.quarter >= 0 else None,
             "queue": [data.SHOP_IDS[s] for s in state.queue],
             "card": state.card or None,
+            "floor": data.FLOORS[state.floor] if state.floor >= 0 else None,
+            "extra": state.extra,
+            "interrupted": state.resume or None,
         },
     }
 

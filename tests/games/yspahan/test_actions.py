@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from games.base import Match
 from games.yspahan import GAME
-from tests.games.yspahan.helpers import act, choices, kinds, turn_state
+from tests.games.yspahan.helpers import act, choices, give_card, kinds, turn_state
 
 
 def test_ysp_action_01_a_turn_starts_by_taking_a_group() -> None:
@@ -12,7 +12,7 @@ def test_ysp_action_01_a_turn_starts_by_taking_a_group() -> None:
     state = turn_state(4, floors={"camels": (1, 3, 0), "gold": (6, 2, 0)})
     match = Match(GAME, state)
     assert kinds(match) == {"take"}
-    act(match, kind="take", floor="camels", action="floor", extra=None)
+    act(match, kind="take", floor="camels", action="floor")
     assert "take" not in kinds(match) and "end" in kinds(match)
     assert state.tower[5] == [6, 2, 0]
 
@@ -22,7 +22,7 @@ def test_ysp_action_02_three_actions_per_group() -> None:
     state = turn_state(4, floors={"sacks": (3, 2, 0)})
     match = Match(GAME, state)
     assert choices(match) == [
-        {"kind": "take", "floor": "sacks", "action": "floor", "extra": None},
+        {"kind": "take", "floor": "sacks", "action": "floor"},
         {"kind": "take", "floor": "sacks", "action": "steward"},
         {"kind": "take", "floor": "sacks", "action": "card"},
     ]
@@ -31,14 +31,14 @@ def test_ysp_action_02_three_actions_per_group() -> None:
 def test_ysp_action_03_camels_by_the_number_of_dice() -> None:
     """YSP-ACTION-03: the camels action gives one camel per die of the group."""
     state = turn_state(4, floors={"camels": (2, 3, 0)})
-    act(Match(GAME, state), kind="take", floor="camels", action="floor", extra=None)
+    act(Match(GAME, state), kind="take", floor="camels", action="floor")
     assert state.camels[0] == 3
 
 
 def test_ysp_action_04_gold_by_the_number_of_dice() -> None:
     """YSP-ACTION-04: the gold action gives one gold per die of the group."""
     state = turn_state(4, floors={"gold": (6, 4, 0)})
-    act(Match(GAME, state), kind="take", floor="gold", action="floor", extra=None)
+    act(Match(GAME, state), kind="take", floor="gold", action="floor")
     assert state.gold[0] == 2 + 4
 
 
@@ -89,3 +89,26 @@ def test_ysp_open_8_two_players_only_yellow_groups_left_means_a_draw() -> None:
     state.actor = 1
     match = Match(GAME, state)
     assert choices(match) == [{"kind": "draw"}]
+
+
+def test_ysp_goods_01_card_02_the_take_event_counts_every_die_of_the_action() -> None:
+    """YSP-GOODS-01, YSP-CARD-02: «Le joueur place autant de marchandises qu'il y a de dés dans
+    le groupe», the cards added as dice included: the ``take`` event's ``dice`` is the number the
+    action counts (issue 22, item 5), ``extra_dice`` the cards among them."""
+    state = turn_state(4, floors={"sacks": (2, 2, 0)})
+    give_card(state, 0, "3_gold")
+    give_card(state, 0, "no_gold")
+    match = Match(GAME, state)
+    assert not act(match, kind="take", floor="sacks", action="floor")  # the group waits
+    act(match, kind="extra", card="3_gold")
+    events = act(match, kind="extra", card="no_gold")
+    take = next(e for e in events if e.kind == "take")
+    assert take.data == {
+        "seat": 0,
+        "floor": "sacks",
+        "value": 2,
+        "dice": 4,
+        "action": "floor",
+        "extra_dice": 2,
+    }
+    assert state.pending == 4

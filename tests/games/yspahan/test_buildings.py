@@ -28,7 +28,7 @@ def _after_camels(players: int = 4, camels: int = 10, gold: int = 10) -> Match[Y
     state.camels[0] = camels
     state.gold[0] = gold
     match = Match(GAME, state)
-    act(match, kind="take", floor="camels", action="floor", extra=None)
+    act(match, kind="take", floor="camels", action="floor")
     return match
 
 
@@ -39,7 +39,7 @@ def test_ysp_build_01_one_building_after_the_action() -> None:
     state.gold[0] = 20
     match = Match(GAME, state)
     assert "build" not in kinds(match)  # not before the action
-    act(match, kind="take", floor="camels", action="floor", extra=None)
+    act(match, kind="take", floor="camels", action="floor")
     assert len(_builds(match)) == 6
     act(match, kind="build", building="pen")
     assert _builds(match) == []
@@ -90,13 +90,13 @@ def test_ysp_build_07_power_from_the_moment_it_is_built() -> None:
     state = turn_state(4, floors={"camels": (1, 2, 0)})
     state.camels[0] = 0
     match = Match(GAME, state)
-    act(match, kind="take", floor="camels", action="floor", extra=None)
+    act(match, kind="take", floor="camels", action="floor")
     assert state.camels[0] == 2
     act(match, kind="build", building="pen")
     state.actor = 0
     state.stage = "turn"
     state.tower[data.CAMELS_FLOOR] = [2, 2, 0]
-    act(Match(GAME, state), kind="take", floor="camels", action="floor", extra=None)
+    act(Match(GAME, state), kind="take", floor="camels", action="floor")
     assert state.camels[0] == 3
 
 
@@ -121,7 +121,7 @@ def test_ysp_build_08_two_players_building_uses_a_dice_group() -> None:
     other = turn_state(2, floors={"camels": (1, 2, 0)})
     other.camels[0] = 5
     m2 = Match(GAME, other)
-    act(m2, kind="take", floor="camels", action="floor", extra=None)
+    act(m2, kind="take", floor="camels", action="floor")
     assert "build" not in kinds(m2)
 
 
@@ -144,7 +144,7 @@ def test_ysp_build_10_pen_one_more_camel() -> None:
     """YSP-BUILD-10: the Pen's owner takes 1 more camel with the camels action."""
     state = turn_state(4, floors={"camels": (1, 3, 0)})
     state.built[0].append(data.PEN)
-    act(Match(GAME, state), kind="take", floor="camels", action="floor", extra=None)
+    act(Match(GAME, state), kind="take", floor="camels", action="floor")
     assert state.camels[0] == 4
 
 
@@ -152,7 +152,7 @@ def test_ysp_build_11_stall_two_more_gold() -> None:
     """YSP-BUILD-11: the Stall's owner takes 2 more gold with the gold action."""
     state = turn_state(4, floors={"gold": (6, 3, 0)})
     state.built[0].append(data.STALL)
-    act(Match(GAME, state), kind="take", floor="gold", action="floor", extra=None)
+    act(Match(GAME, state), kind="take", floor="gold", action="floor")
     assert state.gold[0] == 2 + 3 + 2
 
 
@@ -169,8 +169,12 @@ def test_ysp_build_13_caravanserai_draws_whoever_moved() -> None:
     assert len(state.hands[2]) == 1 and state.hands[0] == []
 
 
-def test_ysp_build_14_caravanserai_with_camel_payment_but_not_the_card() -> None:
-    """YSP-BUILD-14: a good sent from the reserve by a camel payment draws; the card's does not."""
+def test_ysp_build_13_14_open_5_caravanserai_draws_every_time() -> None:
+    """YSP-BUILD-13, YSP-BUILD-14, YSP-OPEN-5: «Le joueur pioche une carte chaque fois qu'une de
+    ses marchandises est envoyée dans la caravane.» Every good of the owner that reaches the
+    caravan draws: sent from a shop, sent from the reserve by a camel payment, and put there by
+    the caravan card. Boardspace's exception for the caravan card (YSP-BUILD-14) is not
+    followed; the seed wins."""
     state = turn_state(4, floors={"sacks": (3, 2, 0)})
     state.built[2].append(data.CARAVANSERAI)
     state.camels[2] = 1
@@ -186,7 +190,43 @@ def test_ysp_build_14_caravanserai_with_camel_payment_but_not_the_card() -> None
     give_card(state, 0, "place_caravan")
     events = act(Match(GAME, state), kind="play", card="place_caravan")
     assert state.caravan == [0]
-    assert not any(e.kind == "draw" for e in events)
+    draws = [e for e in events if e.kind == "draw"]
+    assert len(draws) == 1 and draws[0].data == {"seat": 0, "reason": "caravanserai"}
+    assert len(state.hands[0]) == 1
+
+
+def test_ysp_build_13_action_07_08_caravanserai_with_an_empty_deck() -> None:
+    """YSP-BUILD-13, YSP-ACTION-07, YSP-ACTION-08: with the deck empty the discard pile is
+    shuffled into a new deck for the Caravanserai's card, as for every draw; with both empty no
+    card is drawn (event ``no_card``) and none is owed later."""
+    state = turn_state(4, floors={"sacks": (3, 2, 0)})
+    state.built[0].append(data.CARAVANSERAI)
+    give_card(state, 0, "place_caravan")
+    give_card(state, 0, "place_caravan")
+    state.discard.extend(state.deck)
+    state.deck.clear()
+    events = act(Match(GAME, state), kind="play", card="place_caravan")
+    assert [e.kind for e in events if e.kind in ("reshuffle", "draw")] == ["reshuffle", "draw"]
+    assert len(state.hands[0]) == 2 and len(state.deck) == 16  # 15 + the card played, - 1
+
+    state = turn_state(4, floors={"sacks": (3, 2, 0)})
+    state.built[0].append(data.CARAVANSERAI)
+    give_card(state, 0, "place_caravan")
+    for seat in (1, 2, 3):
+        state.hands[seat].extend(state.deck[:6] if seat < 3 else state.deck[6:])
+        del state.deck[: 6 if seat < 3 else len(state.deck)]
+    assert state.deck == [] and state.discard == []
+    match = Match(GAME, state)
+    events = act(match, kind="play", card="place_caravan")
+    # The played card is the discard pile: it is reshuffled and drawn back.
+    assert [e.kind for e in events if e.kind in ("reshuffle", "draw")] == ["reshuffle", "draw"]
+    assert state.hands[0] == ["place_caravan"]
+    state.hands[1].append(state.hands[0].pop())
+    act(match, kind="take", floor="sacks", action="steward")
+    put_goods(state, 0, "sk3.0")
+    events = act(match, kind="move", to="W3", gold=0)
+    assert any(e.kind == "no_card" and e.data["seat"] == 0 for e in events)
+    assert state.hands[0] == [] and state.caravan == [0, 0]
 
 
 def test_ysp_build_15_bazaar_two_more_per_complete_souk() -> None:
@@ -206,7 +246,7 @@ def test_ysp_build_16_crane_one_more_good() -> None:
     """YSP-BUILD-16: the Crane's owner places 1 more good with a goods action."""
     state = turn_state(4, floors={"barrels": (3, 2, 0)})
     state.built[0].append(data.CRANE)
-    act(Match(GAME, state), kind="take", floor="barrels", action="floor", extra=None)
+    act(Match(GAME, state), kind="take", floor="barrels", action="floor")
     assert state.pending == 3
 
 
@@ -221,7 +261,7 @@ def test_ysp_build_17_powers_do_not_touch_card_effects() -> None:
     act(match, kind="play", card="3_gold")
     assert (state.camels[0], state.gold[0]) == (3, 5)
     act(match, kind="play", card="place_board")
-    assert state.pending == 1
+    assert state.card == "place_board" and state.stage == "place"
     act(match, kind="place", shop="sk3.0")
     assert state.stage == "turn" and sum(1 for s in state.shops if s == 0) == 1
 

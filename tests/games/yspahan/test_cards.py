@@ -44,34 +44,79 @@ def test_ysp_card_01_cards_only_in_ones_own_turn() -> None:
 
 
 def test_ysp_card_02_extra_die() -> None:
-    """YSP-CARD-02: discarding a card, without its effect, counts the group one die larger."""
+    """YSP-CARD-02: «Au moment de la sélection d'un groupe de dés, le joueur peut défausser une
+    carte, sans appliquer l'action correspondante, pour augmenter d'une unité la taille du groupe
+    de dés choisi.» The card is chosen right after the group, and counts as one more die."""
     match = _with("3_gold", camels=(1, 2, 0))
-    events = act(match, kind="take", floor="camels", action="floor", extra="3_gold")
+    act(match, kind="take", floor="camels", action="floor")
     state = match.state
+    assert state.stage == "extra" and state.tower[data.CAMELS_FLOOR] == [1, 2, 0]
+    assert choices(match)[:2] == [
+        {"kind": "extra", "card": "3_gold"},
+        {"kind": "extra", "card": None},
+    ]
+    events = act(match, kind="extra", card="3_gold")
     assert state.camels[0] == 3 and state.gold[0] == 2  # no effect, one more die
     assert state.discard == ["3_gold"] and state.hands[0] == []
-    assert any(e.kind == "extra_die" for e in events)
+    assert [e.kind for e in events][:2] == ["extra_die", "take"]  # no card left: the action
 
 
-def test_ysp_card_03_one_card_per_group() -> None:
-    """YSP-CARD-03: a take choice carries at most one extra card; the group is then gone."""
+def test_ysp_card_03_open_5_any_number_of_cards_on_one_group() -> None:
+    """YSP-CARD-03, YSP-OPEN-5: «Au cours de son tour de jeu, le joueur peut jouer autant de
+    cartes en sa possession qu'il le souhaite» and each card discarded «au moment de la sélection
+    d'un groupe de dés» adds one die: several cards may go on one group, one die each. Boardspace's
+    limit of one card per group (YSP-CARD-03) is not followed; the seed wins."""
     state = turn_state(4, floors={"gold": (6, 2, 0)})
-    give_card(state, 0, "3_gold")
-    give_card(state, 0, "3_camels")
+    for card in ("3_gold", "3_camels", "3_camels", "no_gold"):
+        give_card(state, 0, card)
     match = Match(GAME, state)
-    floor_takes = [c for c in choices(match) if c.get("action") == "floor"]
-    assert [c["extra"] for c in floor_takes] == [None, "3_camels", "3_gold"]
-    act(match, kind="take", floor="gold", action="floor", extra="3_camels")
-    assert state.gold[0] == 2 + 3
-    assert state.hands[0] == ["3_gold"]
+    takes = [c for c in choices(match) if c["kind"] == "take"]
+    assert takes == [
+        {"kind": "take", "floor": "gold", "action": a} for a in ("floor", "steward", "card")
+    ]
+    act(match, kind="take", floor="gold", action="floor")
+    assert [c.get("card") for c in choices(match) if c["kind"] == "extra"] == [
+        "3_camels",
+        "3_gold",
+        "no_gold",
+        None,
+    ]
+    act(match, kind="extra", card="3_camels")
+    act(match, kind="extra", card="3_gold")
+    act(match, kind="extra", card="3_camels")
+    assert state.stage == "extra" and state.extra == 3 and shared(state)["pending"]["extra"] == 3
+    events = act(match, kind="extra", card=None)
+    assert state.gold[0] == 2 + 2 + 3
+    assert state.hands[0] == ["no_gold"] and sorted(state.discard) == [
+        "3_camels",
+        "3_camels",
+        "3_gold",
+    ]
+    take = next(e for e in events if e.kind == "take")
+    assert take.data["dice"] == 5 and take.data["extra_dice"] == 3
+    assert state.tower[data.GOLD_FLOOR] == [0, 0, 0] and state.extra == 0 and state.floor == -1
 
 
 def test_ysp_card_04_extra_die_only_for_floor_actions() -> None:
-    """YSP-CARD-04: no extra die for the steward (face value) or the card action."""
+    """YSP-CARD-04: no extra die for the steward (face value) or the card action: those actions
+    go on at once, and the take choices name no card."""
     match = _with("3_gold", sacks=(3, 2, 0))
     for c in choices(match):
-        if c["kind"] == "take" and c["action"] != "floor":
-            assert "extra" not in c
+        assert "extra" not in c
+    act(match, kind="take", floor="sacks", action="steward")
+    assert match.state.stage == "steward"
+    match = _with("3_gold", sacks=(3, 2, 0))
+    act(match, kind="take", floor="sacks", action="card")
+    assert match.state.stage == "after" and len(match.state.hands[0]) == 2
+
+
+def test_ysp_card_02_no_card_no_extra_question() -> None:
+    """YSP-CARD-02: a player without cards is not asked for extra dice (one possible answer)."""
+    state = turn_state(4, floors={"camels": (1, 2, 0)})
+    events = act(Match(GAME, state), kind="take", floor="camels", action="floor")
+    assert state.camels[0] == 2 and state.stage == "after"
+    assert events[0].kind == "take" and events[0].data["dice"] == 2
+    assert "extra_dice" not in events[0].data
 
 
 def test_ysp_card_05_06_effects_before_and_after_the_action_then_discarded() -> None:
@@ -82,7 +127,8 @@ def test_ysp_card_05_06_effects_before_and_after_the_action_then_discarded() -> 
     match = Match(GAME, state)
     assert {"kind": "play", "card": "3_gold"} in choices(match)
     act(match, kind="play", card="3_gold")
-    act(match, kind="take", floor="camels", action="floor", extra=None)
+    act(match, kind="take", floor="camels", action="floor")
+    act(match, kind="extra", card=None)
     assert {"kind": "play", "card": "3_camels"} in choices(match)
     act(match, kind="play", card="3_camels")
     assert state.discard == ["3_gold", "3_camels"]
@@ -230,10 +276,11 @@ def test_ysp_card_17_two_players_credit_does_not_spare_the_group() -> None:
     assert "build" not in kinds(match)
 
 
-def test_ysp_open_5_open_7_extra_die_discard_is_public() -> None:
-    """YSP-OPEN-7, YSP-OPEN-5: the extra-die card is shown to all; one card per group."""
+def test_ysp_open_7_extra_die_discard_is_public() -> None:
+    """YSP-OPEN-7: the extra-die card is shown to all (event and discard pile)."""
     match = _with("3_gold", camels=(1, 2, 0))
-    events = act(match, kind="take", floor="camels", action="floor", extra="3_gold")
+    act(match, kind="take", floor="camels", action="floor")
+    events = act(match, kind="extra", card="3_gold")
     extra = next(e for e in events if e.kind == "extra_die")
     assert extra.project(None)["card"] == "3_gold"
     assert shared(match.state)["discard"] == ["3_gold"]

@@ -19,13 +19,15 @@ def _shops(match: Match[YState]) -> list[object]:
 def test_ysp_goods_01_as_many_goods_as_dice_plus_card_plus_crane() -> None:
     """YSP-GOODS-01: N = the group's size, +1 for an extra-die card, +1 with the Crane."""
     state = turn_state(4, floors={"sacks": (2, 3, 0)})
-    act(Match(GAME, state), kind="take", floor="sacks", action="floor", extra=None)
+    act(Match(GAME, state), kind="take", floor="sacks", action="floor")
     assert state.stage == "place" and state.pending == 3
 
     state = turn_state(4, floors={"sacks": (2, 3, 0)})
     give_card(state, 0, "3_gold")
     state.built[0].append(data.CRANE)
-    act(Match(GAME, state), kind="take", floor="sacks", action="floor", extra="3_gold")
+    match = Match(GAME, state)
+    act(match, kind="take", floor="sacks", action="floor")
+    act(match, kind="extra", card="3_gold")
     assert state.pending == 5
 
 
@@ -33,7 +35,7 @@ def test_ysp_goods_02_one_good_per_shop() -> None:
     """YSP-GOODS-02: a shop that holds a good is never offered again."""
     state = turn_state(4, floors={"sacks": (2, 2, 0)})
     match = Match(GAME, state)
-    act(match, kind="take", floor="sacks", action="floor", extra=None)
+    act(match, kind="take", floor="sacks", action="floor")
     act(match, kind="place", shop="sk6.0")
     assert "sk6.0" not in _shops(match)
     assert state.shops[data.SHOP_INDEX["sk6.0"]] == 0
@@ -44,7 +46,7 @@ def test_ysp_goods_03_finish_a_partly_filled_souk_first() -> None:
     state = turn_state(4, floors={"sacks": (2, 3, 0)})
     put_goods(state, 0, "sk3.0")
     match = Match(GAME, state)
-    act(match, kind="take", floor="sacks", action="floor", extra=None)
+    act(match, kind="take", floor="sacks", action="floor")
     assert _shops(match) == ["sk3.1", "sk3.2"]
     act(match, kind="place", shop="sk3.2")
     act(match, kind="place", shop="sk3.1")
@@ -58,7 +60,7 @@ def test_ysp_goods_04_never_in_a_souk_another_player_occupies() -> None:
     put_goods(state, 1, "sk4.0")
     put_goods(state, 2, "sk6.3")
     match = Match(GAME, state)
-    act(match, kind="take", floor="sacks", action="floor", extra=None)
+    act(match, kind="take", floor="sacks", action="floor")
     offered = _shops(match)
     assert not any(str(s).startswith(("sk4", "sk6")) for s in offered)
     assert offered == ["sk3.0", "sk3.1", "sk3.2", "sk5.0", "sk5.1", "sk5.2", "sk5.3", "sk5.4"]
@@ -75,7 +77,7 @@ def test_ysp_goods_06_a_souk_may_stay_unfinished() -> None:
     """YSP-GOODS-06: the action ends with the souk still incomplete; nothing forces a finish."""
     state = turn_state(4, floors={"sacks": (2, 1, 0)})
     match = Match(GAME, state)
-    act(match, kind="take", floor="sacks", action="floor", extra=None)
+    act(match, kind="take", floor="sacks", action="floor")
     act(match, kind="place", shop="sk6.0")
     assert state.stage == "after"
     assert state.souk_fill[data.SHOP_SOUK[data.SHOP_INDEX["sk6.0"]]] == 1
@@ -90,7 +92,7 @@ def test_ysp_goods_07_goods_with_no_legal_shop_stay_in_reserve() -> None:
     put_goods(state, 1, "va2.0")
     put_goods(state, 2, "va3.1")
     match = Match(GAME, state)
-    act(match, kind="take", floor="vases", action="floor", extra=None)
+    act(match, kind="take", floor="vases", action="floor")
     assert _shops(match) == ["va1.0"]
     events = act(match, kind="place", shop="va1.0")
     overflow = [e for e in events if e.kind == "overflow"]
@@ -102,7 +104,7 @@ def test_ysp_goods_07_full_quarter_places_nothing() -> None:
     """YSP-GOODS-07: a goods action in a quarter with no legal shop places nothing."""
     state = turn_state(4, floors={"vases": (5, 2, 0)})
     put_goods(state, 1, "va1.0", "va2.0", "va3.0")
-    events = act(Match(GAME, state), kind="take", floor="vases", action="floor", extra=None)
+    events = act(Match(GAME, state), kind="take", floor="vases", action="floor")
     assert [e.data["goods"] for e in events if e.kind == "overflow"] == [2]
     assert state.stage == "after"
 
@@ -134,7 +136,7 @@ def test_ysp_open_2_goods_are_placed_freely_one_at_a_time() -> None:
     """YSP-OPEN-2: no forced best fit: a good may start a small souk leaving goods unplaced."""
     state = turn_state(4, floors={"vases": (5, 3, 0)})
     match = Match(GAME, state)
-    act(match, kind="take", floor="vases", action="floor", extra=None)
+    act(match, kind="take", floor="vases", action="floor")
     act(match, kind="place", shop="va1.0")  # va1 complete after 1 good: others stay free
     assert _shops(match) == ["va2.0", "va2.1", "va3.0", "va3.1", "va3.2"]
     act(match, kind="place", shop="va2.0")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,9 +16,11 @@ from games.errors import (
     NotYourTurnError,
     SnapshotError,
 )
-from games.yspahan import GAME
+from games.rng import Rng
+from games.yspahan import GAME, data
+from games.yspahan.decisions import group_size
 from protocol.codec import canonical
-from tests.games.yspahan.helpers import give_card, put_goods, turn_state
+from tests.games.yspahan.helpers import check_state, give_card, put_goods, turn_state
 from tests.harness import play_random
 
 
@@ -83,11 +86,11 @@ def test_bad_choices_raise_typed_errors_and_leave_the_state_unchanged() -> None:
     with pytest.raises(IllegalChoice, match="out of range"):
         match.act(0, 99)
     with pytest.raises(IllegalChoice, match="no group"):
-        match.act(0, {"kind": "take", "floor": "gold", "action": "floor", "extra": None})
+        match.act(0, {"kind": "take", "floor": "gold", "action": "floor"})
     with pytest.raises(IllegalChoice, match="no tower floor"):
-        match.act(0, {"kind": "take", "floor": "roof", "action": "floor", "extra": None})
-    with pytest.raises(IllegalChoice, match="no 'score_gold' card"):
-        match.act(0, {"kind": "take", "floor": "camels", "action": "floor", "extra": "score_gold"})
+        match.act(0, {"kind": "take", "floor": "roof", "action": "floor"})
+    with pytest.raises(IllegalChoice, match="extra dice are chosen next"):
+        match.act(0, {"kind": "take", "floor": "camels", "action": "floor", "extra": "3_camels"})
     with pytest.raises(IllegalChoice, match="not possible"):
         match.act(0, {"kind": "fly"})
     with pytest.raises(IllegalChoice, match="no '3_gold' card in hand"):
@@ -103,7 +106,7 @@ def test_why_illegal_names_the_goods_rule_broken() -> None:
     put_goods(state, 0, "sk3.0")
     put_goods(state, 1, "sk4.0")
     match = Match(GAME, state)
-    match.act(0, {"kind": "take", "floor": "sacks", "action": "floor", "extra": None})
+    match.act(0, {"kind": "take", "floor": "sacks", "action": "floor"})
     before = canonical(GAME.dump(state))
     with pytest.raises(IllegalChoice, match="already holds"):
         match.act(0, {"kind": "place", "shop": "sk3.0"})
@@ -123,7 +126,14 @@ def test_why_illegal_for_buildings_and_cards() -> None:
     state.camels[0] = 2
     give_card(state, 0, "3_gold")
     match = Match(GAME, state)
-    match.act(0, {"kind": "take", "floor": "camels", "action": "floor", "extra": None})
+    with pytest.raises(IllegalChoice, match="bought after the turn's action"):
+        match.act(0, {"kind": "build", "building": "pen"})
+    with pytest.raises(IllegalChoice, match="right after taking a group"):
+        match.act(0, {"kind": "extra", "card": "3_gold"})
+    match.act(0, {"kind": "take", "floor": "camels", "action": "floor"})
+    with pytest.raises(IllegalChoice, match="no 'x' card in hand to add"):
+        match.act(0, {"kind": "extra", "card": "x"})
+    match.act(0, {"kind": "extra", "card": None})
     with pytest.raises(IllegalChoice, match="costs more"):
         match.act(0, {"kind": "build", "building": "bazaar"})
     with pytest.raises(IllegalChoice, match="no building named"):
@@ -177,3 +187,76 @@ def test_load_fuzz_accepts_or_refuses_with_our_error() -> None:
         if decision is not None:
             assert decision.choices
             GAME.shared_view(state)
+
+
+SNAPSHOTS = Path(__file__).with_name("data") / "snapshots-main-9b44ac7.json"
+"""Matches in progress dumped by main 9b44ac7 (schema 1, the release before issue 22's rules):
+28 random playouts stopped at every stage, for 2, 3 and 4 players."""
+
+
+def _old_snapshots() -> list[dict[str, Any]]:
+    doc = json.loads(SNAPSHOTS.read_text("utf-8"))
+    snapshots: list[dict[str, Any]] = doc["snapshots"]
+    return snapshots
+
+
+def test_snapshots_of_the_previous_release_load_migrated_and_finish() -> None:
+    """Real schema-1 snapshots load (migrated to schema 2: no group held for extra dice, the
+    one-good card's placement no longer in ``pending``), keep every other field, and play on to
+    the end under the new rules with the invariants after every step."""
+    snapshots = _old_snapshots()
+    assert {(s["players"], s["stage"]) for s in snapshots} >= {
+        (n, stage)
+        for n in (2, 3, 4)
+        for stage in ("yellow", "turn", "place", "steward", "send", "keep", "after")
+    }
+    for i, snap in enumerate(snapshots):
+        raw = snap["state"]
+        assert raw["schema"] == 1
+        state = GAME.load(raw)
+        dumped = GAME.dump(state)
+        assert dumped["schema"] == 2 and (dumped["floor"], dumped["extra"]) == (-1, 0)
+        for key, value in raw.items():
+            if key not in ("schema", "pending"):
+                assert dumped[key] == value, key
+        if raw["card"] == "place_board":
+            assert dumped["pending"] == 0 and state.stage == "place"
+        else:
+            assert dumped["pending"] == raw["pending"]
+        assert GAME.dump(GAME.load(dumped)) == dumped
+        match = Match(GAME, state)
+        chooser = Rng.from_seed(i)
+        steps = 0
+        while (decision := match.decision) is not None:
+            assert decision.choices
+            match.act(decision.seat, chooser.below(len(decision.choices)))
+            check_state(match.state)
+            steps += 1
+            assert steps < 5_000
+        result = match.result()
+        assert result is not None and list(result.scores) == match.state.score
+
+
+def test_choices_of_the_previous_release_still_apply_on_the_trusted_path() -> None:
+    """A stored log replayed after the upgrade (recovery's trusted apply): a take of the floor
+    action naming its one extra card adds it and does the action at once, as it did."""
+    snap = next(s for s in _old_snapshots() if s["players"] == 4 and s["stage"] == "turn")
+    state = GAME.load(snap["state"])
+    seat = state.actor
+    floor = next(f for f in range(len(data.FLOORS)) if group_size(state, f))
+    give_card(state, seat, "3_gold")
+    give_card(state, seat, "3_camels")
+    size = group_size(state, floor)
+    events = GAME.apply(
+        state,
+        {"kind": "take", "floor": data.FLOORS[floor], "action": "floor", "extra": "3_gold"},
+    )
+    take = next(e for e in events if e.kind == "take")
+    assert take.data["dice"] == size + 1 and take.data["extra_dice"] == 1
+    assert state.hands[seat] == ["3_camels"] and state.stage != "extra"
+    state = GAME.load(snap["state"])
+    give_card(state, seat, "3_gold")
+    GAME.apply(
+        state, {"kind": "take", "floor": data.FLOORS[floor], "action": "floor", "extra": None}
+    )
+    assert state.hands[seat] == ["3_gold"] and state.stage != "extra"

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from games.base import Match
+from games.errors import IllegalChoice
 from games.yspahan import GAME, data
 from games.yspahan.state import YState
 from games.yspahan.steward import destinations, move_cost
@@ -69,13 +72,15 @@ def test_ysp_steward_03_build_12_hammam_gives_a_free_adjustment() -> None:
 
 
 def test_ysp_steward_04_gold_and_hammam_combine() -> None:
-    """YSP-STEWARD-04: with g gold and the Hammam, V - g - 3 .. V + g + 3, never below 0."""
+    """YSP-STEWARD-04, YSP-OPEN-5: with g gold and the Hammam, V - g - 3 .. V + g + 3, never
+    below 1: «Le joueur doit déplacer l'intendant» (the seed wins over Boardspace's 0)."""
     stops = _stops("C", 5, gold=1, hammam=True)
     assert stops["W9"] == 1 and stops["W8"] == 0 and stops["W2"] == 0 and stops["W1"] == 1
     assert "W10" not in stops
-    assert "C" not in stops  # a 0-square move is 5 away: 3 free, 2 to pay, 1 gold only
+    assert "C" not in stops
     assert move_cost(C, C, 5, True) == 2
-    assert _stops("C", 5, gold=2, hammam=True)["C"] == 2
+    assert "C" not in _stops("C", 5, gold=2, hammam=True)  # 0 squares: never, at any price
+    assert _stops("C", 4, gold=0, hammam=True)["W1"] == 0  # 4 - 3 = 1 is the shortest move
 
 
 def test_ysp_steward_05_06_never_the_same_square_twice() -> None:
@@ -98,18 +103,32 @@ def test_ysp_steward_07_c_is_a_legal_stop() -> None:
     assert state.steward == C and state.stage == "after"
 
 
-def test_ysp_steward_08_a_zero_square_move_serves_the_shops_again() -> None:
-    """YSP-STEWARD-08: gold or the Hammam can bring the move to 0: the steward stays."""
+def test_ysp_steward_01_08_open_5_the_steward_must_move() -> None:
+    """YSP-STEWARD-01, YSP-STEWARD-08, YSP-OPEN-5: «Le joueur doit déplacer l'intendant d'autant
+    de cases que la valeur du groupe de dés.» With the Hammam and gold a move of 0 squares (W3 to
+    W3, emptying the faced shops again) is in reach, yet refused: a move ends at least one square
+    away. Boardspace's 0-square move (YSP-STEWARD-08) is not followed; the seed wins."""
     state = turn_state(4, floors={"sacks": (2, 2, 0)})
     state.steward = data.SQUARE_INDEX["W3"]
     state.built[0].append(data.HAMMAM)
     put_goods(state, 1, "sk3.0")
     match = Match(GAME, state)
     act(match, kind="take", floor="sacks", action="steward")
-    assert {"kind": "move", "to": "W3", "gold": 0} in choices(match)
-    act(match, kind="move", to="W3", gold=0)
-    assert state.caravan == [1]
-    assert state.shops[data.SHOP_INDEX["sk3.0"]] == -1
+    stops = [c["to"] for c in choices(match) if c["kind"] == "move"]
+    assert "W3" not in stops
+    assert {"W1", "W2", "W4", "W5", "C"} <= set(stops)  # 1 to 5 squares, free with the Hammam
+    with pytest.raises(IllegalChoice, match="steward must move"):
+        match.act(0, {"kind": "move", "to": "W3", "gold": 0})
+    assert state.caravan == [] and state.shops[data.SHOP_INDEX["sk3.0"]] == 1
+
+
+def test_ysp_open_5_every_square_has_a_stop_for_every_value() -> None:
+    """YSP-OPEN-5: with the 0-square move gone a move still always has a stop: from every square
+    every distance 1..6 is reachable, so no gold or Hammam is ever needed for a legal move."""
+    for start in range(len(data.SQUARES)):
+        for value in range(1, 7):
+            assert destinations(start, value, 0, False), (data.SQUARES[start].id, value)
+            assert all(data.DISTANCE[start][sq] for sq, _ in destinations(start, value, 9, True))
 
 
 def test_ysp_steward_10_goods_of_both_faced_shops_in_the_movers_order() -> None:
@@ -210,7 +229,7 @@ def test_golden_counts_of_steward_stops() -> None:
     """Golden counts: legal stops from C and from an arm end, by value, gold and Hammam."""
     from_c = [len(destinations(C, v, 0, False)) for v in range(1, 7)]
     assert from_c == [4, 4, 4, 4, 3, 3]  # the north arm has 4 squares only
-    assert len(destinations(C, 3, 0, True)) == 1 + 4 * 4 + 3 * 2  # distances 0..6
+    assert len(destinations(C, 3, 0, True)) == 4 * 4 + 3 * 2  # distances 1..6, C excluded
     w10 = data.SQUARE_INDEX["W10"]
     assert [len(destinations(w10, v, 0, False)) for v in range(1, 7)] == [1, 1, 1, 1, 1, 1]
-    assert len(destinations(w10, 6, 20, False)) == 29  # enough gold reaches every square
+    assert len(destinations(w10, 6, 20, False)) == 28  # enough gold: every square but its own

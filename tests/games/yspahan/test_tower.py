@@ -110,7 +110,7 @@ def test_ysp_tower_11_a_taken_group_leaves_the_tower() -> None:
     """YSP-TOWER-11: each group serves one player a day."""
     state = turn_state(4, floors={"camels": (1, 3, 0), "gold": (6, 2, 0)})
     match = Match(GAME, state)
-    act(match, kind="take", floor="camels", action="floor", extra=None)
+    act(match, kind="take", floor="camels", action="floor")
     assert state.tower[data.CAMELS_FLOOR] == [0, 0, 0]
     act(match, kind="end")
     floors_offered = {c.get("floor") for c in choices(match) if c["kind"] == "take"}
@@ -129,12 +129,31 @@ def test_ysp_tower_12_13_yellow_dice_leave_after_the_first_players_action() -> N
     match = Match(GAME, state)
     sizes = {c["floor"] for c in choices(match) if c["kind"] == "take"}
     assert sizes == {"camels", "sacks", "barrels", "gold"}  # the roller may use yellow dice
-    events = act(match, kind="take", floor="gold", action="floor", extra=None)
-    assert any(e.kind == "yellow_removed" for e in events)
+    events = act(match, kind="take", floor="gold", action="floor")
+    assert [e.data for e in events if e.kind == "yellow_removed"] == [{"dice": 2}]
     assert _floors(state.tower) == {"camels": [1, 2, 0], "barrels": [4, 1, 0]}
     act(match, kind="end")
-    act(match, kind="take", floor="camels", action="floor", extra=None)
+    act(match, kind="take", floor="camels", action="floor")
     assert state.camels[1] == 2
+
+
+def test_ysp_tower_12_yellow_removed_counts_the_dice_taken_off_the_tower() -> None:
+    """YSP-TOWER-12: «Lorsque le premier joueur a terminé son action, il retire les dés jaunes de
+    la tour.» The event counts the yellow dice removed then, not those bought: the yellow dice of
+    the group the roller took went with it (issue 22, item 5)."""
+    state = turn_state(4, floors={"camels": (1, 2, 2), "sacks": (2, 1, 1), "gold": (6, 3, 0)})
+    state.yellow = 3
+    match = Match(GAME, state)
+    events = act(match, kind="take", floor="camels", action="floor")
+    assert [e.data for e in events if e.kind == "yellow_removed"] == [{"dice": 1}]
+    assert _floors(state.tower) == {"sacks": [2, 1, 0], "gold": [6, 3, 0]}
+
+    state = turn_state(4, floors={"camels": (1, 2, 2), "gold": (6, 3, 0)})
+    state.yellow = 2
+    match = Match(GAME, state)
+    events = act(match, kind="take", floor="camels", action="floor")
+    assert not any(e.kind == "yellow_removed" for e in events)  # none was left to remove
+    assert state.yellow == 0
 
 
 def test_ysp_tower_12_yellow_dice_stay_while_the_roller_takes_them_along() -> None:
@@ -142,7 +161,7 @@ def test_ysp_tower_12_yellow_dice_stay_while_the_roller_takes_them_along() -> No
     state = turn_state(3, floors={"camels": (1, 2, 2), "gold": (6, 3, 0)})
     state.yellow = 2
     match = Match(GAME, state)
-    act(match, kind="take", floor="camels", action="floor", extra=None)
+    act(match, kind="take", floor="camels", action="floor")
     assert state.camels[0] == 4
 
 
@@ -159,17 +178,17 @@ def test_ysp_tower_14_15_16_two_players_yellow_dice() -> None:
     )
     state.yellow = 4
     match = Match(GAME, state)
-    act(match, kind="take", floor="gold", action="floor", extra=None)
+    act(match, kind="take", floor="gold", action="floor")
     act(match, kind="end")
     # The yellow dice are still there for the other player's turn (TOWER-14).
     assert _floors(state.tower)["sacks"] == [3, 0, 2]
     offered = {c["floor"] for c in choices(match) if c["kind"] == "take"}
     assert offered == {"camels"}  # yellow-only sacks and barrels are closed (TOWER-16)
-    events = act(match, kind="take", floor="camels", action="floor", extra=None)
+    events = act(match, kind="take", floor="camels", action="floor")
     assert state.camels[1] == 2  # the yellow die is discarded (TOWER-15)
     assert events[0].data["yellow_discarded"] == 1
     act(match, kind="end")
     # The first player acts again and may take a yellow-only group.
     assert match.decision is not None and match.decision.seat == 0
-    act(match, kind="take", floor="sacks", action="floor", extra=None)
+    act(match, kind="take", floor="sacks", action="floor")
     assert state.pending == 2
