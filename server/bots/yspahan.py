@@ -6,6 +6,12 @@ rates that fall as the match nears its end, buildings by their VP and powers, st
 the caravan places and the broken souks they cause. Component data (souk values, the steward's
 path, building prices) comes from :mod:`games.yspahan.data`, the static tables any client could
 ship; nothing reads the game state.
+
+Cards: it adds cards as extra dice one at a time while one more die is worth more than the card
+(so several on one group when that pays); it opens the card list in the middle of a turn to
+afford keeping its own good (3 camels, or the exchange), or when a card is worth playing at all
+(a little less than after the action, where it usually plays them); once the list is open it
+plays its best card rather than go back, so it never opens and closes the list in a loop.
 """
 
 from __future__ import annotations
@@ -142,6 +148,12 @@ class YspahanScorer:
         kind = c.get("kind")
         if kind == "take":
             return self._take(s, c)
+        if kind == "extra":
+            return self._extra(s, c.get("card"))
+        if kind == "cards":
+            return self._open_cards(s)
+        if kind == "back":
+            return -10.0
         if kind == "place":
             return self._place(s, str(c["shop"]))
         if kind == "move":
@@ -193,23 +205,49 @@ class YspahanScorer:
             start = data.SQUARE_INDEX[here]
             best = -1.0
             for sq in data.SQUARES:
+                if sq.index == start:
+                    continue  # the steward must move
                 gap = abs(data.DISTANCE[start][sq.index] - value)
                 if gap <= int(s.mine.get("gold", 0)):
                     best = max(best, s.steward_value(sq.id) - gap * s.gold_value)
             return best
-        extra = c.get("extra")
-        cost = 0.0
-        if isinstance(extra, str):
-            size += 1
-            cost = s.card_value + 0.3
+        return self._floor_gain(s, floor, size)
+
+    @staticmethod
+    def _floor_gain(s: _Seen, floor: str, size: int) -> float:
+        """What the floor action of ``floor`` with ``size`` dice is worth."""
         if floor == "camels":
             n = size + (1 if "pen" in s.built else 0)
-            return n * s.camel_value - cost
+            return n * s.camel_value
         if floor == "gold":
             n = size + (2 if "stall" in s.built else 0)
-            return n * s.gold_value - cost
+            return n * s.gold_value
         n = size + (1 if "crane" in s.built else 0)
-        return s.quarter_gain(floor, n) - cost
+        return s.quarter_gain(floor, n)
+
+    def _extra(self, s: _Seen, card: object) -> float:
+        """One more die for the group being taken, against what the card is worth kept."""
+        if not isinstance(card, str):
+            return 0.0
+        pending = s.g.get("pending") or {}
+        floor = str(pending.get("floor"))
+        size = self._size(s, floor) + int(pending.get("extra", 0))
+        more = self._floor_gain(s, floor, size + 1) - self._floor_gain(s, floor, size)
+        return more - max(s.card_value, s.card_value + self._play(s, card)) - 0.3
+
+    def _open_cards(self, s: _Seen) -> float:
+        """Open the card list mid-turn: to afford keeping one's own good, or for a good card."""
+        best = max((self._play(s, card) for card in set(s.hand)), default=-1.0)
+        queue = (s.g.get("pending") or {}).get("queue") or []
+        no_camel = int(s.mine.get("camels", 0)) == 0
+        gives_camel = "3_camels" in s.hand or (
+            "swap_camels_gold" in s.hand and int(s.mine.get("gold", 0)) > 0
+        )
+        if queue and no_camel and gives_camel:
+            best = max(best, self._keep(s, str(queue[0]), True))
+        if (s.g.get("pending") or {}).get("floor"):
+            return best - 1.0  # while adding extra dice: an effect is as good after the action
+        return best - 0.2
 
     @staticmethod
     def _afford(s: _Seen, building: str) -> bool:
@@ -219,7 +257,8 @@ class YspahanScorer:
     def _place(self, s: _Seen, shop: str) -> float:
         sid, _ = _souk_of(shop)
         shops = s.city.get(sid) or []
-        pending = int((s.g.get("pending") or {}).get("goods", 1))
+        state = s.g.get("pending") or {}
+        pending = 1 if state.get("card") == "place_board" else int(state.get("goods", 1))
         empty = sum(1 for o in shops if o is None)
         size = len(shops)
         mine = any(o == s.me for o in shops)
