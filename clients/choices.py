@@ -119,6 +119,13 @@ def _take(c: Choice) -> str:
     return f"take the {floor} dice: {action}"
 
 
+def _extra(c: Choice) -> str:
+    card = c["card"]
+    if card is None:
+        return "no more extra dice: do the action"
+    return f"discard {card} as one more die"
+
+
 def _move(c: Choice) -> str:
     gold = c.get("gold") or 0
     cost = f" (pay {gold} gold)" if gold else ""
@@ -157,6 +164,9 @@ _YSPAHAN: dict[str, Callable[[Choice], str]] = {
         f"pay {c['gold']} gold for VP" if "gold" in c else f"pay {c['camels']} camels for VP"
     ),
     "send": lambda c: f"send the good in {c['shop']} first",
+    "extra": _extra,
+    "cards": lambda c: "play a card first",
+    "back": lambda c: "play no card: back",
     "draw": lambda c: "draw a card",
     "pass": lambda c: "pass",
     "keep": _keep,
