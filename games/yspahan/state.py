@@ -333,7 +333,9 @@ def _check_stage(s: YState) -> None:
         raise SnapshotError(f"stage {own} needs goods queued for the caravan")
     if own == "send" and len(s.queue) != 2:
         raise SnapshotError("stage send orders exactly two goods")
-    if own == "keep" and not keep_asked(s, s.shops[s.queue[0]]):
+    # Inside a card's follow-up the keep is asked afresh once the card is done (the card played
+    # may have been the last one in hand), so the question must stand only until then.
+    if stage in ("keep", "cards") and own == "keep" and not keep_asked(s, s.shops[s.queue[0]]):
         raise SnapshotError("stage keep asks an owner with a camel, or the actor with a card")
     if own == "place" and s.pending < 1:
         raise SnapshotError("stage place needs goods to place")

@@ -257,3 +257,35 @@ def test_ysp_view_07_being_asked_reveals_nothing_of_the_hand() -> None:
         seen.append((decision.seat, decision.kind, GAME.shared_view(state)))
         assert decision.choices[0] == {"kind": "keep", "shop": "sk3.0", "pay": False}
     assert seen[0] == seen[1] and seen[0][1] == "keep"
+
+
+def test_ysp_open_6_a_last_card_played_at_a_keep_round_trips_and_resumes() -> None:
+    """YSP-OPEN-6: the exchange card, the actor's last, played at the keep of their own good
+    without a camel: the snapshot of its amount step loads (the keep waits to be asked again)
+    and the keep then stands on what the card gave."""
+    state = turn_state(3, floors={"sacks": (3, 2, 0)})
+    give_card(state, 0, "swap_camels_gold")
+    put_goods(state, 0, "sk3.0")
+    match = Match(GAME, state)
+    act(match, kind="take", floor="sacks", action="steward")
+    act(match, kind="move", to="W3", gold=0)
+    assert choices(match) == [{"kind": "keep", "shop": "sk3.0", "pay": False}, CARDS]
+    act(match, kind="cards")
+    act(match, kind="play", card="swap_camels_gold")
+    assert state.stage == "amount" and state.hands[0] == [] and state.resume == "keep"
+    assert GAME.dump(GAME.load(GAME.dump(state))) == GAME.dump(state)
+    act(match, kind="swap", camels=1)
+    assert state.stage == "keep" and state.camels[0] == 1
+    act(match, kind="keep", shop="sk3.0", pay=True)
+    assert state.shops[data.SHOP_INDEX["sk3.0"]] == 0 and state.caravan == [0]
+
+    state = turn_state(3, floors={"sacks": (3, 2, 0)})
+    give_card(state, 0, "swap_camels_gold")
+    put_goods(state, 0, "sk3.0")
+    match = Match(GAME, state)
+    act(match, kind="take", floor="sacks", action="steward")
+    act(match, kind="move", to="W3", gold=0)
+    act(match, kind="cards")
+    act(match, kind="play", card="swap_camels_gold")
+    events = act(match, kind="swap", camels=0)  # nothing gained: the good goes at once
+    assert any(e.kind == "caravan" for e in events) and state.stage == "after"
