@@ -9,18 +9,22 @@ benchmark's command line:
     .venv/bin/python bench/serve.py --loop uvloop --store memory -- --port 8765
 
 Everything after ``--`` is ``oasis-server``'s own flags. ``--store redis`` without a URL starts
-the server's private ``redis-server``, as ``oasis-server`` does.
+the server's private ``redis-server``, as ``oasis-server`` does. ``--game MODULE:NAME`` registers
+one more game in this process only (the peer comparison's ``tests.games.tiny:TINY``); the
+product's registry is left as it is.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.baseline import raise_fd_limit
+from games import registry
 from server import main as server_main
 from server.config import LOOPS, STORES
 
@@ -32,7 +36,11 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--loop", choices=LOOPS, default="uvloop")
     parser.add_argument("--store", choices=STORES, default="redis")
+    parser.add_argument("--game", action="append", default=[], metavar="MODULE:NAME")
     args = parser.parse_args(ours)
+    for spec in args.game:
+        module, _, name = spec.partition(":")
+        registry.register(getattr(importlib.import_module(module), name))
     raise_fd_limit()
     server_main.main(["--loop", args.loop, "--store", args.store, *theirs])
 
