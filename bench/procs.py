@@ -88,6 +88,8 @@ class Server:
     """A command put in front of the server's (a profiler)."""
     redis_url: str = ""
     """Oasis with ``store="redis"``: use this Redis (not stopped here) instead of a private one."""
+    games: list[str] = field(default_factory=list)
+    """Oasis: games registered in the server process only (``bench/serve.py --game``)."""
     port: int = 0
     process: subprocess.Popen[bytes] | None = None
     redis: RedisServer | None = None
@@ -113,7 +115,10 @@ class Server:
             env.update(OASIS_ENV)
             env.pop("REDIS_URL", None)
             command = [PYTHON, str(ROOT / "bench" / "serve.py"), "--loop", self.loop]
-            command += ["--store", self.store, "--", "--port", str(self.port)]
+            command += ["--store", self.store]
+            for game in self.games:
+                command += ["--game", game]
+            command += ["--", "--port", str(self.port)]
             if self.store == "redis":
                 url = self.redis_url
                 if not url:
@@ -183,12 +188,14 @@ class Server:
 
 
 class Worker:
-    """A ``bench/loadgen.py`` process, driven line by line over its stdin and stdout."""
+    """A load generator process (``bench/loadgen.py`` unless ``command`` names another, such as
+    ``bench/peers/loadgen.mjs``), driven line by line over its stdin and stdout."""
 
-    def __init__(self, args: list[str]) -> None:
+    def __init__(self, args: list[str], command: list[str] | None = None) -> None:
         self.errors = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the worker)
+        program = command if command is not None else [PYTHON, str(ROOT / "bench" / "loadgen.py")]
         self.process = subprocess.Popen(
-            [PYTHON, str(ROOT / "bench" / "loadgen.py"), *args],
+            [*program, *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.errors,
@@ -241,3 +248,7 @@ class Worker:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait(timeout=10)
+        for pipe in (self.process.stdin, self.process.stdout):
+            if pipe is not None:
+                pipe.close()
+        self.errors.close()

@@ -7,7 +7,8 @@
     .venv/bin/python bench/run.py persistence      # Redis on vs off (MemoryStore)
     .venv/bin/python bench/run.py recovery         # restart time with 1,000 live rooms in Redis
     .venv/bin/python bench/run.py profile          # py-spy on Oasis under saturation
-    .venv/bin/python bench/run.py all --quick      # every one of them
+    .venv/bin/python bench/run.py peers --quick    # beside boardgame.io and Colyseus (bench/peers)
+    .venv/bin/python bench/run.py all --quick      # every one of them but peers
 
 The comparison starts every server under test itself on 127.0.0.1 (the baseline of
 ``bench/baseline.py``; Oasis through ``bench/serve.py`` with a private redis-server, once per
@@ -567,6 +568,15 @@ def recovery(args: argparse.Namespace) -> dict[str, Any]:
     return {"recovery": result}
 
 
+def peers(args: argparse.Namespace) -> dict[str, Any]:
+    """The tiny card game on Oasis, boardgame.io and Colyseus (``bench/peers/run.py``)."""
+    from bench.peers.run import compare_peers
+
+    return compare_peers(
+        args.reps, args.warmup, args.seconds, args.rooms, modes=args.modes, paced=args.paced_rooms
+    )
+
+
 def profile(args: argparse.Namespace) -> dict[str, Any]:
     from bench.profile import run_profile
 
@@ -607,7 +617,7 @@ def machine() -> dict[str, Any]:
     }
 
 
-WHAT = ("compare", "idle", "rules", "persistence", "recovery", "profile", "all")
+WHAT = ("compare", "idle", "rules", "persistence", "recovery", "profile", "peers", "all")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -683,8 +693,10 @@ def main(argv: list[str] | None = None) -> int:
         "persistence": persistence,
         "recovery": recovery,
         "profile": profile,
+        "peers": peers,
     }
-    chosen = list(steps) if args.what == "all" else [args.what]
+    # ``all`` leaves the peer comparison out: it needs Node.js and takes as long again.
+    chosen = [s for s in steps if s != "peers"] if args.what == "all" else [args.what]
     started = time.monotonic()
     for name in chosen:
         print(f"\n== {name} ==")

@@ -5,7 +5,9 @@
 //     node bench/peers/colyseus_server.mjs --port 2567
 //
 // A room takes 4 seats then 2 spectators (`{spectator: true}` in the join options); a seat acts
-// with the message `act` carrying the choice (`{kind: "play", card}` or `{kind: "draw"}`).
+// with the message `act` carrying the choice (`{kind: "play", card}` or `{kind: "draw"}`). Once a
+// match is over, seat 0 may send `rematch`: the room deals a new match to the same clients
+// (`match` counts them), the cheap way to play again that Colyseus allows and Oasis does not.
 // Patches go out right after each accepted choice (`broadcastPatch()`, `patchRate = null`), not
 // on Colyseus's default 50 ms tick: a board game has nothing to batch, and a tick would only add
 // latency (Oasis and boardgame.io also send at once).
@@ -23,7 +25,14 @@ export const Seat = schema(
   "Seat",
 );
 export const TinyState = schema(
-  { rev: t.uint32(), deck: t.uint8(), toMove: t.int8(), over: t.boolean(), seats: t.array(Seat) },
+  {
+    rev: t.uint32(),
+    match: t.uint32(),
+    deck: t.uint8(),
+    toMove: t.int8(),
+    over: t.boolean(),
+    seats: t.array(Seat),
+  },
   "TinyState",
 );
 
@@ -34,15 +43,26 @@ export class TinyRoom extends Room {
   patchRate = null;
 
   onCreate() {
-    matches += 1;
-    this.game = tiny.setup(SEATS, tiny.shuffleWith(tiny.generator(matches * 7919 + 17)));
     this.taken = 0;
     const state = new TinyState();
     state.rev = 0;
+    state.match = 0;
     for (let i = 0; i < SEATS; i++) state.seats.push(new Seat());
     this.state = state;
-    this.mirror();
+    this.deal();
     this.onMessage("act", (client, choice) => this.act(client, choice));
+    this.onMessage("rematch", (client) => {
+      if (client.userData?.seat !== 0 || !this.state.over) return;
+      this.deal();
+      this.broadcastPatch();
+    });
+  }
+
+  deal() {
+    matches += 1;
+    this.game = tiny.setup(SEATS, tiny.shuffleWith(tiny.generator(matches * 7919 + 17)));
+    this.state.match += 1;
+    this.mirror();
   }
 
   onJoin(client, options) {

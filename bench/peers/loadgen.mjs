@@ -309,6 +309,8 @@ const DRIVERS = {
   oasis: () => import("./clients/oasis.mjs"),
   bgio: () => import("./clients/bgio.mjs"),
   colyseus: () => import("./clients/colyseus.mjs"),
+  "colyseus-rematch": () =>
+    import("./clients/colyseus.mjs").then((m) => ({ Driver: m.RematchDriver })),
 };
 
 function parse(argv) {

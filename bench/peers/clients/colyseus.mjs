@@ -6,7 +6,9 @@
 // (`{spectator: true}`) `joinById`, one after the other, so each seat's index is its join order.
 // A choice is the room message `act` with the choice; every client decodes the patch that
 // follows and sees the state's `rev` move on. A new match: every client `leave`s its room
-// (Colyseus's clients live in one room, on one connection each) and the same again.
+// (Colyseus's clients live in one room, on one connection each) and the same again. With
+// `RematchDriver` (kind `colyseus-rematch`) a new match is dealt in the same room instead: seat 0
+// sends `rematch` and every client waits for the new `match` (no matchmaking, no new connection).
 
 import { Client } from "@colyseus/sdk";
 import { choicesOf } from "../tiny.mjs";
@@ -22,6 +24,7 @@ export class Driver {
     this.rooms = [];
     this.revs = new Array(VIEWERS).fill(null);
     this.lastBytes = new Array(VIEWERS).fill(0);
+    this.waiting = null;
   }
 
   async open() {
@@ -67,6 +70,7 @@ export class Driver {
 
   changed(i, room, state) {
     if (this.rooms[i] !== room) return;
+    if (this.waiting !== null) this.waiting();
     if (state.rev === undefined) return;
     const from = this.revs[i];
     this.revs[i] = state.rev;
@@ -124,5 +128,22 @@ export class Driver {
 
   async close() {
     await Promise.all(this.rooms.map((r) => r.leave().catch(() => {})));
+  }
+}
+
+export class RematchDriver extends Driver {
+  async newMatch() {
+    const next = this.state(0).match + 1;
+    await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error("rematch: no new match")), 20_000);
+      this.waiting = () => {
+        if (this.rooms.every((r) => r.state.match === next && !r.state.over)) {
+          clearTimeout(timer);
+          this.waiting = null;
+          resolve();
+        }
+      };
+      this.rooms[0].send("rematch");
+    });
   }
 }
