@@ -19,7 +19,9 @@ Figures: actions/s; latency from a choice to the last of the room's six viewers 
 server CPU (``/proc/PID/stat``: % of one core, CPU time per action, actions per second per core
 of server CPU), Redis's CPU per action; server RSS per room (``/proc/PID/statm``, after the rooms
 are set up, above the empty server's); bytes of the frame that brings a viewer an update
-(median and mean) and every byte the viewers received per action (updates, answers, match set-up).
+(median and mean) and every byte the viewers received per action (updates, answers, match set-up);
+the load generators' CPU, and the share of the window in which some task of the machine waited
+for a CPU (``/proc/pressure/cpu``: how much a shared machine got in the way).
 Matches of the tiny game are short (12 to 16 choices), so rooms finish and new ones start all
 the time: CPU per action includes that work, done the way each framework's clients do it
 (bench/peers/README.md). The Node dependencies are installed with ``npm ci`` when missing.
@@ -44,6 +46,7 @@ from typing import IO, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from bench.baseline import raise_fd_limit
 from bench.procs import ROOT, Server, Worker, cpu_seconds, rss_bytes, stop_process
 from bench.run import (
     Phase,
@@ -250,10 +253,12 @@ def session(
             pids = {"server": server.pid, "redis": server.redis_pid}
             cpu0 = {k: cpu_seconds(p) for k, p in pids.items() if p}
             bots0 = sum(cpu_seconds(w.pid) for w in workers)
+            stall0 = cpu_stall_us()
             t0 = time.perf_counter()
             time.sleep(phase.seconds)
             cpu1 = {k: cpu_seconds(p) for k, p in pids.items() if p}
             bots1 = sum(cpu_seconds(w.pid) for w in workers)
+            stall1 = cpu_stall_us()
             window = time.perf_counter() - t0
             outs = [w.expect("result", phase.warmup + phase.seconds + 60) for w in workers]
             row = merge(outs)
@@ -276,6 +281,11 @@ def session(
                         1e6 * redis_cpu / done if redis_cpu is not None and done else None
                     ),
                     "bots_cpu_pct": 100 * (bots1 - bots0) / window,
+                    "cpu_stall_pct": (
+                        (stall1 - stall0) / 1e4 / window
+                        if stall0 is not None and stall1 is not None
+                        else None
+                    ),
                     "rss_empty_mib": rss_empty / 2**20,
                     "rss_ready_mib": rss_ready / 2**20,
                     "rss_end_mib": rss_bytes(server.pid) / 2**20,
@@ -314,6 +324,7 @@ def compare_peers(
     paced: tuple[int, ...] = (200,),
 ) -> dict[str, Any]:
     ensure_node_modules()
+    raise_fd_limit()  # inherited by the Node servers and load generators (1,200 sockets each)
     plan = [p for p in phases(warmup, seconds, rooms, paced) if p.mode in modes]
     report: dict[str, Any] = {
         "versions": versions(),
@@ -377,6 +388,7 @@ FIELDS = (
     "redis_cpu_pct",
     "redis_cpu_us_per_action",
     "bots_cpu_pct",
+    "cpu_stall_pct",
     "rss_per_room_kib",
     "update_median_bytes",
     "update_mean_bytes",
@@ -415,7 +427,8 @@ def print_table(summary: list[dict[str, Any]]) -> None:
     header = (
         f"{'phase':<15}{'server':<14}{'act/s':>7}{'p50ms':>7}{'p95ms':>7}{'p99ms':>7}"
         f"{'CPU%':>6}{'us/act':>7}{'act/core':>9}{'redis us':>9}{'KiB/room':>9}"
-        f"{'updB':>6}{'meanB':>6}{'wireB/act':>10}{'matches':>8}{'err':>5}"
+        f"{'updB':>6}{'meanB':>6}{'wireB/act':>10}{'matches':>8}{'bots%':>6}{'stall%':>7}"
+        f"{'err':>5}"
     )
     print(header)
     print("-" * len(header))
@@ -427,7 +440,8 @@ def print_table(summary: list[dict[str, Any]]) -> None:
             f"{fmt(s['actions_per_core_s']):>9}{fmt(s['redis_cpu_us_per_action']):>9}"
             f"{fmt(s['rss_per_room_kib'], '.1f'):>9}{fmt(s['update_median_bytes']):>6}"
             f"{fmt(s['update_mean_bytes']):>6}{fmt(s['wire_bytes_per_action']):>10}"
-            f"{fmt(s['matches_started']):>8}{s['errors']:>5}"
+            f"{fmt(s['matches_started']):>8}{fmt(s['bots_cpu_pct']):>6}"
+            f"{fmt(s['cpu_stall_pct']):>7}{s['errors']:>5}"
         )
     print()
 
@@ -475,6 +489,16 @@ def print_targets(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
         None if p99 is None else p99 < TARGET_P99_MS,
     )
     return out
+
+
+def cpu_stall_us() -> int | None:
+    """Microseconds that some runnable task of this machine has waited for a CPU so far
+    (``/proc/pressure/cpu``, ``some``): over a window, how much other work got in the way."""
+    try:
+        line = Path("/proc/pressure/cpu").read_text().splitlines()[0]
+    except (OSError, IndexError):
+        return None
+    return int(line.rsplit("total=", 1)[1])
 
 
 def uptime() -> str:
