@@ -80,7 +80,7 @@ export class TinyRoom extends Room {
     const seat = client.userData?.seat ?? -1;
     const why = seat < 0 ? "not_allowed" : tiny.refusal(this.game, seat, choice);
     if (why !== null) {
-      client.send("error", { code: why });
+      client.send("refused", { code: why });
       return;
     }
     tiny.apply(this.game, choice);

@@ -143,6 +143,17 @@ class RoomBots {
     }
   }
 
+  /** Viewer `index` replaced its view by the server's (after a gap): the room goes on from it. */
+  resynced(index) {
+    this.tally.error("resync");
+    this.seen.clear();
+    if (index < SEATS && this.client.mayAct(index)) {
+      this.rev = this.client.rev(index);
+      this.actor = index;
+      this.kick();
+    }
+  }
+
   /** The server refused a choice: say so and choose again from the views after a moment. */
   refused(code) {
     this.tally.error(code);

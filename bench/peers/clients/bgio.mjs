@@ -108,6 +108,7 @@ export class Driver {
     const waiting = this.synced[i];
     this.synced[i] = null;
     if (waiting !== null) waiting(info.state);
+    else this.room.resynced(i);
   }
 
   onPatch(i, matchID, prev, patch) {

@@ -64,7 +64,7 @@ export class Driver {
       handler(event);
     };
     room.onStateChange((state) => this.changed(i, room, state));
-    room.onMessage("error", (message) => this.room.refused(message.code));
+    room.onMessage("refused", (message) => this.room.refused(message.code));
     if (room.state?.rev !== undefined) this.revs[i] = room.state.rev;
   }
 

@@ -33,6 +33,7 @@ export class Driver {
     this.nextId = 0;
     this.views = new Array(VIEWERS).fill(null);
     this.revs = new Array(VIEWERS).fill(0);
+    this.resyncing = new Array(VIEWERS).fill(false);
     this.roomId = null;
   }
 
@@ -88,7 +89,11 @@ export class Driver {
     this.room.received(data.length);
     const message = decode(data);
     if (message.type === "patch") {
-      if (message.room !== this.roomId || message.rev !== this.revs[i] + 1) return;
+      if (message.room !== this.roomId || message.rev <= this.revs[i]) return;
+      if (message.rev !== this.revs[i] + 1) {
+        this.resync(i);
+        return;
+      }
       this.views[i] = jsonpatch.applyPatch(this.views[i], message.ops, false, true).newDocument;
       this.revs[i] = message.rev;
       this.room.delivered(i, message.rev - 1, data.length, at);
@@ -101,6 +106,22 @@ export class Driver {
       return;
     }
     if (message.type === "error" && message.room === this.roomId) this.room.refused(message.code);
+  }
+
+  /** A gap in the revisions (SPEC section 10): replace the view by the server's. */
+  async resync(i) {
+    if (this.resyncing[i]) return;
+    this.resyncing[i] = true;
+    try {
+      const state = await this.request(i, { type: "sync", room: this.roomId });
+      this.views[i] = state.view;
+      this.revs[i] = state.rev;
+      this.room.resynced(i);
+    } catch (error) {
+      this.room.tally.error(`sync:${error.message}`);
+    } finally {
+      this.resyncing[i] = false;
+    }
   }
 
   over(i) {
