@@ -446,6 +446,36 @@ def print_table(summary: list[dict[str, Any]]) -> None:
     print()
 
 
+def markdown(report: dict[str, Any]) -> str:
+    """The summary of a run as the Markdown table of BENCHMARKS.md."""
+    columns = (
+        ("phase", "phase", "{}"),
+        ("server", "server", "{}"),
+        ("act/s", "actions_per_s", "{:,.0f}"),
+        ("p50 ms", "p50_ms", "{:.1f}"),
+        ("p95 ms", "p95_ms", "{:.1f}"),
+        ("p99 ms", "p99_ms", "{:.1f}"),
+        ("server CPU %", "server_cpu_pct", "{:.0f}"),
+        ("CPU us/action", "server_cpu_us_per_action", "{:,.0f}"),
+        ("actions/s per core", "actions_per_core_s", "{:,.0f}"),
+        ("Redis us/action", "redis_cpu_us_per_action", "{:.0f}"),
+        ("KiB/room", "rss_per_room_kib", "{:.0f}"),
+        ("update B (median)", "update_median_bytes", "{:.0f}"),
+        ("update B (mean)", "update_mean_bytes", "{:.0f}"),
+        ("wire B/action", "wire_bytes_per_action", "{:,.0f}"),
+        ("bots CPU %", "bots_cpu_pct", "{:.0f}"),
+        ("CPU stall %", "cpu_stall_pct", "{:.0f}"),
+    )
+    lines = [
+        "| " + " | ".join(c[0] for c in columns) + " |",
+        "|" + "|".join("---" if i < 2 else "---:" for i in range(len(columns))) + "|",
+    ]
+    for s in report["summary"]:
+        cells = ["-" if s.get(k) is None else f.format(s[k]) for _, k, f in columns]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def print_targets(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Issue 21's targets against this run (saturation at 200 rooms, paced at 200 rooms)."""
     by = {(s["phase"], s["server"]): s for s in summary}
@@ -533,7 +563,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--modes", default="paced,saturation", help="paced, saturation or both")
     parser.add_argument("--out", type=Path, help="JSON file (default bench/results/...)")
+    parser.add_argument(
+        "--markdown", type=Path, metavar="JSON", help="print a result's table as Markdown, no run"
+    )
     args = parser.parse_args(argv)
+    if args.markdown is not None:
+        report = json.loads(args.markdown.read_text())
+        print(markdown(report.get("peers", report)))
+        return 0
     targets = tuple(t for t in args.servers.split(",") if t)
     if set(targets) - set(TARGETS):
         parser.error(f"--servers: of {', '.join(TARGETS)}")
