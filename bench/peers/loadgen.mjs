@@ -93,8 +93,10 @@ class RoomBots {
       this.started();
       this.tally.matches += 1;
     } catch (error) {
+      // Counted, and tried again in a moment (a paced room also tries at its next slot).
       this.tally.error(`restart:${error?.message?.slice(0, 80) ?? error}`);
       this.restarting = false;
+      setTimeout(() => this.kick(), 1000);
       return;
     }
     this.restarting = false;
@@ -355,11 +357,17 @@ async function main() {
       say("result", await runPhase(rooms, tally, JSON.parse(line.slice(3))));
     } else if (line === "check") {
       const problems = [];
+      let checked = 0;
       for (const room of rooms) {
         if (room.restarting) continue;
-        for (const p of await room.check()) problems.push(p);
+        checked += 1;
+        try {
+          for (const p of await room.check()) problems.push(p);
+        } catch (error) {
+          problems.push(`${room.name}: cannot be checked: ${error?.message ?? error}`);
+        }
       }
-      say("checked", { rooms: rooms.length, problems: problems.slice(0, 50), count: problems.length });
+      say("checked", { rooms: checked, problems: problems.slice(0, 50), count: problems.length });
     } else {
       break;
     }
