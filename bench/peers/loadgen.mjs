@@ -356,6 +356,8 @@ async function main() {
     if (line.startsWith("go ")) {
       say("result", await runPhase(rooms, tally, JSON.parse(line.slice(3))));
     } else if (line === "check") {
+      // Matches still being set up finish first (the rooms are idle between phases).
+      for (let i = 0; i < 600 && rooms.some((r) => r.restarting); i++) await sleep(0.05);
       const problems = [];
       let checked = 0;
       for (const room of rooms) {
