@@ -1,9 +1,13 @@
 """Short texts for legal choices, so a player can pick one by its number.
 
 The server lists every legal choice as a map ``{"kind": ..., arguments}`` (SPEC section 3); the
-client never needs the rules to show them. :func:`label` is generic over any kind (``kind`` and
-its arguments in words) and has prettier texts for the kinds of the known games. Numbers shown
-to people start at 1; the index sent in ``act`` is the number minus one.
+client never needs the rules to show them. A server that labels its choices (a ``label`` in
+game terms) is shown as it speaks, made printable; otherwise :func:`label` has texts for the
+kinds of the known games, and a generic form (``kind`` and its arguments in words) for any
+other. Numbers shown to people start at 1; the index sent in ``act`` is the number minus one.
+
+A choice that names an Ishtar space (``at``) is prefixed with the space's name on the map
+(``f7:``) when a :class:`~clients.hexgrid.Grid` is given, so the list and the map agree.
 """
 
 from __future__ import annotations
@@ -11,31 +15,73 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from clients.hexgrid import Grid, as_hex
+from clients.printable import printable
+
 Choice = Mapping[str, Any]
 
 
-def numbered(game: str, choices: list[dict[str, Any]]) -> list[tuple[int, str]]:
+def numbered(
+    game: str,
+    choices: list[dict[str, Any]],
+    grid: Grid | None = None,
+    board: Mapping[str, Any] | None = None,
+) -> list[tuple[int, str]]:
     """``(number, text)`` for each choice, numbered from 1."""
-    return [(i + 1, label(game, c)) for i, c in enumerate(choices)]
+    return [(i + 1, label(game, c, grid, board)) for i, c in enumerate(choices)]
 
 
-def label(game: str, choice: Choice) -> str:
-    """A short text for one choice; falls back to the generic form for anything unknown."""
+def space_of(choice: Choice) -> tuple[int, int] | None:
+    """The one space a choice names: its ``at``, or a bloom token's first cell."""
+    at = as_hex(choice.get("at"))
+    if at is None and choice.get("kind") == "bloom":
+        cells = choice.get("cells")
+        at = as_hex(cells[0]) if isinstance(cells, list) and cells else None
+    return at
+
+
+def label(
+    game: str,
+    choice: Choice,
+    grid: Grid | None = None,
+    board: Mapping[str, Any] | None = None,
+) -> str:
+    """A short text for one choice: the server's label, ours, or the generic form.
+
+    ``board`` (the view's ``shared.game``) lets our texts say more where the server sends no
+    label: the tile on top of a pile, a tree card's name, cost and points, a skill's effect, a
+    building's cost and power.
+    """
+    text = _label(game, choice)
+    if board is not None and not isinstance(choice.get("label"), str):
+        text = _with_board(game, choice, board, text)
+    at = space_of(choice) if grid is not None and choice.get("kind") != "rotation" else None
+    if grid is not None and at is not None and at in grid.spaces:
+        name = grid.name(at)
+        text = text.replace(f" at ({at[0]},{at[1]})", "").replace(f"({at[0]},{at[1]})", name)
+        return f"{name}: {text}"
+    return text
+
+
+def _label(game: str, choice: Choice) -> str:
+    given = choice.get("label")
+    if isinstance(given, str) and given.strip():
+        return printable(given)
     table = _LABELS.get(game, {})
     kind = choice.get("kind")
     pretty = table.get(kind) if isinstance(kind, str) else None
     if pretty is not None:
         try:
-            return pretty(choice)
+            return printable(pretty(choice))
         except (KeyError, TypeError, ValueError, IndexError, AttributeError):
             pass
-    return generic(choice)
+    return printable(generic(choice))
 
 
 def generic(choice: Choice) -> str:
     """``kind`` and its arguments: ``pile: pile=2 cost=1``."""
     kind = choice.get("kind", "?")
-    args = " ".join(f"{k}={_value(v)}" for k, v in choice.items() if k != "kind")
+    args = " ".join(f"{k}={_value(v)}" for k, v in choice.items() if k not in ("kind", "label"))
     return f"{kind}: {args}" if args else str(kind)
 
 
@@ -54,12 +100,118 @@ def hex_text(at: Any) -> str:
     return _value(at)
 
 
+def _with_board(game: str, choice: Choice, board: Mapping[str, Any], text: str) -> str:
+    """Our label told with what the board shows (see :func:`label`)."""
+    kind = choice.get("kind")
+    try:
+        if game == "ishtar" and kind in ("buy", "tree", "reserve_tree"):
+            card = _card(board, choice.get("card"))
+            if card:
+                verb = {"buy": "buy", "tree": "plant", "reserve_tree": "reserve"}[str(kind)]
+                return f"{verb} {card}"
+        if game == "ishtar":
+            more = _ishtar_more(choice, board)
+            return f"{text}: {printable(more)}" if more else text
+        if game == "yspahan" and kind == "build":
+            return f"build the {printable(BUILDINGS.get(str(choice.get('building')), text))}"
+        if game == "yspahan" and kind == "take":
+            more = _take_more(choice, board)
+            if more:
+                extra = choice.get("extra")
+                tail = f" (+1 die, discarding {printable(extra)})" if extra else ""
+                return f"{printable(choice['floor'])} dice: {more}{tail}"
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+        pass
+    return text
+
+
+def _take_more(choice: Choice, board: Mapping[str, Any]) -> str:
+    """What the dice of a floor give: ``3 sacks``, ``steward 3 squares``."""
+    floor = next((f for f in board.get("tower") or [] if f.get("floor") == choice["floor"]), None)
+    if floor is None:
+        return ""
+    dice = int(floor.get("white", 0)) + int(floor.get("yellow", 0))
+    action = choice["action"]
+    if action == "floor":
+        n = dice + (1 if choice.get("extra") else 0)
+        name = str(choice["floor"])
+        if name in ("camels", "gold"):
+            return f"take {n} {name if n != 1 or name == 'gold' else 'camel'}"
+        return f"place {n} {name if n != 1 else name.rstrip('s')}"
+    if action == "steward":
+        return f"move the steward {floor.get('value')} squares"
+    if action == "card":
+        return "draw a card"
+    return ""
+
+
+def tile_short(tile: Mapping[str, Any] | None) -> str:
+    """``2 skill | , | 1``: each space's flowers (``,`` grass) and icon."""
+    if not tile:
+        return "face down"
+    spaces = []
+    for space in tile.get("spaces") or []:
+        flowers = space.get("flowers", 0)
+        spaces.append(f"{flowers}" if flowers else ",")
+        if space.get("icon"):
+            spaces[-1] += f" {space['icon']}"
+    return printable(f"{tile.get('shape', '')} {' | '.join(spaces)}".strip())
+
+
+def _card(board: Mapping[str, Any], card: Any) -> str:
+    found = [c for c in board.get("display") or [] if c.get("card") == card]
+    for p in board.get("players") or []:
+        reserved = p.get("reserved_tree")
+        if isinstance(reserved, dict) and reserved.get("card") == card:
+            found.append(reserved)
+    if not found:
+        return ""
+    entry = found[0]
+    cost = entry.get("cost") or {}
+    price = " ".join(f"{n}{c[0]}" for c, n in cost.items() if n) or "free"
+    return f"{entry.get('name')} ({price} → {entry.get('points')} pts)"
+
+
+def _ishtar_more(choice: Choice, board: Mapping[str, Any]) -> str:
+    kind = choice.get("kind")
+    if kind in ("pile", "reserve_tile"):
+        return tile_short((board.get("piles") or [])[choice["pile"]].get("top"))
+    if kind == "skill":
+        return SKILLS.get(str(choice.get("skill")), "")
+    return ""
+
+
+SKILLS = {
+    "A": "end: 2 pts per tablet next to your assistants' flowerbeds",
+    "B": "icons you place count as wild; end: 7 pts",
+    "C": "end: 3/2/1 pts per purple/red/white gem left",
+    "D": "end: 2 pts per tree next to your assistants' flowerbeds",
+    "E": "end: 7 pts per assistant still in your supply",
+    "F": "now: take 2 gems of your choice",
+    "G": "now: a 3-flower bloom token on 2 grass spaces",
+    "H": "now: a 2-flower bloom token on a grass space",
+    "I": "now: reserve a tree card, free an assistant",
+    "J": "now: reserve a top tile, free an assistant",
+}
+"""The skills' effects (the edition's data), for a server that labels no choices."""
+
+BUILDINGS = {
+    "pen": "Camel pen, 2 camels: +1 camel with every camels action",
+    "stall": "Stall, 2 camels 2 gold: +2 gold with every gold action",
+    "hammam": "Bath, 2 camels 2 gold: move the steward 1-3 squares more or less for free",
+    "caravanserai": "Caravanserai, 3 camels 3 gold: a card each time a good of yours goes"
+    " to the caravan",
+    "bazaar": "Bazaar, 4 camels 4 gold: +2 VP per completed souk at week scoring",
+    "crane": "Crane, 4 camels 4 gold: +1 good with every goods action",
+}
+"""The buildings' costs and powers (the game's data), for a server that labels no choices."""
+
 # Ishtar ------------------------------------------------------------------------------------
 
 _ISHTAR: dict[str, Callable[[Choice], str]] = {
     "pile": lambda c: (
-        f"take the top tile of pile {c['pile'] + 1}"
-        + (f" (moving the can costs {c['cost']} gem{'s' * (c['cost'] != 1)})" if c["cost"] else "")
+        f"take from pile {c['pile'] + 1}"
+        + (f" (pay {c['cost']} gem{'s' * (c['cost'] != 1)} to move the can)" if c["cost"] else "")
     ),
     "reserved": lambda c: f"take your reserved tile {c['tile']}",
     "reserve_tile": lambda c: f"reserve tile {c['tile']} from pile {c['pile'] + 1}",
@@ -99,24 +251,24 @@ CARD_TEXT = {
 
 
 def shop_text(shop: str) -> str:
-    """``br2.0`` -> ``barrels souk br2, shop 1``."""
+    """``br2.0`` -> ``br2.0 (barrels)``: the shop as it is typed, and its quarter."""
     souk, _, index = shop.partition(".")
     quarter = QUARTER_OF_PREFIX.get(souk[:2], souk[:2])
-    return f"{quarter} souk {souk}, shop {int(index) + 1}" if index.isdigit() else shop
+    return f"{shop} ({quarter})" if index.isdigit() else shop
 
 
 def _take(c: Choice) -> str:
     floor = c["floor"]
     action = c["action"]
     if action == "floor":
-        what = f"take the {floor} dice: {floor} action"
+        what = f"{floor} dice: {floor} action"
         extra = c.get("extra")
-        return what + (f" (+1 die by discarding {extra})" if extra else "")
+        return what + (f" (+1 die, discarding {extra})" if extra else "")
     if action == "steward":
-        return f"take the {floor} dice: move the steward"
+        return f"{floor} dice: move the steward"
     if action == "card":
-        return f"take the {floor} dice: draw a card"
-    return f"take the {floor} dice: {action}"
+        return f"{floor} dice: draw a card"
+    return f"{floor} dice: {action}"
 
 
 def _extra(c: Choice) -> str:

@@ -25,7 +25,10 @@ from rich.table import Table
 
 from clients.connection import ClientError, ServerError, Session
 from clients.errors import explain
-from clients.play import LineReader, Player, Screen, announce_seat
+from clients.fullscreen import FullScreen, use_full_screen
+from clients.gamedata import GameData
+from clients.plain import Plain
+from clients.play import AUTO_DELAY, Player, announce_seat, server_option
 from clients.render.common import add_row
 from protocol.mirror import Mirror
 
@@ -47,7 +50,7 @@ def run(main: Callable[[], Coroutine[Any, Any, int]], prog: str = "oasis") -> in
         return 1
 
 
-def new_session(args: argparse.Namespace, screen: Screen, *, reconnect: bool = True) -> Session:
+def new_session(args: argparse.Namespace, screen: Plain, *, reconnect: bool = True) -> Session:
     """A session (not yet open) whose connection notices and protocol problems are printed."""
     opened = Session(args.server, reconnect=reconnect)
     opened.notices.append(screen.notice)
@@ -68,7 +71,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def rooms(args: argparse.Namespace) -> int:
-    screen = Screen()
+    screen = Plain()
     async with new_session(args, screen, reconnect=False) as opened:
         frame: dict[str, Any] = {"type": "list_rooms"}
         if args.game:
@@ -139,49 +142,85 @@ async def _create(session: Session, args: argparse.Namespace) -> str:
 
 
 async def _play(
-    session: Session, mirror: Mirror, screen: Screen, *, host: bool, bots: bool = False
+    session: Session,
+    mirror: Mirror,
+    screen: Plain,
+    args: argparse.Namespace,
+    *,
+    host: bool,
+    bots: bool = False,
 ) -> int:
-    announce_seat(screen, mirror)
-    lines = LineReader()
-    player = Player(session, mirror, screen, lines, host=host, auto_start=host)
+    """Play the seat of ``mirror`` on the full screen (or in lines) until the end or a quit."""
+    announce_seat(screen, mirror, args.server)
+    data = GameData(args.server)
+    ui: Plain | FullScreen
+    if use_full_screen(getattr(args, "plain", False)):
+        ui = FullScreen(mirror, data)
+    else:
+        screen.mirror = mirror
+        ui = screen
+    player = Player(
+        session,
+        mirror,
+        ui,
+        host=host,
+        auto_start=host,
+        auto=not getattr(args, "no_auto", False),
+        auto_delay=getattr(args, "auto_delay", AUTO_DELAY),
+        server=args.server,
+        data=data,
+    )
     if bots:
         player.started = True
         try:
             await session.request({"type": "start", "room": mirror.room, "bots": True})
         except ServerError as exc:
-            screen.error(explain(exc))
+            screen.message(explain(exc), "error")
             return 1
-    return await player.run()
+    if isinstance(ui, FullScreen):
+        session.notices[:] = [ui.notice]
+        ui.open()
+    try:
+        return await player.run()
+    finally:
+        ui.close()
+        session.notices[:] = [screen.notice]
+
+
+def join_lines(room: str, server: str) -> str:
+    """How others join a room, on one line to copy."""
+    where = server_option(server)
+    return f"Others join with: oasis join {room}{where} · spectators: oasis watch {room}{where}"
 
 
 async def create(args: argparse.Namespace) -> int:
-    screen = Screen()
+    screen = Plain()
     async with new_session(args, screen) as opened:
         room = await _create(opened, args)
         screen.line(f"Created room {room} ({args.game}, {args.players} players).", "bold")
+        screen.line(join_lines(room, args.server))
         if args.detach:
-            screen.line(f"Players join with: oasis join {room}; spectators: oasis watch {room}")
             return 0
         mirror = await opened.join({"type": "join", "room": room, "name": args.name})
-        return await _play(opened, mirror, screen, host=True, bots=args.bots)
+        return await _play(opened, mirror, screen, args, host=True, bots=args.bots)
 
 
 async def play(args: argparse.Namespace) -> int:
     """Play now: a new room with server bots in every other seat (or ``--room`` to join one)."""
     if not args.room and not args.game:
         raise ClientError("say which game to play (--game ishtar or --game yspahan) or --room")
-    screen = Screen()
+    screen = Plain()
     async with new_session(args, screen) as opened:
         if args.room:
             mirror = await opened.join({"type": "join", "room": args.room, "name": args.name})
-            return await _play(opened, mirror, screen, host=False)
+            return await _play(opened, mirror, screen, args, host=False)
         room = await _create(opened, args)
         mirror = await opened.join({"type": "join", "room": room, "name": args.name})
-        return await _play(opened, mirror, screen, host=True, bots=True)
+        return await _play(opened, mirror, screen, args, host=True, bots=True)
 
 
 async def join(args: argparse.Namespace) -> int:
-    screen = Screen()
+    screen = Plain()
     async with new_session(args, screen) as opened:
         frame: dict[str, Any] = {"type": "join", "room": args.room, "name": args.name}
         if args.seat is not None:
@@ -191,13 +230,13 @@ async def join(args: argparse.Namespace) -> int:
         mirror = await opened.join(frame)
         if args.token:
             mirror.token = args.token
-        return await _play(opened, mirror, screen, host=False)
+        return await _play(opened, mirror, screen, args, host=False)
 
 
 async def quick(args: argparse.Namespace) -> int:
-    screen = Screen()
+    screen = Plain()
     async with new_session(args, screen) as opened:
         frame = {"type": "quick", "game": args.game, "players": args.players, "name": args.name}
         mirror = await opened.join(frame)
         screen.line("Quick match: the room starts by itself when every seat is taken.")
-        return await _play(opened, mirror, screen, host=False)
+        return await _play(opened, mirror, screen, args, host=False)

@@ -1,6 +1,9 @@
 """``oasis watch ROOM``: follow a match as a spectator until its final scores.
 
-It prints the whole screen when it joins, one line per event as patches arrive (with the
+On a terminal it is the full screen of :mod:`clients.fullscreen`, redrawn at every move, with
+the play loop of :mod:`clients.play` in a spectator's seat (no choices; chat, help and ``q``
+work). In the line mode (``--plain``, or output that is not a terminal) it prints the whole
+screen when it joins, one line per event as patches arrive (with the
 revision they belong to), the whole screen again whenever the turn passes to another player (at
 most once every ``--every`` seconds, so a fast bot match does not flood the terminal), and at the
 end the final screen and one ``Final scores:`` line. A spectator never acts; it resumes by
@@ -16,10 +19,14 @@ import argparse
 import time
 from typing import Any
 
+from clients import render
 from clients.connection import Session
-from clients.play import Screen, follow
+from clients.fullscreen import FullScreen, use_full_screen
+from clients.gamedata import GameData
+from clients.plain import Plain
+from clients.play import Player, chat_text
 from clients.render.common import result_line
-from protocol.mirror import Mirror
+from protocol.mirror import Mirror, Update
 
 
 def _turn_seat(mirror: Mirror) -> Any:
@@ -27,9 +34,26 @@ def _turn_seat(mirror: Mirror) -> Any:
     return turn.get("seat") if isinstance(turn, dict) else None
 
 
-async def watch_room(session: Session, room: str, screen: Screen, every: float = 2.0) -> int:
+def follow(session: Session, mirror: Mirror, screen: Plain) -> None:
+    """Print this room's events and chat as they come."""
+
+    def on_frame(room: str, frame: dict[str, Any], update: Update) -> None:
+        if room != mirror.room:
+            return
+        if frame.get("type") == "patch":
+            for event in update.events:
+                text = render.event_line(mirror.game, event, mirror.info, mirror.view)
+                screen.log(int(frame.get("rev", -1)), text)
+        elif frame.get("type") == "chat":
+            screen.chat(chat_text(frame))
+
+    session.listeners.append(on_frame)
+
+
+async def watch_room(session: Session, room: str, screen: Plain, every: float = 2.0) -> int:
     """Spectate ``room`` on an open session until the match is over; the exit status."""
     mirror = await session.join({"type": "spectate", "room": room})
+    screen.mirror = mirror
     screen.line(f"Watching room {room} ({mirror.game}) as a spectator.", "bold")
     follow(session, mirror, screen)
     screen.show(mirror)
@@ -57,8 +81,20 @@ async def watch_room(session: Session, room: str, screen: Screen, every: float =
 
 
 async def watch(args: argparse.Namespace) -> int:
-    screen = Screen()
+    screen = Plain()
     opened = Session(args.server)
     opened.notices.append(screen.notice)
     async with opened:
-        return await watch_room(opened, args.room, screen, args.every)
+        if not use_full_screen(getattr(args, "plain", False)):
+            return await watch_room(opened, args.room, screen, args.every)
+        mirror = await opened.join({"type": "spectate", "room": args.room})
+        screen.line(f"Watching room {args.room} ({mirror.game}) as a spectator.", "bold")
+        data = GameData(args.server)
+        ui = FullScreen(mirror, data)
+        player = Player(opened, mirror, ui, auto=False, server=args.server, data=data)
+        opened.notices[:] = [ui.notice]
+        ui.open()
+        try:
+            return await player.run()
+        finally:
+            ui.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -96,6 +97,27 @@ def _client_commands(commands: Any) -> None:
 
     def name(sub: argparse.ArgumentParser) -> None:
         sub.add_argument("--name", default="player", help="your name at the table")
+        screen(sub)
+        sub.add_argument(
+            "--no-auto",
+            action="store_true",
+            help="never send a lone legal choice by itself (by default it is, after a moment)",
+        )
+        sub.add_argument(
+            "--auto-delay",
+            type=float,
+            default=1.0,
+            metavar="SECONDS",
+            help="how long a lone choice is shown before it is sent (default 1)",
+        )
+
+    def screen(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument(
+            "--plain",
+            action="store_true",
+            help="print lines instead of the full screen (scripts, screen readers); the default"
+            " when input or output is not a terminal",
+        )
 
     rooms = add("rooms", "list the public rooms", "lobby", "rooms")
     rooms.add_argument("--game", help="only rooms of this game")
@@ -130,8 +152,12 @@ def _client_commands(commands: Any) -> None:
     watch = add("watch", "follow a match as a spectator until its final scores", "watch", "watch")
     watch.add_argument("room", help="the room id")
     watch.add_argument(
-        "--every", type=float, default=2.0, help="redraw the board at most every N s (default 2)"
+        "--every",
+        type=float,
+        default=2.0,
+        help="with --plain: print the board at most every N s (default 2)",
     )
+    screen(watch)
 
     bots = add("bots", "run matches of client-side random bots (load and soak)", "bots", "bots")
     bots.add_argument("--rooms", type=int, default=10, help="matches to play (default 10)")
@@ -143,8 +169,31 @@ def _client_commands(commands: Any) -> None:
     bots.add_argument("--every", type=float, default=5.0, help="progress line period (s)")
 
 
+def suggest(parser: argparse.ArgumentParser, argv: Sequence[str]) -> str | None:
+    """For ``oasis jion``: a sentence naming the nearest command; None for a known one."""
+    commands: list[str] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            commands = list(action.choices)
+    word = next((a for a in argv if not a.startswith("-")), None)
+    if word is None or word in commands:
+        return None
+    near = difflib.get_close_matches(word, commands, n=1, cutoff=0.5)
+    known = ", ".join(commands)
+    if near:
+        return f"oasis: unknown command {word!r}; did you mean {near[0]!r}? (commands: {known})"
+    return f"oasis: unknown command {word!r} (commands: {known})"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given and not given[0].startswith("-"):
+        problem = suggest(parser, given[:1])
+        if problem is not None:
+            print(problem, file=sys.stderr)
+            return 2
+    args = parser.parse_args(given)
     try:
         code: int = args.run(args)
     except KeyboardInterrupt:

@@ -1,7 +1,10 @@
 """Drawing views with rich: one module per game, :mod:`.common` for what they share.
 
-:func:`screen` picks the game's drawing by the room's ``info.game`` and falls back to the plain
+:func:`screen` (the plain line mode) and :func:`full` (the full screen, :mod:`.scene` and
+:mod:`.layout`) pick the game's drawing by the room's ``info.game`` and fall back to the plain
 data for a game this client does not know, so a new game on the server is still playable.
+
+Every string from the server is made printable (:mod:`clients.printable`) before it is drawn.
 """
 
 from __future__ import annotations
@@ -10,17 +13,24 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from rich.console import Group, RenderableType
+from rich.text import Text
 
+from clients.hexgrid import Grid, as_hex
+from clients.printable import printable
 from clients.render import common, ishtar, yspahan
+from clients.render.layout import Body
+from clients.render.scene import Scene, full_screen, generic_body
 from protocol.mirror import Mirror
 
 __all__ = [
+    "BODIES",
     "BOARDS",
     "EVENTS",
     "Board",
     "board",
     "common",
     "event_line",
+    "full",
     "ishtar",
     "screen",
     "yspahan",
@@ -66,17 +76,64 @@ def screen(mirror: Mirror, *, choices: bool = True) -> RenderableType:
     if result is not None:
         parts.append(common.result_table(result, mirror.info))
     elif choices and mirror.choices:
-        parts.append(common.choices_table(mirror.game, mirror.choices))
+        turn = mirror.shared.get("turn")
+        prompt = turn.get("prompt") if isinstance(turn, dict) else None
+        game = mirror.shared.get("game")
+        grid = None
+        if mirror.game == "ishtar" and isinstance(game, dict):
+            grid = Grid.of_terrain(game.get("terrain"))
+        parts.append(
+            common.choices_table(
+                mirror.game,
+                mirror.choices,
+                prompt if isinstance(prompt, str) else None,
+                grid,
+                game if isinstance(game, dict) else None,
+            )
+        )
     return Group(*parts)
 
 
-def event_line(game: str, event: Mapping[str, Any], info: Mapping[str, Any]) -> str:
-    """One event as a sentence, with the game's wording when there is one."""
+BODIES: dict[str, Callable[[Scene], Body]] = {"ishtar": ishtar.body, "yspahan": yspahan.body}
+
+
+def full(scene: Scene) -> list[Text]:
+    """Every line of the full screen for ``scene`` (the game's body, or the generic one)."""
+    draw = BODIES.get(scene.mirror.game)
+    try:
+        return full_screen(scene, draw)
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+        # A view of a newer shape than this client knows: the choices and the log still work.
+        return full_screen(scene, generic_body)
+
+
+def event_line(
+    game: str,
+    event: Mapping[str, Any],
+    info: Mapping[str, Any],
+    view: Mapping[str, Any] | None = None,
+) -> str:
+    """One event as a sentence: the server's ``text``, else the game's wording, else generic.
+
+    With the ``view``, Ishtar spaces are named as the map names them (``f7``).
+    """
+    given = event.get("text")
+    if isinstance(given, str) and given.strip():
+        return printable(given)
     name = common.namer(info)
     pretty = EVENTS.get(game, {}).get(str(event.get("kind")))
+    text = None
     if pretty is not None:
         try:
-            return pretty(event, name)
+            text = pretty(event, name)
         except (KeyError, TypeError, ValueError, IndexError, AttributeError):
-            pass
-    return common.generic_event(event, name)
+            text = None
+    if text is None:
+        text = common.generic_event(event, name)
+    at = as_hex(event.get("at"))
+    if game == "ishtar" and at is not None and view is not None:
+        shared = view.get("shared") or {}
+        grid = Grid.of_terrain((shared.get("game") or {}).get("terrain"))
+        if at in grid.spaces:
+            text = text.replace(f"({at[0]},{at[1]})", grid.name(at))
+    return printable(text)

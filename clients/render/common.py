@@ -20,14 +20,16 @@ from rich.table import Table
 from rich.text import Text
 
 from clients.choices import numbered
+from clients.printable import printable
 
 EventText = Callable[[Mapping[str, Any], Callable[[Any], str]], str]
 """Turns one event into a sentence, given a function that names a seat."""
 
 
 def add_row(table: Table, *cells: RenderableType | str, style: str | None = None) -> None:
-    """``Table.add_row`` with plain strings taken literally (``[1 | 2]`` is not rich markup)."""
-    table.add_row(*(Text(c) if isinstance(c, str) else c for c in cells), style=style)
+    """``Table.add_row`` with plain strings taken literally (``[1 | 2]`` is not rich markup) and
+    made printable (they may come from other players)."""
+    table.add_row(*(Text(printable(c)) if isinstance(c, str) else c for c in cells), style=style)
 
 
 def seat_label(info: Mapping[str, Any], seat: Any) -> str:
@@ -38,7 +40,7 @@ def seat_label(info: Mapping[str, Any], seat: Any) -> str:
     bot = False
     for entry in info.get("seats") or []:
         if isinstance(entry, dict) and entry.get("seat") == seat:
-            name = str(entry.get("name") or "")
+            name = printable(entry.get("name") or "")
             bot = bool(entry.get("bot"))
     text = f"P{seat + 1}" + (f" {name}" if name else "")
     return text + (" (bot)" if bot and "bot" not in name else "")
@@ -52,13 +54,14 @@ def header(room: str, info: Mapping[str, Any], view: Mapping[str, Any], rev: int
     """One line: the room, the game, the revision and who must decide what."""
     shared = view.get("shared") or {}
     text = Text()
-    text.append(f"Room {room}", style="bold")
-    text.append(f" · {info.get('game', '?')} · {info.get('state', '?')} · rev {rev}")
+    text.append(f"Room {printable(room)}", style="bold")
+    text.append(f" · {printable(info.get('game', '?'))} · {printable(info.get('state', '?'))}")
+    text.append(f" · rev {rev}")
     turn = shared.get("turn")
     if isinstance(turn, dict):
         text.append(" · ")
         text.append(seat_label(info, turn.get("seat")), style="bold cyan")
-        text.append(f" to decide ({turn.get('decision', '?')})")
+        text.append(f" to decide ({printable(turn.get('decision', '?'))})")
     elif shared.get("result") is not None:
         text.append(" · match over", style="bold green")
     return text
@@ -118,11 +121,18 @@ def result_line(result: Mapping[str, Any], info: Mapping[str, Any]) -> str:
     return f"Final scores: {parts} · {won}: {', '.join(winners)}"
 
 
-def choices_table(game: str, choices: list[dict[str, Any]]) -> Table:
-    table = Table(title="Your choices", title_justify="left", show_edge=False, show_header=False)
+def choices_table(
+    game: str,
+    choices: list[dict[str, Any]],
+    prompt: str | None = None,
+    grid: Any = None,
+    board: Mapping[str, Any] | None = None,
+) -> Table:
+    title = printable(prompt) if prompt else "Your choices"
+    table = Table(title=title, title_justify="left", show_edge=False, show_header=False)
     table.add_column("n", justify="right", style="bold cyan")
     table.add_column("choice")
-    for number, text in numbered(game, choices):
+    for number, text in numbered(game, choices, grid, board):
         add_row(table, str(number), text)
     return table
 

@@ -1,20 +1,13 @@
-"""Ishtar's screen: the hex map as a text grid, piles and the can, the tree row, every player.
+"""Ishtar's screen: the hex map, piles and the can, the tree row, every player, the decision.
 
-The map is drawn from ``terrain`` (one row per ``r``: the first ``q`` and one code per space,
-``.`` sand, ``T`` tablet, ``F`` fountain, ``p``/``r``/``w`` a rock of that colour, blank for no
-space) with ``laid`` on top, in the order things were laid: tiles and bloom tokens set the
-flowers of their spaces (0 flowers: grass), trees and assistants stand on a space.
+The map itself is :mod:`.ishtar_map` (spaces named by column letter and row number, marks for
+the spaces a decision offers); this module draws the rest twice: as rich tables for the plain
+line mode (:func:`board`), and as short lines for the full screen (:func:`body`), where a
+rotation decision shows each rotation's footprint over the terrain around the chosen space.
 
-Pointy-topped axial hexes ``(q, r)`` sit at column ``2q + r`` in half-hex steps, so each space
-is 3 characters wide with one blank between and each row shifts by two characters. During a
-decision whose choices name a space (``at``: positions, trees, assistants; a rotation: the last
-space it would cover), each such space shows the number of its choice instead of what lies
-there, so the player can pick on the map.
-
-Cells (3 characters): `` · `` sand, ``[T]`` tablet, `` Fr`` fountain (its colour's initial),
-``<p>`` a rock still holding a gem of that colour, `` , `` grass, `` 2 `` two flowers, ``2@1`` an
-assistant of P1 on a two-flower space, `` Y1`` a tree of P1, `` * `` where space 0 of the tile
-in hand goes (while its rotation is chosen).
+What the server adds to explain the board (flowerbeds with their controllers, each fountain's
+leaders, provisional scores) is drawn when the view has it (``flowerbeds``, ``fountains[i]
+.leaders``, ``provisional``), and simply missing from the screen otherwise.
 """
 
 from __future__ import annotations
@@ -26,28 +19,23 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from clients.choices import label
+from clients.hexgrid import Grid, Hex, as_hex
+from clients.printable import printable
+from clients.render import ishtar_map
 from clients.render.common import EventText, add_row, seat_label
+from clients.render.ishtar_map import GEM_STYLE, colours_of, player_style
+from clients.render.layout import Body, Panel
+from clients.render.scene import (
+    Scene,
+    chat_panel,
+    decision_panel,
+    kept_panel,
+    log_panel,
+    prompt_of,
+)
 
-GEM_STYLE = {"purple": "magenta", "red": "red", "white": "bold white"}
-PLAYER_STYLE = {
-    "yellow": "bold yellow",
-    "blue": "bold blue",
-    "green": "bold green",
-    "red": "bold red",
-    "white": "bold white",
-    "black": "bold bright_black",
-    "purple": "bold magenta",
-    "pink": "bold magenta",
-    "orange": "bold dark_orange",
-}
-Cell = tuple[str, str]
-"""Three characters and their style."""
-
-
-def _hex(value: Any) -> tuple[int, int] | None:
-    if isinstance(value, list) and len(value) == 2 and all(isinstance(v, int) for v in value):
-        return (value[0], value[1])
-    return None
+_hex = as_hex
 
 
 def _gems(gems: Mapping[str, Any]) -> Text:
@@ -55,6 +43,20 @@ def _gems(gems: Mapping[str, Any]) -> Text:
     for colour in ("purple", "red", "white"):
         text.append(f"{colour[0]}{gems.get(colour, 0)} ", style=GEM_STYLE[colour])
     return text
+
+
+def tile_short(tile: Mapping[str, Any] | None) -> str:
+    """``, | 2 skill | 1``: each space's flowers (``,`` grass) and icon, for narrow panels."""
+    if not tile:
+        return "-"
+    spaces = []
+    for space in tile.get("spaces") or []:
+        flowers = space.get("flowers", 0)
+        text = f"{flowers}" if flowers else ","
+        if space.get("icon"):
+            text += f" {space['icon']}"
+        spaces.append(text)
+    return printable(" | ".join(spaces))
 
 
 def tile_text(tile: Mapping[str, Any] | None) -> str:
@@ -68,121 +70,33 @@ def tile_text(tile: Mapping[str, Any] | None) -> str:
         if space.get("icon"):
             text += f" {space['icon']}"
         spaces.append(text)
-    return f"{tile.get('shape', '?')} [{' | '.join(spaces)}]"
+    return printable(f"{tile.get('shape', '?')} [{' | '.join(spaces)}]")
 
 
-def _terrain_cells(game: Mapping[str, Any]) -> dict[tuple[int, int], Cell]:
-    cells: dict[tuple[int, int], Cell] = {}
-    fountains = {_hex(f.get("at")): f.get("colour", "?") for f in game.get("fountains") or []}
-    rock_gems = game.get("rock_gems") or {}
-    for row in game.get("terrain") or []:
-        r, q0, codes = row["r"], row["q"], row["cells"]
-        for i, code in enumerate(codes):
-            at = (q0 + i, r)
-            if code == " ":
-                continue
-            if code == ".":
-                cells[at] = (" · ", "dim")
-            elif code == "T":
-                cells[at] = ("[T]", "yellow")
-            elif code == "F":
-                colour = str(fountains.get(at, "?"))
-                cells[at] = (f" F{colour[0]}", "bold " + GEM_STYLE.get(colour, "cyan"))
-            else:
-                gem = rock_gems.get(f"{at[0]},{at[1]}")
-                if gem:
-                    cells[at] = (f"<{gem[0]}>", GEM_STYLE.get(gem, ""))
-                else:
-                    cells[at] = ("< >", "dim")
-    return cells
+def grid_of(game: Mapping[str, Any]) -> Grid:
+    return Grid.of_terrain(game.get("terrain"))
 
 
-def _laid(game: Mapping[str, Any], cells: dict[tuple[int, int], Cell], colours: list[str]) -> None:
-    flowers: dict[tuple[int, int], int] = {}
-    for item in game.get("laid") or []:
-        if "spaces" in item:
-            for space in item["spaces"]:
-                at = (space[0], space[1])
-                flowers[at] = int(space[2])
-                n = flowers[at]
-                cells[at] = (f" {n} ", "bold green") if n else (" , ", "green")
-        elif "tree" in item and (spot := _hex(item.get("at"))) is not None:
-            seat = int(item["tree"])
-            cells[spot] = (f" Y{seat + 1}", _player_style(colours, seat))
-        elif "assistant" in item and (spot := _hex(item.get("at"))) is not None:
-            seat = int(item["assistant"])
-            cells[spot] = (f"{flowers.get(spot, 0)}@{seat + 1}", _player_style(colours, seat))
+def offered_spaces(choices: list[dict[str, Any]]) -> set[Hex]:
+    """The spaces the choices name (positions, assistants, trees, a token's first cell)."""
+    from clients.choices import space_of
+
+    return {at for c in choices if c.get("kind") != "rotation" and (at := space_of(c)) is not None}
 
 
-def _player_style(colours: list[str], seat: int) -> str:
-    colour = colours[seat] if 0 <= seat < len(colours) else ""
-    return PLAYER_STYLE.get(colour, "bold")
-
-
-def choice_spaces(choices: list[dict[str, Any]]) -> dict[tuple[int, int], int]:
-    """Space -> choice number, for choices that name one space no other choice names.
-
-    A rotation is shown on the last space it would cover (its ``cells``, space 0 first, which is
-    the same for all of them).
-    """
-    found: dict[tuple[int, int], list[int]] = {}
-    for i, choice in enumerate(choices):
-        at = _hex(choice.get("at"))
-        if at is not None and choice.get("kind") == "rotation":
-            cells = choice.get("cells")
-            at = _hex(cells[-1]) if isinstance(cells, list) and cells else None
-        if at is not None:
-            found.setdefault(at, []).append(i + 1)
-    return {at: numbers[0] for at, numbers in found.items() if len(numbers) == 1}
-
-
-def hex_map(game: Mapping[str, Any], choices: list[dict[str, Any]] | None = None) -> Text:
-    """The terrain with everything on it, one text line per row ``r``."""
-    colours = [str(p.get("colour", "")) for p in game.get("players") or []]
-    cells = _terrain_cells(game)
-    _laid(game, cells, colours)
-    pending = game.get("pending") or {}
-    marked = {h for h in (_hex(c) for c in pending.get("placed") or []) if h}
-    anchor = _hex(pending.get("at"))
-    if anchor:
-        marked.add(anchor)
-    numbers = choice_spaces(choices or [])
-    if not cells:
+def hex_map(
+    game: Mapping[str, Any], choices: list[dict[str, Any]] | None = None, *, roomy: bool = True
+) -> Text:
+    """The map with its rulers and legend as one text (the plain mode's drawing)."""
+    grid = grid_of(game)
+    if not grid.spaces:
         return Text("(no terrain)")
-    xs = [2 * q + r for q, r in cells]
-    low, high = min(xs), max(xs)
-    rows = sorted({r for _, r in cells})
-    # A grid must never be re-wrapped at spaces: on a narrow terminal let the lines run long.
+    marks = ishtar_map.marks_of(game, offered_spaces(choices or []))
     text = Text(no_wrap=True, overflow="ignore")
-    text.append("  r  q0\n", style="dim")
-    for r in rows:
-        row = sorted(q for q, rr in cells if rr == r)
-        line_cells = {2 * q + r: (q, r) for q in row}
-        text.append(f"{r:>3} {row[0]:>3} ", style="dim")
-        x = low
-        while x <= high:
-            at = line_cells.get(x)
-            if at is None:
-                text.append("  ")
-                x += 1
-                continue
-            chars, style = cells[at]
-            if at in numbers:
-                chars, style = f"{numbers[at]:>3}", "bold black on cyan"
-            elif at == anchor and not pending.get("placed"):
-                chars, style = " * ", "bold black on cyan"
-            elif at in marked:
-                style = (style + " reverse").strip()
-            text.append(chars, style=style)
-            text.append(" ")
-            x += 2
-        text.rstrip()
+    for line in ishtar_map.map_lines(game, grid, marks, roomy=roomy):
+        text.append_text(line)
         text.append("\n")
-    text.append(
-        " · sand  [T] tablet  F fountain  <p> rock with gem  , grass  2 flowers"
-        "  2@1 assistant of P1  Y1 tree of P1  * tile in hand",
-        style="dim",
-    )
+    text.append_text(ishtar_map.legend(roomy=roomy))
     return text
 
 
@@ -232,7 +146,7 @@ def _players(game: Mapping[str, Any], info: Mapping[str, Any]) -> Table:
     table = Table(title="Players", title_justify="left", show_edge=False)
     for column in ("player", "colour", "gems", "assistants", "skills", "trees", "reserved"):
         table.add_column(column)
-    colours = [str(p.get("colour", "")) for p in game.get("players") or []]
+    colours = colours_of(game)
     for p in game.get("players") or []:
         seat = int(p.get("seat", 0))
         skills = ", ".join(
@@ -245,7 +159,7 @@ def _players(game: Mapping[str, Any], info: Mapping[str, Any]) -> Table:
             reserved.append(f"tile {tile_text(p['reserved_tile'])}")
         add_row(
             table,
-            Text(seat_label(info, seat), style=_player_style(colours, seat)),
+            Text(seat_label(info, seat), style=player_style(colours, seat)),
             str(p.get("colour")),
             _gems(p.get("gems") or {}),
             f"{p.get('assistants')} free, {p.get('placed')} out, {p.get('blocked')} locked",
@@ -295,6 +209,8 @@ def board(
     """The whole Ishtar screen for one audience."""
     shared = view.get("shared") or {}
     game = shared.get("game") or {}
+    if not isinstance(game.get("terrain"), list):
+        raise ValueError("a view without terrain rows")  # drawn as data instead
     turn = shared.get("turn")
     step = turn.get("decision") if isinstance(turn, dict) else "over"
     own = view.get("own")
@@ -352,3 +268,205 @@ EVENTS: dict[str, EventText] = {
         + ", ".join(f"{n(i)} {s}" for i, s in enumerate(e.get("scores") or []))
     ),
 }
+
+
+# The full screen -------------------------------------------------------------------------------
+
+
+def body(scene: Scene) -> Body:
+    """Ishtar on the full screen: the map on the left, the decision and the panels beside it."""
+    game = scene.game
+    grid = grid_of(game)
+    side = scene.width - ishtar_map.map_width(grid, roomy=True) - 3
+    roomy = side >= 40 and bool(grid.spaces)
+    width = ishtar_map.map_width(grid, roomy=roomy)
+    offered = (
+        offered_spaces(scene.choices)
+        if scene.shown is None
+        else offered_spaces([scene.choices[i] for i in scene.shown if 0 <= i < len(scene.choices)])
+    )
+    marks = ishtar_map.marks_of(game, offered)
+    main = ishtar_map.map_lines(game, grid, marks, roomy=roomy) if grid.spaces else []
+    column = scene.width - width - 3
+    if column < 34:
+        column = scene.width
+    decision = _decision(scene, grid, column)
+    panels = [
+        decision,
+        _status_panel(scene),
+        kept_panel(scene),
+        _standings_panel(scene),
+        _players_panel(scene),
+        _piles_panel(scene),
+        _display_panel(scene),
+        log_panel(scene),
+        chat_panel(scene),
+        Panel("Key", [ishtar_map.legend(roomy=roomy)], least=2),
+    ]
+    return Body(main=main, panels=[p for p in panels if p is not None], main_width=width)
+
+
+def _decision(scene: Scene, grid: Grid, width: int) -> Panel | None:
+    choices = scene.choices
+    if scene.turn.get("decision") == "rotation" and choices and scene.shown is None:
+        return _footprints(scene, grid, width)
+    if offered_spaces(choices):
+        hint = Text(
+            "Type a space: the letter on it, then its row (e.g. f7); or a number", style="dim"
+        )
+        return decision_panel(scene, grid, hint, least=3)
+    return decision_panel(scene, grid)
+
+
+def _footprints(scene: Scene, grid: Grid, width: int) -> Panel:
+    """Each rotation of the tile in hand, drawn on the spaces around the chosen one."""
+    game = scene.game
+    pending = game.get("pending") or {}
+    tile = pending.get("tile") or {}
+    glyphs = [
+        (str(sp.get("flowers")) if sp.get("flowers") else ",") for sp in tile.get("spaces") or []
+    ]
+    for margin in ((2, 1), (1, 1), (1, 0), (0, 0)):
+        drawings: list[list[Text]] = []
+        for i, choice in enumerate(scene.choices):
+            cells = [h for h in (as_hex(c) for c in choice.get("cells") or []) if h is not None]
+            if not cells:
+                drawings.append([Text(f"{i + 1}: {label('ishtar', choice)}")])
+                continue
+            names = " ".join(grid.name(c) for c in cells if c in grid.spaces)
+            heading = f"{i + 1}: {names}"
+            drawings.append(ishtar_map.footprint(game, cells, glyphs, title=heading, margin=margin))
+        cell_width = max((line.cell_len for d in drawings for line in d), default=10) + 2
+        per_row = max(width // cell_width, 1)
+        if per_row >= min(len(drawings), 3):
+            break
+    lines: list[Text] = []
+    for start in range(0, len(drawings), per_row):
+        group = drawings[start : start + per_row]
+        height = max(len(d) for d in group)
+        for row in range(height):
+            line = Text()
+            for d in group:
+                part = d[row] if row < len(d) else Text("")
+                line.append_text(part)
+                line.append(" " * (cell_width - part.cell_len))
+            lines.append(line)
+    title = Text(prompt_of(scene) + f": {tile_short(tile)}")
+    hint = Text("Type the number of a rotation; (2) marks 2 flowers, (,) grass", style="dim")
+    return Panel(title, [hint, *lines], least=len(lines) + 2)
+
+
+def _status_panel(scene: Scene) -> Panel:
+    game = scene.game
+    pending = game.get("pending") or {}
+    text = Text(f"Turn {game.get('turn')}", style="bold")
+    turn = scene.turn
+    if turn and turn.get("seat") != scene.mirror.seat:
+        who = seat_label(scene.mirror.info, turn.get("seat"))
+        text.append(f" · {who}: {prompt_of(scene).lower()}")
+    lines = [text]
+    if pending.get("tile"):
+        lines.append(Text(f"Tile in hand: {tile_text(pending['tile'])}"))
+    if pending.get("pay_left"):
+        lines.append(Text(f"{pending['pay_left']} gem(s) to pay for the {pending.get('pay_for')}"))
+    if pending.get("take_left"):
+        lines.append(Text(f"{pending['take_left']} gem(s) to take"))
+    if game.get("triggered"):
+        lines.append(Text("END TRIGGERED: this is the last round", style="bold red"))
+    return Panel(None, lines, least=1)
+
+
+def _players_panel(scene: Scene) -> Panel:
+    game = scene.game
+    info = scene.mirror.info
+    colours = colours_of(game)
+    lines = []
+    for p in game.get("players") or []:
+        seat = int(p.get("seat", 0))
+        line = Text(seat_label(info, seat), style=player_style(colours, seat))
+        if seat == scene.mirror.seat:
+            line.append(" (you)")
+        line.append(f" {printable(p.get('colour'))} · gems ")
+        line.append_text(_gems(p.get("gems") or {}))
+        line.append(f"· trees {p.get('planted')}")
+        lines.append(line)
+        more = Text(
+            f"   assistants {p.get('assistants')} free, {p.get('placed')} out,"
+            f" {p.get('blocked')} locked",
+            style="dim",
+        )
+        skills = "".join(sorted(p.get("skills") or {}))
+        if skills:
+            more.append(f" · skills {printable(skills)}")
+        lines.append(more)
+        reserved = []
+        if p.get("reserved_tree"):
+            reserved.append(f"tree {printable(p['reserved_tree'].get('name'))}")
+        if p.get("reserved_tile"):
+            reserved.append(f"tile {tile_text(p['reserved_tile'])}")
+        if reserved:
+            lines.append(Text("   reserved: " + "; ".join(reserved), style="dim"))
+    own = scene.mirror.own
+    private = own.get("private") if own else None
+    if isinstance(private, dict):
+        planted = private.get("planted") or []
+        cards = ", ".join(f"{printable(c.get('card'))} {c.get('points')}" for c in planted)
+        lines.append(
+            Text(f"Your tree cards: {cards or 'none'} = {private.get('planted_points', 0)} pts")
+        )
+    return Panel("Players", lines, least=len(lines) + 1)
+
+
+def _piles_panel(scene: Scene) -> Panel:
+    game = scene.game
+    can = game.get("can")
+    lines = []
+    for i, pile in enumerate(game.get("piles") or []):
+        top = pile.get("top")
+        shown = f"top {tile_short(top)}" if top else "face down"
+        if not pile.get("count"):
+            shown = "empty"
+        line = Text(f"{i + 1} ", style="bold")
+        line.append(f"{printable(pile.get('cup')):<8} ×{pile.get('count')}  {shown}")
+        if can == i:
+            line.append(" ◀ can", style="bold cyan")
+        lines.append(line)
+    return Panel("Piles", lines, least=3)
+
+
+def _display_panel(scene: Scene) -> Panel:
+    lines = []
+    for card in scene.game.get("display") or []:
+        cost = card.get("cost") or {}
+        line = Text(f"{printable(card.get('name')):<13} ")
+        for colour in ("purple", "red", "white"):
+            if cost.get(colour):
+                line.append(f"{cost[colour]}{colour[0]} ", style=GEM_STYLE[colour])
+        line.append(f"→ {card.get('points')} pts")
+        if not card.get("marker"):
+            line.append(" (no tree marker left)", style="dim")
+        lines.append(line)
+    return Panel("Tree row (cost → points)", lines, least=3)
+
+
+def _standings_panel(scene: Scene) -> Panel | None:
+    """Fountain leaders, flowerbed controllers and provisional scores, when the view has them."""
+    game = scene.game
+    info = scene.mirror.info
+    lines: list[Text] = []
+    for fountain in game.get("fountains") or []:
+        leaders = fountain.get("leaders")
+        if isinstance(leaders, list):
+            at = as_hex(fountain.get("at"))
+            where = grid_of(game).name(at) if at else "?"
+            who = ", ".join(seat_label(info, s) for s in leaders) or "nobody yet"
+            lines.append(Text(f"Fountain {where} ({printable(fountain.get('colour'))}): {who}"))
+    provisional = game.get("provisional")
+    if isinstance(provisional, list):
+        for seat, entry in enumerate(provisional):
+            if isinstance(entry, dict):
+                total = entry.get("total", sum(v for v in entry.values() if type(v) is int))
+                lines.append(Text(f"{seat_label(info, seat)}: {total} points so far"))
+    if not lines:
+        return None
+    return Panel("Standings (provisional)", lines, least=min(len(lines), 4) + 1)

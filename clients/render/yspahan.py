@@ -5,6 +5,11 @@ souk is drawn ``br2(3) [. 1]``: its id, its VP when complete, and each shop's oc
 empty). The steward's path is a cross of squares ``W10..W1 C E1..E7`` and ``N4..N1 C S1..S7``;
 it is drawn as two lines with the steward's square highlighted.
 
+On the full screen (:func:`body`) the same board takes a line per quarter: shops a ``place``
+decision offers show ``+``, squares a steward decision can reach are marked ``›`` before their
+name, and the steward stands in brackets (``[W2]``). A player types a shop (``br3.1``), a souk
+to fill (``br3``) or a square (``W9``) as well as a choice's number.
+
 The souk VP and the path's squares are printed on the board, not sent in the view, so they are
 written here (from the game's published data); anything unknown is still drawn, without them.
 """
@@ -18,8 +23,18 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from clients.choices import CARD_TEXT, QUARTER_OF_PREFIX
+from clients.choices import CARD_TEXT, QUARTER_OF_PREFIX, label
+from clients.printable import printable
 from clients.render.common import EventText, add_row, seat_label
+from clients.render.layout import GAP, SIDE_MIN, Body, Panel
+from clients.render.scene import (
+    Scene,
+    chat_panel,
+    decision_panel,
+    kept_panel,
+    log_panel,
+    prompt_of,
+)
 
 SOUK_VP = {
     "sk3": 3, "sk4": 4, "sk5": 6, "sk6": 8,
@@ -232,3 +247,251 @@ EVENTS: dict[str, EventText] = {
         + ", ".join(f"{n(i)} {s}" for i, s in enumerate(e.get("scores") or []))
     ),
 }
+
+
+# The full screen -------------------------------------------------------------------------------
+
+
+def _souks(city: Mapping[str, Any]) -> dict[str, list[str]]:
+    by_quarter: dict[str, list[str]] = {q: [] for q in QUARTER_OF_PREFIX.values()}
+    for souk in sorted(city, key=lambda s: (s[:2], int(s[2:]) if s[2:].isdigit() else 0)):
+        by_quarter.setdefault(QUARTER_OF_PREFIX.get(souk[:2], souk[:2]), []).append(souk)
+    return by_quarter
+
+
+def city_lines(game: Mapping[str, Any], offered: set[str]) -> list[Text]:
+    """``sacks   sk3(3)[. 1 +] ...``: a line per quarter; ``+`` a shop the decision offers."""
+    city = game.get("city") or {}
+    lines = []
+    for quarter, souks in _souks(city).items():
+        if not souks:
+            continue
+        line = Text(f"{quarter:<8}", style="bold")
+        for souk in souks:
+            vp = SOUK_VP.get(souk)
+            line.append(printable(souk) + (f"({vp})" if vp else ""), style="dim")
+            line.append("[")
+            shops = city[souk] if isinstance(city[souk], list) else []
+            for i, seat in enumerate(shops):
+                shop = f"{souk}.{i}"
+                if isinstance(seat, int):
+                    line.append(str(seat + 1), style=_seat_style(seat))
+                elif shop in offered:
+                    line.append("+", style="bold black on cyan")
+                else:
+                    line.append(".", style="dim")
+                if i < len(shops) - 1:
+                    line.append(" ")
+            line.append("] ")
+        line.rstrip()
+        lines.append(line)
+    return lines
+
+
+def path_lines(steward: str, reachable: set[str]) -> list[Text]:
+    """The steward's cross on two lines: ``[W2]`` where he stands, ``›W9`` where he may go."""
+
+    def square(text: Text, name: str) -> None:
+        if name == steward:
+            text.append(f"[{name}]", style="bold black on yellow")
+        else:
+            text.append("›" if name in reachable else " ", style="bold cyan")
+            text.append(name, style="bold black on cyan" if name in reachable else "dim")
+
+    west_east = Text("Steward", style="bold")
+    for i in range(ARMS["W"], 0, -1):
+        square(west_east, f"W{i}")
+    square(west_east, "C")
+    for i in range(1, ARMS["E"] + 1):
+        square(west_east, f"E{i}")
+    north_south = Text("  north", style="dim")
+    for i in range(ARMS["N"], 0, -1):
+        square(north_south, f"N{i}")
+    square(north_south, "C")
+    for i in range(1, ARMS["S"] + 1):
+        square(north_south, f"S{i}")
+    north_south.append(" south", style="dim")
+    return [west_east, north_south]
+
+
+def tower_line(game: Mapping[str, Any]) -> Text:
+    """``Tower camels 1×2 · sacks - · ... · gold 6×3 (1 yellow)``: each floor's value × dice."""
+    text = Text("Tower ", style="bold")
+    for i, floor in enumerate(game.get("tower") or []):
+        if i:
+            text.append(" · ", style="dim")
+        white, yellow = int(floor.get("white", 0)), int(floor.get("yellow", 0))
+        name = printable(floor.get("floor"))
+        if not white + yellow:
+            text.append(f"{name} -", style="dim")
+            continue
+        text.append(f"{name} {floor.get('value')}×{white + yellow}")
+        if yellow:
+            text.append(f"({yellow}y)", style="yellow")
+    return text
+
+
+def caravan_line(game: Mapping[str, Any]) -> Text:
+    text = _caravan(game)
+    text.append(" (rows score ×1 ×2 ×3)", style="dim")
+    return text
+
+
+def body(scene: Scene) -> Body:
+    """Yspahan on the full screen: the board on top (or left), the decision and panels."""
+    game = scene.game
+    choices = scene.choices
+    shown = (
+        choices
+        if scene.shown is None
+        else [choices[i] for i in scene.shown if 0 <= i < len(choices)]
+    )
+    offered = {str(c["shop"]) for c in shown if c.get("kind") == "place" and "shop" in c}
+    reachable = {str(c["to"]) for c in shown if c.get("kind") == "move" and "to" in c}
+    main = [
+        _week_line(scene),
+        *city_lines(game, offered),
+        *path_lines(str(game.get("steward", "")), reachable),
+        tower_line(game),
+        caravan_line(game),
+    ]
+    hint = None
+    if offered:
+        hint = Text("Type a shop (br3.1) or a souk to fill (br3), or a number", style="dim")
+    elif reachable:
+        hint = Text("Type a square (e.g. W9) or a number", style="dim")
+    width = _column_width(scene, main)
+    choices_all = scene.choices
+    takes = sum(1 for c in choices_all if c.get("kind") == "take")
+    if scene.shown is None and takes > 4:
+        decision: Panel | None = _dice_panel(scene, width)
+    else:
+        decision = decision_panel(scene, None, hint, width=width)
+    panels = [
+        decision,
+        kept_panel(scene),
+        _players_panel(scene),
+        log_panel(scene),
+        chat_panel(scene),
+    ]
+    return Body(main=main, panels=[p for p in panels if p is not None])
+
+
+def _dice_panel(scene: Scene, width: int) -> Panel:
+    """The dice to take, a line per floor: ``sacks 3×2: 4 place 2 sacks  5 steward 3  6 card``."""
+    game = scene.game
+    floors = {str(f.get("floor")): f for f in game.get("tower") or [] if isinstance(f, dict)}
+    by_floor: dict[str, list[tuple[int, str]]] = {}
+    others: list[Text] = []
+    digits = len(str(len(scene.choices)))
+    for i, choice in enumerate(scene.choices):
+        if choice.get("kind") != "take":
+            other = Text(f"{i + 1:>{digits}} ", style="bold cyan")
+            other.append(label("yspahan", choice, None, game))
+            others.append(other)
+            continue
+        floor = str(choice.get("floor"))
+        action = choice.get("action")
+        if action == "floor":
+            short = _floor_gain(floor, floors.get(floor), 1 if choice.get("extra") else 0)
+            if choice.get("extra"):
+                short = f"+{printable(choice['extra'])}: {short}"
+        elif action == "steward":
+            short = "steward"
+        elif action == "card":
+            short = "draw"
+        else:
+            short = printable(action)
+        by_floor.setdefault(floor, []).append((i + 1, short))
+    lines = []
+    for floor, items in by_floor.items():
+        info = floors.get(floor) or {}
+        dice = int(info.get("white", 0)) + int(info.get("yellow", 0))
+        head = f"{printable(floor):<8}{info.get('value')}×{dice}:"
+        line = Text(head, style="bold")
+        for number, short in items:
+            part = Text(f" {number:>{digits}} ", style="bold cyan")
+            part.append(short)
+            part.append(" ")
+            if line.cell_len + part.cell_len > width and line.cell_len > len(head):
+                lines.append(line)
+                line = Text(" " * len(head))
+            line.append_text(part)
+        lines.append(line)
+    lines += others
+    hint = Text(
+        "value×dice · steward: moves by the value · +card: discard it for one more die",
+        style="dim",
+    )
+    return Panel(prompt_of(scene), [hint, *lines], least=len(lines) + 2)
+
+
+def _floor_gain(floor: str, info: Mapping[str, Any] | None, extra: int) -> str:
+    dice = int((info or {}).get("white", 0)) + int((info or {}).get("yellow", 0)) + extra
+    if floor == "camels":
+        return f"take {dice} camel{'s' * (dice != 1)}"
+    if floor == "gold":
+        return f"take {dice} gold"
+    return f"place {dice} {floor if dice != 1 else floor.rstrip('s')}"
+
+
+def _column_width(scene: Scene, main: list[Text]) -> int:
+    """The width the panels get: beside the board when there is room, else the whole width."""
+    side = scene.width - max(line.cell_len for line in main) - len(GAP)
+    return side if side >= SIDE_MIN else scene.width
+
+
+def _week_line(scene: Scene) -> Text:
+    game = scene.game
+    info = scene.mirror.info
+    text = Text(f"Week {game.get('week')} · day {game.get('day')}", style="bold")
+    actor = game.get("actor")
+    if isinstance(actor, int):
+        who = "your" if actor == scene.mirror.seat else seat_label(info, actor) + "'s"
+        text.append(f" · {who} turn")
+    order = " ".join(f"P{s + 1}" for s in game.get("order") or [] if isinstance(s, int))
+    if order:
+        text.append(f" · order {order}")
+    pending = game.get("pending") or {}
+    if pending.get("goods"):
+        text.append(
+            f" · {pending['goods']} good(s) to place in {printable(pending.get('quarter'))}"
+        )
+    if pending.get("value"):
+        text.append(f" · steward moves {pending['value']}")
+    if pending.get("queue"):
+        text.append(" · leaving: " + ", ".join(printable(q) for q in pending["queue"]))
+    if pending.get("card"):
+        text.append(f" · card in play: {printable(pending['card'])}")
+    text.append(f" · deck {game.get('deck')}", style="dim")
+    return text
+
+
+def _players_panel(scene: Scene) -> Panel:
+    game = scene.game
+    info = scene.mirror.info
+    lines = []
+    for seat, p in enumerate(game.get("players") or []):
+        line = Text(seat_label(info, seat), style=_seat_style(seat))
+        if seat == scene.mirror.seat:
+            line.append(" (you)")
+        line.append(f" {p.get('score')} VP · {p.get('gold')} gold · {p.get('camels')} camels")
+        line.append(f" · {p.get('cards')} card(s)")
+        built = ", ".join(printable(b) for b in p.get("buildings") or [])
+        if built:
+            line.append(f" · built {built}")
+        credits = []
+        if p.get("no_camels"):
+            credits.append(f"{p['no_camels']}x build without camels")
+        if p.get("no_gold"):
+            credits.append(f"{p['no_gold']}x build without gold")
+        if credits:
+            line.append(" · " + ", ".join(credits))
+        lines.append(line)
+    own = scene.mirror.own
+    private = own.get("private") if own else None
+    if isinstance(private, dict):
+        hand = private.get("hand") or []
+        cards = "; ".join(f"{printable(c)} ({CARD_TEXT.get(c, '?')})" for c in hand)
+        lines.append(Text(f"Your cards: {cards or 'none'}", style="italic"))
+    return Panel("Players", lines, least=len(lines) + 1)

@@ -10,6 +10,7 @@ import pytest
 from clients import render
 from clients.render import common, ishtar, yspahan
 from clients.render.common import to_text
+from clients.render.scene import Scene
 from protocol.mirror import Mirror
 from tests.clients.samples import events, info, samples
 
@@ -63,17 +64,29 @@ def test_the_ishtar_map_puts_everything_on_its_space() -> None:
         "players": [{"colour": "yellow"}, {"colour": "blue"}],
         "pending": {},
     }
-    lines = ishtar.hex_map(game).plain.splitlines()
-    assert lines[1] == "  0   0    ·  <p> [T]  Fr"
-    assert lines[2] == "  1  -1 2@1      Y2  ·"
+    roomy = ishtar.hex_map(game).plain.splitlines()
+    assert roomy[0] == "    a   b   c   d   e"
+    assert roomy[1] == "1      ·  <p> [T]  Fr  1"
+    assert roomy[2] == "2   2@1      Y2  ·     2"
+    assert roomy[3] == roomy[0]
+    compact = ishtar.hex_map(game, roomy=False).plain.splitlines()
+    assert compact[0] == "   a b c d e"
+    assert compact[1] == "1   · P T F  1"
+    assert compact[2] == "2  @¹  Y²·   2"
 
 
-def test_the_ishtar_map_numbers_the_spaces_a_choice_names() -> None:
+def test_the_ishtar_map_names_the_spaces_a_choice_offers() -> None:
     sample = next(s for s in samples("ishtar") if s.decision == "position")
     choices = sample.view["own"]["choices"]
-    drawn = ishtar.hex_map(sample.view["shared"]["game"], choices).plain
-    numbers = {int(n) for n in re.findall(r"(?<![\d-])(\d+)(?![\d,])", drawn.split("\n", 1)[1])}
-    assert set(range(1, len(choices) + 1)) <= numbers | set(range(0, 5))
+    game = sample.view["shared"]["game"]
+    grid = ishtar.grid_of(game)
+    names = {grid.name((c["at"][0], c["at"][1])) for c in choices}
+    drawn = ishtar.hex_map(game, choices).plain
+    assert names == set(re.findall(r"[a-z]\d+", drawn)), "every offered space, and only those"
+    compact = ishtar.hex_map(game, choices, roomy=False).plain.splitlines()
+    for name in names:
+        column, row = name[0], int(name[1:])
+        assert column in compact[row][3:-3], name
 
 
 @pytest.mark.parametrize("decision", ["over", "over-seat"])
@@ -144,15 +157,19 @@ def test_generic_events_name_the_player() -> None:
     assert line == "P2 bot 2: stone at=(3,4)"
 
 
-def test_each_rotation_choice_is_numbered_on_the_map_at_its_far_end() -> None:
+def test_each_rotation_is_drawn_over_the_terrain_with_its_number_and_spaces() -> None:
     sample = next(s for s in samples("ishtar") if s.decision == "rotation")
     game = sample.view["shared"]["game"]
     choices = sample.view["own"]["choices"]
-    spaces = ishtar.choice_spaces(choices)
-    assert sorted(spaces.values()) == list(range(1, len(choices) + 1))
-    drawn = ishtar.hex_map(game, choices).plain
-    for number in spaces.values():
-        assert re.search(rf"(?<![\d@]) {{0,2}}{number}(?![\d@])", drawn)
+    grid = ishtar.grid_of(game)
+    mirror = Mirror("r1", rev=3, view=sample.view, info=info("ishtar"))
+    text = "\n".join(line.plain for line in render.full(Scene(mirror, width=80, height=24)))
+    for number, choice in enumerate(choices, 1):
+        spaces = " ".join(grid.name((q, r)) for q, r in choice["cells"])
+        assert f"{number}: {spaces}" in text
+    tile = game["pending"]["tile"]["spaces"]
+    flowers = [str(s["flowers"]) if s["flowers"] else "," for s in tile]
+    assert text.count(f"({flowers[0]})") >= len(choices), "the tile drawn in each footprint"
 
 
 def test_parts_a_newer_server_adds_to_the_view_are_shown_as_data() -> None:

@@ -1,0 +1,142 @@
+"""The ``h`` reference: how to play in this client, then the game's own reference.
+
+The first part is the client's: the commands, how to name what the board shows (Ishtar's
+spaces, Yspahan's shops, souks and squares), the map's key. The rest is drawn from the game's
+static data (``GET /games/<name>``, :mod:`clients.gamedata`), whatever its shape: each top-level
+part becomes a section, a list of records a line per record (its name first, then its cost,
+effect, points or text), anything else a line of its own. So the buildings, cards, skills,
+trees and scoring rules read as the server describes them, and a newer server's parts show
+up without a new client. Without the data it says why.
+
+Paragraphs are returned unwrapped; the screen wraps them to its width.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rich.text import Text
+
+from clients.intents import HELP
+from clients.printable import printable
+from protocol.mirror import Mirror
+
+NAME_KEYS = ("name", "en", "title", "id", "card", "skill", "building", "key")
+FIRST_KEYS = ("cost", "price", "effect", "power", "text", "points", "vp", "description")
+MAX_LINES = 2000
+
+CLIENT = {
+    "ishtar": [
+        "Spaces: the map's columns have letters (a, b, ...) on the rulers above and below, its"
+        " rows numbers on both sides. A space is named column then row: f7. The spaces you may"
+        " choose show their column letter (or, on a wide screen, their whole name); type the name"
+        " and Enter. q,r (the server's axial coordinates) works too.",
+        "Placing a tile: first type the space where its first space goes; then each way it can"
+        " turn is drawn over the terrain around it, numbered: type the number.",
+        "Map key (narrow): · sand, T tablet, F fountain, P R W a rock with a purple, red or white"
+        " gem, , grass, 1-4 flowers, @¹ an assistant of P1, Y¹ a tree of P1, * the tile's first"
+        " space. Wide: [T] tablet, Fp fountain of that colour, <p> rock with its gem, 2@1 an"
+        " assistant of P1 on 2 flowers, Y1 a tree of P1.",
+    ],
+    "yspahan": [
+        "The city: a line per quarter; each souk is its name (sk3 = the 3-shop souk of sacks)"
+        " with its points when complete, then its shops: . empty, 1 a good of P1, + a shop you"
+        " may fill now.",
+        "Placing goods: type a shop (br3.1), several shops in order (br3.0 br3.2), or a souk"
+        " (br3) to fill its free shops in one go when your goods cover them all.",
+        "The steward walks the cross of squares W10..W1 C E1..E7 and N4..N1 C S1..S7; [W2] is"
+        " where he stands, ›W9 a square he can reach now: type the square (W9).",
+        "The tower: each floor's die value × how many dice lie there (y: yellow dice).",
+    ],
+}
+
+
+def pages(mirror: Mirror, data: Mapping[str, Any] | None, problem: str = "") -> list[Text]:
+    """The reference as paragraphs (the first line is its title)."""
+    game = mirror.game
+    out = [Text(f"Help and reference: {printable(game)} (Esc or Enter closes, PgDn/PgUp)")]
+    out.append(Text(""))
+    out.append(Text("Playing in this client", style="bold"))
+    out.append(Text(HELP))
+    out.append(
+        Text(
+            "More: /word shows only the choices that mention it (/ alone shows all again);"
+            " > and < (or PgDn, PgUp) turn the pages of a long list; Enter alone takes the only"
+            " choice shown, or closes this help; a lone choice is sent by itself after a moment"
+            " (--no-auto turns that off)."
+        )
+    )
+    out += [Text(p) for p in CLIENT.get(game, [])]
+    out.append(Text(""))
+    if data is None:
+        why = f" ({problem})" if problem else ""
+        out.append(Text(f"The server sends no reference for {printable(game)}{why}.", style="dim"))
+        return out
+    out += data_lines(data)
+    return out[:MAX_LINES]
+
+
+def data_lines(data: Mapping[str, Any]) -> list[Text]:
+    out: list[Text] = []
+    for key, value in data.items():
+        if key.startswith("$") or key in ("schema", "version", "etag"):
+            continue
+        out.append(Text(_words(key).capitalize(), style="bold"))
+        out += _part(value)
+        out.append(Text(""))
+    return out
+
+
+def _words(key: Any) -> str:
+    return printable(key).replace("_", " ")
+
+
+def _part(value: Any, depth: int = 0) -> list[Text]:
+    indent = "  " * depth
+    if isinstance(value, list):
+        lines: list[Text] = []
+        for item in value[:200]:
+            if isinstance(item, Mapping):
+                lines.append(Text(indent + "- " + _record(item)))
+            else:
+                lines.append(Text(indent + "- " + _scalar(item)))
+        return lines
+    if isinstance(value, Mapping):
+        lines = []
+        for key, item in list(value.items())[:200]:
+            if isinstance(item, Mapping | list) and depth < 2:
+                lines.append(Text(f"{indent}{_words(key)}:", style="bold" if not depth else ""))
+                lines += _part(item, depth + 1)
+            else:
+                lines.append(Text(f"{indent}{_words(key)}: {_scalar(item)}"))
+        return lines
+    return [Text(indent + _scalar(value))]
+
+
+def _record(item: Mapping[str, Any]) -> str:
+    name = next((item[k] for k in NAME_KEYS if isinstance(item.get(k), str | int)), None)
+    parts = []
+    for key in FIRST_KEYS:
+        if key in item:
+            parts.append(f"{_words(key)} {_scalar(item[key])}")
+    for key, value in item.items():
+        if key in FIRST_KEYS or (name is not None and item.get(key) is name):
+            continue
+        parts.append(f"{_words(key)} {_scalar(value)}")
+    head = f"{printable(name)}: " if name is not None else ""
+    return head + "; ".join(parts)
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return ", ".join(f"{_words(k)} {_scalar(v)}" for k, v in value.items()) or "-"
+    if isinstance(value, list):
+        return "[" + ", ".join(_scalar(v) for v in value[:50]) + "]"
+    if value is None:
+        return "-"
+    if value is True:
+        return "yes"
+    if value is False:
+        return "no"
+    return printable(value)
