@@ -158,6 +158,7 @@ class FullScreen:
 
     def _key(self, key: str) -> None:
         self._typed_at = time.monotonic()
+        self._notice = None  # read: the prompt comes back
         scene = self.scene
         if key == "enter":
             line, scene.typed = scene.typed, ""
@@ -202,12 +203,13 @@ class FullScreen:
     def chat(self, text: Text) -> None:
         self.scene.chat.append(text)
         del self.scene.chat[:-LOG_LINES]
+        self._notice = text  # on the hint line until the next key: a person sees it
 
     def message(self, text: str, kind: str = "info") -> None:
         style = {"notice": "bold yellow", "error": "bold red"}.get(kind, "bold")
         line = Text(printable(text), style=style)
         if kind != "info":
-            self._notice = line
+            self._notice = Text("! ", style=style).append_text(line)
         self.scene.log.append(Text("! ", style=style).append_text(line))
         del self.scene.log[:-LOG_LINES]
         self.changed()

@@ -54,7 +54,7 @@ class GameData:
             with urllib.request.urlopen(request, timeout=TIMEOUT) as answer:
                 body = answer.read(MAX_BYTES + 1)
         except urllib.error.HTTPError as exc:
-            self.problem = f"the server has no game data at {url} (HTTP {exc.code})"
+            self.problem = f"this server does not serve {url} (HTTP {exc.code})"
             return None
         except (OSError, ValueError) as exc:
             self.problem = f"the game data at {url} could not be read ({exc})"

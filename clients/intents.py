@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clients.choices import label, space_of
-from clients.hexgrid import Grid
+from clients.hexgrid import Grid, column_name
 from protocol.mirror import Mirror
 
 
@@ -144,7 +144,10 @@ def _filter(wanted: str, choices: list[dict[str, Any]], game: str, grid: Grid | 
 def _space(text: str, choices: list[dict[str, Any]], grid: Grid) -> Intent:
     at = grid.parse(text)
     if at is None:
-        return Problem(f"There is no space {text} on the map (columns a-..., rows 1-{grid.rows}).")
+        last = column_name(grid.columns - 1)
+        return Problem(
+            f"There is no space {text} on the map (columns a-{last}, rows 1-{grid.rows})."
+        )
     name = grid.name(at)
     found = tuple(
         i for i, c in enumerate(choices) if c.get("kind") != "rotation" and space_of(c) == at

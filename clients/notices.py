@@ -49,7 +49,8 @@ def seat_changes(
             continue  # told by the clock (clock_changes)
         if now.get("standin") and not was.get("standin"):
             kind = printable(now.get("bot_kind") or "a")
-            out.append(f"a {kind} bot now plays for {who} until they come back")
+            back = "you come" if seat == me else "they come"
+            out.append(f"a {kind} bot now plays for {who} until {back} back")
         elif was.get("standin") and not now.get("standin") and now.get("connected"):
             out.append(f"{who} {'are' if seat == me else 'is'} back; the stand-in bot stops")
         elif was.get("connected") and not now.get("connected") and started and seat != me:

@@ -118,6 +118,8 @@ class Player:
     async def run(self) -> int:
         """Play until the match ends (0), the player quits (0) or the server is lost (1)."""
         self.session.listeners.append(self._on_frame)
+        self._info = dict(self.mirror.info)
+        self._clock = self._clock_part()
         loop = asyncio.get_running_loop()
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signal.SIGINT, self.quitting.set)
@@ -130,6 +132,9 @@ class Player:
                     self.ui.message(explain(self.session.gone), "error")
                     return 1
                 if self.mirror.over:
+                    if line_task is not None:
+                        line_task.cancel()  # the screen reads its own keys from now on
+                        line_task = None
                     await self._finish()
                     return 0
                 await self._step()

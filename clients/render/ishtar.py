@@ -291,19 +291,24 @@ def body(scene: Scene) -> Body:
     if column < 34:
         column = scene.width
     decision = _decision(scene, grid, column)
+    trees = scene.turn.get("decision") in ("plant", "tree", "reserve_tree")
+    piles, display = _piles_panel(scene), _display_panel(scene)
     panels = [
         decision,
         _status_panel(scene),
         kept_panel(scene),
+        *((display, piles) if trees else ()),
         _standings_panel(scene),
         _players_panel(scene),
-        _piles_panel(scene),
-        _display_panel(scene),
-        log_panel(scene),
-        chat_panel(scene),
-        Panel("Key", [ishtar_map.legend(roomy=roomy)], least=2),
+        *(() if trees else (piles, display)),
     ]
-    return Body(main=main, panels=[p for p in panels if p is not None], main_width=width)
+    below = [log_panel(scene), chat_panel(scene), Panel("Key", [ishtar_map.legend(roomy=roomy)])]
+    return Body(
+        main=main,
+        panels=[p for p in panels if p is not None],
+        main_width=width,
+        below=[p for p in below if p is not None],
+    )
 
 
 def _decision(scene: Scene, grid: Grid, width: int) -> Panel | None:

@@ -68,6 +68,9 @@ class Body:
     panels: list[Panel] = field(default_factory=list)
     main_width: int | None = None
     """Columns the main drawing needs (default: its widest line)."""
+    below: list[Panel] = field(default_factory=list)
+    """Panels for under the main drawing when the others go beside it (the log, the chat);
+    on a narrow terminal they come after the others."""
 
 
 def crop(line: Text, width: int) -> Text:
@@ -138,10 +141,10 @@ def _body(body: Body, width: int, rows: int) -> list[Text]:
     side = width - main_width - len(GAP)
     if main_width and side >= SIDE_MIN:
         below = rows - len(main)
-        # Under the main drawing: whatever the side column has no room for (log, chat last).
+        # Under the main drawing: its own panels, then what the side column had no room for.
         right = stack(body.panels, rows)
         used = _shown(body.panels, rows)
-        rest = [p for p, n in zip(body.panels, used, strict=True) if not n]
+        rest = body.below + [p for p, n in zip(body.panels, used, strict=True) if not n]
         left = main[:rows] + (stack(rest, below) if below > 1 and rest else [])
         out: list[Text] = []
         for i in range(rows):
@@ -152,7 +155,7 @@ def _body(body: Body, width: int, rows: int) -> list[Text]:
             out.append(line)
         return out
     top = [crop(line, width) for line in main[:rows]]
-    return top + stack(body.panels, rows - len(top))
+    return top + stack(body.panels + body.below, rows - len(top))
 
 
 def _shown(panels: Sequence[Panel], height: int) -> list[int]:

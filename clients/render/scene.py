@@ -87,12 +87,29 @@ def header(scene: Scene) -> Text:
         text.append(f" · {state or 'joining'}")
     elif info.get("paused"):
         text.append(" · paused", style="bold red")
+    for entry in info.get("seats") or []:
+        if not isinstance(entry, dict) or entry.get("seat") == mirror.seat:
+            continue
+        away = _away(entry, state == "playing")
+        if away:
+            text.append(f" · P{int(entry.get('seat', 0)) + 1} {away}", style="bold yellow")
     clocks = clock_text(scene)
     if clocks.cell_len:
         room = scene.width - text.cell_len - clocks.cell_len
         text.append(" " * max(room, 1))
         text.append_text(clocks)
     return text
+
+
+def _away(entry: Mapping[str, Any], started: bool) -> str:
+    """``away`` or ``bot plays`` for a player who is not at the table now."""
+    if entry.get("forfeited"):
+        return "forfeited"
+    if entry.get("standin"):
+        return "away, a bot plays"
+    if started and entry.get("taken") and not entry.get("bot") and not entry.get("connected"):
+        return "away"
+    return ""
 
 
 LOW_TIME = 30.0
@@ -106,7 +123,7 @@ def clock_text(scene: Scene) -> Text:
     text = Text()
     if left is None or not isinstance(clock, dict):
         return text
-    running = clock.get("running")
+    running = clock.get("running") if scene.mirror.info.get("state") == "playing" else None
     forfeited = set(clock.get("forfeited") or [])
     for seat, seconds in enumerate(left):
         if seat:
@@ -129,6 +146,8 @@ def low_time(scene: Scene) -> str | None:
     clock = scene.view.get("clock")
     seat = scene.mirror.seat
     if left is None or not isinstance(clock, dict) or seat is None:
+        return None
+    if scene.mirror.info.get("state") != "playing":
         return None
     if clock.get("running") != seat or not 0 <= seat < len(left) or left[seat] >= LOW_TIME:
         return None
@@ -221,6 +240,7 @@ DECISIONS = {
         "amount": "How many?",
         "build": "Build",
         "keep": "Pay a camel to keep your good?",
+        "send": "Which good goes to the caravan first?",
     },
 }
 """Prompts for a server that sends none (``shared.turn.prompt``), by game and decision."""
@@ -252,7 +272,7 @@ def prompt_of(scene: Scene) -> str:
 def log_panel(scene: Scene) -> Panel | None:
     if not scene.log:
         return None
-    return Panel("Log", scene.log, least=2, tail=True)
+    return Panel(None, scene.log, least=2, tail=True)
 
 
 def chat_panel(scene: Scene) -> Panel | None:
@@ -305,14 +325,25 @@ def result_panel(scene: Scene) -> Panel | None:
     breakdown = result.get("breakdown") or []
     lines = []
     for seat, score in enumerate(scores):
-        line = Text(f"{seat_label(info, seat)}: {score}", style="bold")
+        line = Text(f"{seat_label(info, seat)}: {score} points", style="bold")
         if seat in winners:
             line.append(" (winner)", style="bold green")
+        lines.append(line)
         entry = breakdown[seat] if seat < len(breakdown) else {}
         if isinstance(entry, dict):
-            parts = [f"{printable(k)} {v}" for k, v in entry.items() if k != "total"]
-            line.append(" = " + ", ".join(parts), style="")
-        lines.append(line)
+            parts = [
+                f"{printable(k).replace('_', ' ')} {v}"
+                for k, v in entry.items()
+                if k != "total" and v
+            ]
+            row = "  "
+            for part in parts:
+                if len(row) + len(part) > 34 and row.strip():
+                    lines.append(Text(row.rstrip(" ·")))
+                    row = "  "
+                row += part + " · "
+            if row.strip():
+                lines.append(Text(row.rstrip(" ·")))
     return Panel("Final scores", lines, least=len(lines) + 1)
 
 
@@ -330,7 +361,7 @@ def full_screen(scene: Scene, body: BodyFor | None) -> list[Text]:
         extra.append(seats_panel(scene))
     panels = [p for p in extra if p is not None]
     if panels:
-        built = Body(main=built.main, panels=[*panels, *built.panels], main_width=built.main_width)
+        built = Body(built.main, [*panels, *built.panels], built.main_width, built.below)
     return compose(
         header(scene),
         built,

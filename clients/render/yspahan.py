@@ -407,7 +407,7 @@ def _dice_panel(scene: Scene, width: int) -> Panel:
     for floor, items in by_floor.items():
         info = floors.get(floor) or {}
         dice = int(info.get("white", 0)) + int(info.get("yellow", 0))
-        head = f"{printable(floor):<8}{info.get('value')}×{dice}:"
+        head = f"{printable(floor):<8}{info.get('value')}×{dice}: "
         line = Text(head, style="bold")
         for number, short in items:
             part = Text(f" {number:>{digits}} ", style="bold cyan")
@@ -446,7 +446,9 @@ def _week_line(scene: Scene) -> Text:
     info = scene.mirror.info
     text = Text(f"Week {game.get('week')} · day {game.get('day')}", style="bold")
     actor = game.get("actor")
-    if isinstance(actor, int):
+    if scene.mirror.result is not None:
+        text.append(" · the match is over")
+    elif isinstance(actor, int):
         who = "your" if actor == scene.mirror.seat else seat_label(info, actor) + "'s"
         text.append(f" · {who} turn")
     order = " ".join(f"P{s + 1}" for s in game.get("order") or [] if isinstance(s, int))

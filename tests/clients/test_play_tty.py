@@ -48,7 +48,22 @@ async def play_whole_match(
 ) -> None:
     app = await make_app()
     url = f"ws://127.0.0.1:{app.port}/"
-    term = Terminal(["play", "--server", url, "--game", game, "--seed", str(seed), "--name", "ann"])
+    term = Terminal(
+        [
+            "play",
+            "--plain",
+            "--auto-delay",
+            "0",
+            "--server",
+            url,
+            "--game",
+            game,
+            "--seed",
+            str(seed),
+            "--name",
+            "ann",
+        ]
+    )
     try:
         joined = await term.expect(r"Room (\S+) \((\w+)\): you are P1\.")
         assert joined[2] == game
@@ -78,7 +93,9 @@ async def test_bad_input_is_explained_and_a_seat_left_is_resumed_with_its_token(
 ) -> None:
     app = await make_app()
     url = f"ws://127.0.0.1:{app.port}/"
-    term = Terminal(["play", "--server", url, "--game", "yspahan", "--seed", "31"])
+    term = Terminal(
+        ["play", "--plain", "--no-auto", "--server", url, "--game", "yspahan", "--seed", "31"]
+    )
     try:
         room = (await term.expect(r"Room (\S+) \(yspahan\): you are P1\."))[1]
         token = (await term.expect(rf"oasis join {room} --token=(\S+)"))[1]
@@ -90,11 +107,11 @@ async def test_bad_input_is_explained_and_a_seat_left_is_resumed_with_its_token(
         term.send("h")
         await term.expect(r"Type the number of a choice and Enter")
         term.send("q")
-        await term.expect(rf"come back with: oasis join {room} --token={re.escape(token)}")
+        await term.expect(rf"Come back with: oasis join {room} --token={re.escape(token)}")
         assert await term.exit_code() == 0
     finally:
         term.close()
-    back = Terminal(["join", room, f"--token={token}", "--server", url])  # tokens may start "-"
+    back = Terminal(["join", room, "--plain", "--no-auto", f"--token={token}", "--server", url])
     try:
         again = await back.expect(PROMPT)
         assert again[2] == first[2], "the seat waited at the same revision"
@@ -113,13 +130,28 @@ async def test_two_people_play_each_other_from_create_and_join(
     app = await make_app()
     url = f"ws://127.0.0.1:{app.port}/"
     host = Terminal(
-        ["create", "--server", url, "--game", "ishtar", "--seed", "41", "--name", "ann"]
+        [
+            "create",
+            "--plain",
+            "--auto-delay",
+            "0",
+            "--server",
+            url,
+            "--game",
+            "ishtar",
+            "--seed",
+            "41",
+            "--name",
+            "ann",
+        ]
     )
     guest: Terminal | None = None
     try:
         room = (await host.expect(r"Created room (\S+) \(ishtar, 2 players\)\."))[1]
         await host.expect(r"Waiting for players; type s to start now \(bots fill the free seats\)")
-        guest = Terminal(["join", room, "--server", url, "--name", "bob"])
+        guest = Terminal(
+            ["join", room, "--plain", "--auto-delay", "0", "--server", url, "--name", "bob"]
+        )
         await guest.expect(rf"Room {room} \(ishtar\): you are P2\.")
         (final_a, prompts_a), (final_b, prompts_b) = await asyncio.gather(
             play_to_the_end(host, random.Random(1)), play_to_the_end(guest, random.Random(2))
@@ -139,7 +171,20 @@ async def test_play_survives_a_dropped_connection_and_resumes_by_itself(
 ) -> None:
     app = await make_app()
     url = f"ws://127.0.0.1:{app.port}/"
-    term = Terminal(["play", "--server", url, "--game", "ishtar", "--seed", "51"])
+    term = Terminal(
+        [
+            "play",
+            "--plain",
+            "--auto-delay",
+            "0",
+            "--server",
+            url,
+            "--game",
+            "ishtar",
+            "--seed",
+            "51",
+        ]
+    )
     try:
         room = (await term.expect(r"Room (\S+) \(ishtar\): you are P1\."))[1]
         rng = random.Random(51)
@@ -165,13 +210,15 @@ async def test_two_quick_players_are_matched_into_one_room_that_starts_by_itself
 ) -> None:
     app = await make_app()
     url = f"ws://127.0.0.1:{app.port}/"
-    first = Terminal(["quick", "--server", url, "--game", "yspahan", "--name", "ann"])
+    first = Terminal(["quick", "--plain", "--server", url, "--game", "yspahan", "--name", "ann"])
     second: Terminal | None = None
     try:
         await first.expect(r"Quick match: the room starts by itself when every seat is taken\.")
         room = (await first.expect(r"Room (\S+) \(yspahan\): you are P1\."))[1]
         await first.expect(r"Waiting for players; the match starts when the room is full")
-        second = Terminal(["quick", "--server", url, "--game", "yspahan", "--name", "bob"])
+        second = Terminal(
+            ["quick", "--plain", "--server", url, "--game", "yspahan", "--name", "bob"]
+        )
         await second.expect(rf"Room {room} \(yspahan\): you are P2\.")
         prompts = [asyncio.ensure_future(t.expect(PROMPT)) for t in (first, second)]
         done, pending = await asyncio.wait(prompts, return_when=asyncio.FIRST_COMPLETED)

@@ -32,7 +32,8 @@ async def test_oasis_watch_follows_a_live_match_to_the_final_scores(
     assert joined["type"] == "joined"
     started = await host.request({"type": "start", "room": room, "bots": True})
     assert started["type"] == "ack", started
-    term = Terminal(["watch", room, "--server", f"ws://127.0.0.1:{app.port}/", "--every", "0"])
+    url = f"ws://127.0.0.1:{app.port}/"
+    term = Terminal(["watch", room, "--plain", "--server", url, "--every", "0"])
     try:
         await term.expect(rf"Watching room {room} \({game}\) as a spectator\.")
         await drive_seat(host, room, 0, Played(room, seed, 2, game), random.Random(seed))

@@ -1,0 +1,170 @@
+"""Acceptance: the full screen in a real terminal (tmux), against a real server and Redis.
+
+A :class:`~tests.clients.person.Person` plays by reading the screen and typing what a person
+would (spaces for Ishtar, souks, shops and squares for Yspahan, numbers otherwise), at 80x24 and
+at 160x50. Every screen it acts on must fit the terminal (no line longer than the width, the
+header on the first line and the input on the last), show the board, and offer the choices it
+reads. The whole matches are in the slow tier (about a minute each); the default tier plays a
+few turns of each game and leaves, and checks what the full screen promises besides: the
+waiting seat's screen changes when the other seat moves; disconnect, stand-in, comeback and
+timeout notices; names and chat with terminal escapes shown harmless; the help; ``q`` and
+Ctrl-C printing the command that comes back to the seat.
+
+The slow tier rewrites the captured screens in ``clients/screens/`` (README, "Screens").
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+from server.app import App
+from tests.clients.person import Person, Screen
+from tests.clients.tmux import Tmux, available
+from tests.server.conftest import MakeApp, MakeClient
+
+pytestmark = pytest.mark.skipif(not available(), reason="tmux is installed by scripts/env.sh")
+
+SCREENS = Path(__file__).parents[2] / "clients" / "screens"
+SIZES = [(80, 24), (160, 50)]
+FINAL = r"Final scores: (?P<scores>.*?) · winners?: (?P<winners>.*)"
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "screen"
+
+
+def save(game: str, size: tuple[int, int], kind: str, lines: list[str]) -> None:
+    SCREENS.mkdir(exist_ok=True)
+    path = SCREENS / f"{game}-{size[0]}x{size[1]}-{slug(kind)}.txt"
+    path.write_text("\n".join(lines) + "\n")
+
+
+def check_fits(screen: Screen, game: str, cols: int, rows: int) -> None:
+    """The screen fits: no line wider than the terminal, every part in its place."""
+    lines = screen.lines
+    text = "\n".join(lines)
+    too_long = [line for line in lines if len(line) > cols]
+    assert not too_long, f"lines longer than {cols}:\n{text}"
+    assert len(lines) == rows, f"{len(lines)} lines instead of {rows} (something wrapped):\n{text}"
+    assert lines[0].startswith(game.capitalize()), text
+    assert lines[-1].startswith(">"), text
+    if game == "ishtar":
+        assert re.search(r"^\s+a +b +c +d", text, re.M), f"no map:\n{text}"
+    else:
+        assert "Steward" in text and "sacks" in text, f"no city:\n{text}"
+
+
+def player(url: str, game: str, seed: int, *extra: str) -> list[str]:
+    return ["play", "--server", url, "--game", game, "--seed", str(seed), "--name", "ann",
+            "--auto-delay", "0.2", *extra]  # fmt: skip
+
+
+async def scores_of(make_client: MakeClient, app: App, room: str) -> list[int]:
+    watcher = await make_client("checker", target=app)
+    answer = await watcher.request({"type": "spectate", "room": room})
+    return list(answer["view"]["shared"]["result"]["scores"])
+
+
+def room_of(screen: Screen) -> str:
+    found = re.search(r"room (\w+)", screen.header)
+    assert found, screen.header
+    return found[1]
+
+
+async def play_through(
+    person: Person, game: str, size: tuple[int, int], *, turns: int | None = None, record: bool
+) -> Screen:
+    """Answer decisions until the end of the match (or ``turns`` answers); the last screen."""
+    cols, rows = size
+    helped = False
+    answered = 0
+    while True:
+        screen = await person.look(wait=120)
+        check_fits(screen, game, cols, rows)
+        if "match is over" in screen.hint:
+            if record:
+                save(game, size, "final", screen.lines)
+            return screen
+        if turns is not None and answered >= turns:
+            return screen
+        if not helped:
+            helped = True
+            await person.term.type("h")
+            shown = await person.term.wait(r"Help and reference", what="the help")
+            assert not [line for line in shown if len(line) > cols]
+            assert "Playing in this client" in "\n".join(shown)
+            if record:
+                save(game, size, "help", shown)
+            await person.term.type("")  # Enter closes it
+            await person.term.wait(lambda lines: "Help and reference" not in "\n".join(lines))
+            continue
+        await person.act(screen)
+        answered += 1
+        if record:
+            kind = person.prompt.split(":")[0]
+            if kind not in recorded:
+                recorded.add(kind)
+                save(game, size, kind, screen.lines)
+
+
+recorded: set[str] = set()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize(("game", "seed"), [("ishtar", 3), ("yspahan", 4)])
+async def test_a_whole_match_against_the_bot_read_and_typed_as_a_person_would(
+    redis_app: MakeApp, make_client: MakeClient, game: str, seed: int, size: tuple[int, int]
+) -> None:
+    app = await redis_app()
+    url = f"ws://127.0.0.1:{app.port}/"
+    term = await Tmux(player(url, game, seed), cols=size[0], rows=size[1]).start()
+    recorded.clear()
+    try:
+        person = Person(term, random.Random(seed))
+        final = await play_through(person, game, size, record=True)
+        room = room_of(final)
+        assert "Final scores" in "\n".join(final.body)
+        await term.type("")
+        after = await term.wait(r"\[exited (\d+)\]", what="the program to end")
+        text = "\n".join(after)
+        assert "[exited 0]" in text, text
+        printed = re.search(FINAL, text)
+        assert printed, text
+        numbers = [int(s) for s in re.findall(r"P\d [^,]*? (\d+)(?:,|$)", printed["scores"])]
+        assert numbers == await scores_of(make_client, app, room)
+        assert len(person.typed) > 20
+        if game == "ishtar":  # spaces typed, as read off the map
+            assert sum(bool(re.fullmatch(r"[a-z]\d+", t)) for t in person.typed) > 5
+        else:
+            assert any(re.fullmatch(r"[WENS]\d+|C", t) for t in person.typed)
+            assert any(re.fullmatch(r"(sk|br|ch|va)\d(\.\d)?", t) for t in person.typed)
+    finally:
+        await term.close()
+
+
+@pytest.mark.parametrize(("game", "seed", "size"), [("ishtar", 5, (80, 24)),
+                                                   ("yspahan", 6, (80, 24)),
+                                                   ("ishtar", 7, (160, 50))])  # fmt: skip
+async def test_a_few_turns_then_q_prints_the_way_back_on_one_line(
+    redis_app: MakeApp, game: str, seed: int, size: tuple[int, int]
+) -> None:
+    app = await redis_app()
+    url = f"ws://127.0.0.1:{app.port}/"
+    term = await Tmux(player(url, game, seed), cols=size[0], rows=size[1]).start()
+    try:
+        person = Person(term, random.Random(seed))
+        screen = await play_through(person, game, size, turns=8, record=False)
+        room = room_of(screen)
+        await term.type("q")
+        after = "\n".join(await term.wait(r"\[exited \d+\]", what="the program to end"))
+        assert "[exited 0]" in after, after
+        line = next(line for line in after.splitlines() if "Come back with" in line)
+        assert re.fullmatch(rf"Come back with: oasis join {room} --token=\S+ --server \S+", line)
+        assert "a bot plays your seat and finishes the match for you" in after
+    finally:
+        await term.close()
