@@ -64,7 +64,7 @@ async def test_the_waiting_seat_s_screen_changes_when_the_other_seat_moves(
                     {"type": "act", "room": room, "rev": rev, "choice": rng.randrange(len(choices))}
                 )
                 assert answer["type"] == "ack", answer
-                await term.wait(lambda lines: lines[1:-2] != before[1:-2], what="bob's move")
+                await term.wait(lambda lines, was=before: lines[1:-2] != was[1:-2], what="a move")
                 seen += 1
                 continue
             screen = await person.look(wait=30, unless=lambda: my_turn(bob, room))
