@@ -1,6 +1,7 @@
 # Sourced by scripts/serve and scripts/test: make sure .venv exists with the project installed
-# (EXTRAS selects extras, e.g. "dev") and that redis-server is on the PATH. Idempotent and quiet
-# when everything is already in place; it reinstalls only when pyproject.toml changed.
+# (EXTRAS selects extras, e.g. "dev") and that redis-server is on the PATH (and, for the tests,
+# node, chromium and tmux). Idempotent and quiet when everything is already in place; it
+# reinstalls only when pyproject.toml changed.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -60,11 +61,13 @@ if ! command -v redis-server >/dev/null 2>&1; then
 fi
 
 # The checks of the browser client (scripts/test) need Node (its tests) and Chromium (the browser
-# tests drive Debian's chromium through Playwright; nothing downloads a browser of its own).
+# tests drive Debian's chromium through Playwright; nothing downloads a browser of its own); the
+# terminal client's full-screen tests run it in tmux.
 if [[ "$EXTRAS" == *dev* ]]; then
   missing=()
   command -v node >/dev/null 2>&1 || missing+=(nodejs)
   command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+  command -v tmux >/dev/null 2>&1 || missing+=(tmux)
   if [ "${#missing[@]}" -gt 0 ]; then
     apt_install "${missing[@]}"
   fi

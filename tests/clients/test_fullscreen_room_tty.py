@@ -12,16 +12,12 @@ from __future__ import annotations
 import random
 import re
 
-import pytest
-
 from server.app import App
 from tests.clients.person import Person, Screen
-from tests.clients.tmux import Tmux, available
+from tests.clients.tmux import Tmux
 from tests.server.client import Client
 from tests.server.conftest import MakeApp, MakeClient
 from tests.server.matches import my_turn
-
-pytestmark = pytest.mark.skipif(not available(), reason="tmux is installed by scripts/env.sh")
 
 
 def host(url: str, game: str, seed: int, *extra: str) -> list[str]:

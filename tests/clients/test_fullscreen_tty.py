@@ -23,10 +23,8 @@ import pytest
 
 from server.app import App
 from tests.clients.person import Person, Screen
-from tests.clients.tmux import Tmux, available
+from tests.clients.tmux import Tmux
 from tests.server.conftest import MakeApp, MakeClient
-
-pytestmark = pytest.mark.skipif(not available(), reason="tmux is installed by scripts/env.sh")
 
 SCREENS = Path(__file__).parents[2] / "clients" / "screens"
 SIZES = [(80, 24), (160, 50)]

@@ -5,7 +5,8 @@ directory, ``-f /dev/null``: no user configuration), with one window of exactly 
 ``rows`` running the command, followed by ``[exited N]`` so the lines a program prints when it
 ends stay readable. :meth:`Tmux.screen` is ``capture-pane -J``: wrapped lines are joined, so a
 line the program drew too long shows as one line longer than the width. Waits poll the screen
-until a condition holds (the screen is the event), never for a fixed time.
+until a condition holds (the screen is the event), never for a fixed time. ``scripts/test``
+installs tmux where it is missing.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import asyncio
 import os
 import re
 import shlex
-import shutil
 import sys
 import tempfile
 import time
@@ -22,10 +22,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 POLL = 0.05
-
-
-def available() -> bool:
-    return shutil.which("tmux") is not None
 
 
 class Tmux:
