@@ -58,7 +58,7 @@ def label(
     at = space_of(choice) if grid is not None and choice.get("kind") != "rotation" else None
     if grid is not None and at is not None and at in grid.spaces:
         name = grid.name(at)
-        text = text.replace(f" at ({at[0]},{at[1]})", "").replace(f"({at[0]},{at[1]})", name)
+        text = text.replace(f" at ({at[0]},{at[1]})", " here").replace(f"({at[0]},{at[1]})", name)
         return f"{name}: {text}"
     return text
 

@@ -286,7 +286,13 @@ def body(scene: Scene) -> Body:
         else offered_spaces([scene.choices[i] for i in scene.shown if 0 <= i < len(scene.choices)])
     )
     marks = ishtar_map.marks_of(game, offered)
-    main = ishtar_map.map_lines(game, grid, marks, roomy=roomy) if grid.spaces else []
+    outlined = roomy and scene.height - 3 >= 2 * grid.rows + 5
+    if not grid.spaces:
+        main: list[Text] = []
+    elif outlined:
+        main = ishtar_map.outlined_lines(game, grid, marks)
+    else:
+        main = ishtar_map.map_lines(game, grid, marks, roomy=roomy)
     column = scene.width - width - 3
     if column < 34:
         column = scene.width
@@ -302,7 +308,10 @@ def body(scene: Scene) -> Body:
         _players_panel(scene),
         *(() if trees else (piles, display)),
     ]
-    below = [log_panel(scene), chat_panel(scene), Panel("Key", [ishtar_map.legend(roomy=roomy)])]
+    key = [ishtar_map.legend(roomy=roomy)]
+    if outlined:
+        key.append(Text("| / \\ outline each tile laid", style="dim"))
+    below = [log_panel(scene), chat_panel(scene), Panel("Key", key)]
     return Body(
         main=main,
         panels=[p for p in panels if p is not None],

@@ -21,6 +21,9 @@ column letter on the space, the row number in the margin. Lower-case letters app
 else on the map. The tile being placed shows ``*`` on its first space. No digit is drawn that is
 not a flower count, a row number or a seat.
 
+With room for it (50 lines), :func:`outlined_lines` draws the roomy map on two lines per row
+and outlines every laid tile with the hexes' sides (``|``, ``/``, ``\\``).
+
 Colours (a terminal shows them; text captures do not need them): each laid tile gets a
 background that differs from its neighbours' so tiles stand out, and pieces take their player's
 colour.
@@ -197,19 +200,7 @@ def map_lines(
                 line.append(" " * step)
                 x += 1
                 continue
-            space = laid[at]
-            glyph = space.roomy if roomy else space.compact
-            style = space.style
-            if space.tile is not None:
-                style = f"{style} {backgrounds.get(space.tile, '')}".strip()
-            if at in marks.offered:
-                name = grid.name(at)
-                glyph = f"{name:^3}" if roomy else name.rstrip("0123456789")[-1]
-                style = MARK_STYLE
-            elif at == marks.anchor and not marks.placed:
-                glyph, style = (" * " if roomy else "*"), MARK_STYLE
-            elif at in marks.placed:
-                style = f"{style} reverse".strip()
+            glyph, style = _glyph(laid[at], at, grid, marks, backgrounds, roomy=roomy)
             shown = glyph.rstrip() or glyph[:1]
             line.append(shown, style=style)
             line.append(" " * (2 * step - len(shown)))
@@ -219,6 +210,99 @@ def map_lines(
         line.append(" " * max(pad, 1))
         line.append(f"{row + 1}", style="dim")
         lines.append(line)
+    lines.append(ruler.copy())
+    return lines
+
+
+def _glyph(
+    space: Space,
+    at: Hex,
+    grid: Grid,
+    marks: Marks,
+    backgrounds: dict[int, str],
+    *,
+    roomy: bool,
+) -> tuple[str, str]:
+    """What one space shows (its glyph and style), marks first."""
+    glyph = space.roomy if roomy else space.compact
+    style = space.style
+    if space.tile is not None:
+        style = f"{style} {backgrounds.get(space.tile, '')}".strip()
+    if at in marks.offered:
+        name = grid.name(at)
+        return (f"{name:^3}" if roomy else name.rstrip("0123456789")[-1]), MARK_STYLE
+    if at == marks.anchor and not marks.placed:
+        return (" * " if roomy else "*"), MARK_STYLE
+    if at in marks.placed:
+        style = f"{style} reverse".strip()
+    return glyph, style
+
+
+WALL_STYLE = "bold green"
+
+
+def outlined_lines(game: Mapping[str, Any], grid: Grid, marks: Marks | None = None) -> list[Text]:
+    """The roomy map on two lines per row, with every laid tile outlined.
+
+    Between two rows an edge line holds the slanted sides of the hexes (``/`` and ``\\``);
+    within a row the upright sides take the gap between two spaces (``|``). A side is drawn
+    where a tile's space meets a space that is not of the same tile (another tile, open
+    terrain, the edge of the board), so each tile shows as one closed shape.
+    """
+    marks = marks or Marks()
+    laid = spaces(game)
+    backgrounds = _backgrounds(game, laid)
+    digits = len(str(grid.rows))
+    width = grid.columns * 4 + 1
+    rows: dict[int, dict[int, Hex]] = {}
+    for at in grid.spaces:
+        rows.setdefault(at[1], {})[grid.x(at)] = at
+
+    def tile(at: Hex | None) -> int | None:
+        space = laid.get(at) if at is not None else None
+        return space.tile if space is not None else None
+
+    def side(a: Hex | None, b: Hex | None) -> bool:
+        return tile(a) != tile(b) and (tile(a) is not None or tile(b) is not None)
+
+    def text(cells: list[tuple[str, str]], number: str) -> Text:
+        line = Text(f"{number:>{digits}} ", style="dim")
+        for char, style in cells:
+            line.append(char, style=style)
+        line.rstrip()
+        if number:
+            line.append(" " * max(digits + 1 + width - line.cell_len, 1))
+            line.append(number, style="dim")
+        return line
+
+    ruler = Text(" " * (digits + 1), style="dim")
+    letters = [" "] * width
+    for c in range(grid.columns):
+        letters[c * 4 + 2] = column_name(c)
+    ruler.append("".join(letters).rstrip(), style="dim")
+    lines = [ruler]
+    for row in range(grid.rows):
+        r = grid.top + row
+        here = rows.get(r, {})
+        cells: list[tuple[str, str]] = [(" ", "")] * width
+        for x, at in here.items():
+            glyph, style = _glyph(laid[at], at, grid, marks, backgrounds, roomy=True)
+            for i, char in enumerate(glyph[:3].ljust(3)):
+                cells[2 * x + i] = (char, style)
+        for x in range(-2, 2 * grid.columns):
+            if 0 <= 2 * x + 3 < width and side(here.get(x), here.get(x + 2)):
+                cells[2 * x + 3] = ("|", WALL_STYLE)
+        lines.append(text(cells, str(row + 1)))
+        if row == grid.rows - 1:
+            break
+        below = rows.get(r + 1, {})
+        edges: list[tuple[str, str]] = [(" ", "")] * width
+        for k in range(0, 2 * grid.columns + 1):
+            upper = k if k % 2 == r % 2 else k - 1
+            lower = k if k % 2 == (r + 1) % 2 else k - 1
+            if 2 * k < width and side(here.get(upper), below.get(lower)):
+                edges[2 * k] = ("\\" if lower > upper else "/", WALL_STYLE)
+        lines.append(text(edges, ""))
     lines.append(ruler.copy())
     return lines
 

@@ -94,7 +94,7 @@ def test_what_the_board_shows_completes_the_client_s_own_labels() -> None:
 def test_a_choice_on_an_ishtar_space_starts_with_the_space_s_name_on_the_map() -> None:
     grid = Grid.of([(0, 0), (1, 0), (0, 1)])
     assert label("ishtar", {"kind": "assistant", "at": [1, 0]}, grid) == (
-        "b1: put an assistant on the flowerbed"
+        "b1: put an assistant on the flowerbed here"
     )
     bloom = {"kind": "bloom", "token": "bloom-single-1", "cells": [[0, 1]]}
     assert label("ishtar", bloom, grid).startswith("a2: lay bloom token")

@@ -17,7 +17,7 @@ from tests.clients.person import Person, Screen
 from tests.clients.tmux import Tmux
 from tests.server.client import Client
 from tests.server.conftest import MakeApp, MakeClient
-from tests.server.matches import my_turn
+from tests.server.matches import my_turn, over
 
 
 def host(url: str, game: str, seed: int, *extra: str) -> list[str]:
@@ -79,6 +79,10 @@ async def test_drops_stand_ins_comebacks_and_timeouts_are_told(
     try:
         room = await room_on_screen(term)
         bob, token = await join_as(make_client, app, room, "bob")
+        # The clock ticks on screen, and warns when little time is left.
+        first = await term.wait(r"P1 \d:\d\d\.\d◀", what="ann's clock running")
+        await term.wait(lambda lines: lines[0] != first[0], what="the clock to tick")
+        await term.wait(r"^Only 0:0\d\.\d left on your clock: at zero a bot decides for you")
         # Nobody moves: the clocks run out, and a bot moves for each seat in turn.
         await term.wait(r"P2 bob ran out of time: a bot made their move", wait=20)
         await term.wait(r"you ran out of time: a bot made your move", wait=20)
@@ -127,5 +131,42 @@ async def test_hostile_names_and_chat_are_shown_as_harmless_text(
         assert "pwned" not in await term.buffers(), "the clipboard was not written"
         check = Screen(lines, 80)
         assert len(check.lines) == 24 and all(len(line) <= 80 for line in lines)
+    finally:
+        await term.close()
+
+
+async def test_a_spectator_s_full_screen_follows_the_match_to_its_scores(
+    redis_app: MakeApp, make_client: MakeClient
+) -> None:
+    app = await redis_app()
+    seat = await make_client("ann", target=app)
+    created = await seat.request({"type": "create", "game": "yspahan", "players": 2, "seed": 16})
+    room = created["room"]
+    await seat.request({"type": "join", "room": room, "name": "ann"})
+    await seat.request({"type": "start", "room": room, "bots": True})
+    url = f"ws://127.0.0.1:{app.port}/"
+    term = await Tmux(["watch", room, "--server", url], cols=80, rows=24).start()
+    try:
+        first = await term.wait(r"spectator", what="the spectator's screen")
+        assert first[0].startswith(f"Yspahan · room {room} · spectator")
+        rng = random.Random(16)
+        screens = 0
+        previous = first
+        while True:
+            await seat.until(lambda: my_turn(seat, room) or over(seat, room))
+            if over(seat, room):
+                break
+            choices = seat.view(room)["own"]["choices"]
+            await seat.request({"type": "act", "room": room, "rev": seat.rev(room),
+                                "choice": rng.randrange(len(choices))})  # fmt: skip
+            if screens < 5:
+                lines = await term.wait(lambda s, was=previous: s != was, what="a move")
+                assert len(lines) == 24 and all(len(line) <= 80 for line in lines)
+                previous, screens = lines, screens + 1
+        final = await term.wait(r"match is over", what="the end")
+        assert "Final scores" in "\n".join(final)
+        await term.type("")
+        after = "\n".join(await term.wait(r"\[exited \d+\]", what="the program to end"))
+        assert "[exited 0]" in after and "Final scores: P1 ann" in after
     finally:
         await term.close()
