@@ -109,6 +109,8 @@ class Person:
     screens: int = 0
     prompt: str = ""
     refused: int = 0
+    lone: set[str] = field(default_factory=set)
+    """Lone choices seen on the screen (they are sent by themselves)."""
     acted: list[str] | None = None
     """The screen last answered (without its input line): the next one must differ."""
 
@@ -130,7 +132,10 @@ class Person:
             hint = lines[-2]
             stable = lines == previous
             previous = lines
-            if hint.startswith("Only one choice") or hint.startswith("Waiting for"):
+            if hint.startswith("Only one choice"):
+                self.lone.add(lines[0] + hint)  # sent by itself, nothing to type
+                return False
+            if hint.startswith("Waiting for"):
                 return False
             asked = hint.endswith(HELP_SUFFIX.strip()) or hint.startswith("! ")
             return stable and (asked or "match is over" in hint)

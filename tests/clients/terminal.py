@@ -50,6 +50,8 @@ class Terminal:
         os.close(slave)
         self.fd = master
         self.text = ""
+        self.raw = b""
+        """Every byte the program wrote, escapes included."""
         self.pos = 0
         self.eof = False
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -62,6 +64,7 @@ class Terminal:
             chunk = os.read(self.fd, 1 << 16)
         except OSError:
             chunk = b""
+        self.raw += chunk
         if not chunk:
             self.eof = True
             asyncio.get_running_loop().remove_reader(self.fd)

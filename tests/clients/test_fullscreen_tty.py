@@ -157,6 +157,7 @@ async def test_a_few_turns_then_q_prints_the_way_back_on_one_line(
     try:
         person = Person(term, random.Random(seed))
         screen = await play_through(person, game, size, turns=8, record=False)
+        assert person.lone, "some lone choices were shown and went by themselves"
         room = room_of(screen)
         await term.type("q")
         after = "\n".join(await term.wait(r"\[exited \d+\]", what="the program to end"))
@@ -164,5 +165,28 @@ async def test_a_few_turns_then_q_prints_the_way_back_on_one_line(
         line = next(line for line in after.splitlines() if "Come back with" in line)
         assert re.fullmatch(rf"Come back with: oasis join {room} --token=\S+ --server \S+", line)
         assert "a bot plays your seat and finishes the match for you" in after
+    finally:
+        await term.close()
+
+
+async def test_with_no_auto_a_lone_choice_waits_for_enter(redis_app: MakeApp) -> None:
+    app = await redis_app()
+    url = f"ws://127.0.0.1:{app.port}/"
+    term = await Tmux(player(url, "yspahan", 9, "--no-auto"), cols=80, rows=24).start()
+    try:
+        person = Person(term, random.Random(9))
+        for _ in range(40):
+            screen = await person.look()
+            numbers = screen.numbers(screen.panel(screen.hint.removesuffix("  (h help · q quit)")))
+            if numbers == [1]:
+                break
+            await person.act(screen)
+        else:
+            raise AssertionError("no lone choice in 40 decisions")
+        assert not screen.hint.startswith("Only one choice")
+        person.acted = screen.lines[:-1]
+        await term.type("")  # Enter alone takes the only choice
+        lines = await term.wait(lambda s: s[:-1] != person.acted, what="the choice taken")
+        assert not lines[-2].startswith("!"), lines[-2]
     finally:
         await term.close()

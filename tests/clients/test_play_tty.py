@@ -233,3 +233,25 @@ async def test_two_quick_players_are_matched_into_one_room_that_starts_by_itself
         first.close()
         if second is not None:
             second.close()
+
+
+async def test_hostile_names_and_chat_reach_the_line_mode_without_their_escapes(
+    make_app: MakeApp, make_client: MakeClient
+) -> None:
+    app = await make_app()
+    url = f"ws://127.0.0.1:{app.port}/"
+    term = Terminal(["create", "--plain", "--server", url, "--game", "ishtar", "--name", "ann"])
+    try:
+        room = (await term.expect(r"Created room (\S+) \(ishtar, 2 players\)\."))[1]
+        await term.expect(r"Waiting for players")
+        bob = await make_client("bob", target=app)
+        name = "EVIL\x1b]0;pwned\x07\x1b[2J\u202e"
+        joined = await bob.request({"type": "join", "room": room, "name": name})
+        assert joined["type"] == "joined"
+        await bob.request({"type": "chat", "room": room, "text": "hi\x1b]52;c;cHduZWQ=\x07\x9b2J!"})
+        await term.expect(r"<P2 EVIL> hi!")
+        assert b"]52;" not in term.raw and b"pwned" not in term.raw
+        assert b"\x1b[2J" not in term.raw and "\u202e".encode() not in term.raw
+        assert "\x9b".encode() not in term.raw and b"\x07" not in term.raw
+    finally:
+        term.close()
