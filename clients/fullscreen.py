@@ -62,6 +62,8 @@ class FullScreen:
         self._overlay_top = 0
         self._prompt = ""
         self._notice: Text | None = None
+        self._filtering = False
+        """The filter shown follows what is being typed (``/word``), not a line entered."""
 
     # Starting and stopping -----------------------------------------------------------------
 
@@ -118,6 +120,8 @@ class FullScreen:
         scene.overlay = self._overlay_lines(width, height - 3)
         if scene.typed.startswith("/") and len(scene.typed) > 1:
             self._live_filter(scene.typed[1:])
+        elif self._filtering:
+            self.show_filter(None)
         self._live.update(Group(*render.full(scene)), refresh=True)
 
     def _hint_line(self) -> Text:
@@ -153,6 +157,7 @@ class FullScreen:
         self.scene.shown = indices
         self.scene.filter_text = wanted
         self.shown = indices
+        self._filtering = True
 
     # Keys ----------------------------------------------------------------------------------
 
@@ -166,16 +171,12 @@ class FullScreen:
             self.lines.put_nowait(line)
         elif key == "backspace":
             scene.typed = scene.typed[:-1]
-            if not scene.typed.startswith("/") and self.shown is not None and not self._kept():
-                self.show_filter(None)
         elif key == "ctrl-u":
             scene.typed = ""
         elif key == "esc":
-            if scene.typed:
-                scene.typed = ""
+            scene.typed = ""
+            if not self.dismiss():
                 self.show_filter(None)
-            else:
-                self.dismiss()
         elif key in ("pgdn", "down", "tab"):
             self.page(1)
         elif key in ("pgup", "up"):
@@ -188,9 +189,6 @@ class FullScreen:
         elif len(key) == 1 and len(scene.typed) < 200:
             scene.typed += key
         self.changed()
-
-    def _kept(self) -> bool:
-        return bool(self.scene.filter_text) and not self.scene.typed.startswith("/")
 
     # The loop's calls ----------------------------------------------------------------------
 
@@ -237,6 +235,7 @@ class FullScreen:
         self.changed()
 
     def show_filter(self, indices: list[int] | None, text: str = "") -> None:
+        self._filtering = False
         self.shown = indices
         self.scene.shown = indices
         self.scene.filter_text = text
@@ -255,12 +254,11 @@ class FullScreen:
         self.changed()
 
     def dismiss(self) -> bool:
+        """Close the help or the kept panel; False when neither is open."""
         if self._overlay is not None:
             self._overlay = None
         elif self.scene.panel is not None:
             self.scene.panel = None
-        elif self.scene.shown is not None:
-            self.show_filter(None)
         else:
             return False
         self.changed()

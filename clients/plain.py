@@ -109,8 +109,7 @@ class Plain:
 
     def ask(self, prompt: str, lone: bool = False) -> None:
         self.shown = None
-        if lone:
-            self.console.print(render.screen(self.mirror, choices=False))
+        if lone:  # no board again for a step that needs nothing from the player
             self.line(prompt)
             return
         self.console.print(render.screen(self.mirror))

@@ -58,6 +58,9 @@ class UI(Protocol):
     @property
     def lines(self) -> asyncio.Queue[str | None]: ...
 
+    shown: list[int] | None
+    """The choices a filter shows (None: all)."""
+
     def log(self, rev: int, text: str) -> None: ...
     def chat(self, text: Text) -> None: ...
     def message(self, text: str, kind: str = "info") -> None: ...
@@ -130,6 +133,7 @@ class Player:
                 seen = self.session.version
                 if self.session.gone is not None:
                     self.ui.message(explain(self.session.gone), "error")
+                    self.ui.after(explain(self.session.gone))
                     return 1
                 if self.mirror.over:
                     if line_task is not None:
@@ -311,10 +315,12 @@ class Player:
         """An empty line: close what is open, else take the only choice shown."""
         if self.ui.dismiss():
             return
-        shown = getattr(self.ui, "shown", None)
+        shown = self.ui.shown
         choices = self.mirror.choices if self.mirror.info.get("state") == "playing" else []
-        if isinstance(shown, list) and len(shown) == 1:
+        if shown is not None and len(shown) == 1:
             await self._choose(shown[0])
+        elif shown is not None:
+            self.ui.show_filter(None)
         elif len(choices) == 1:
             await self._choose(0)
         elif choices:
@@ -404,7 +410,14 @@ class Player:
         self.ui.after("Bye.")
 
     async def _finish(self) -> None:
-        await self.ui.finish()
+        """The final screen until the player leaves it (Enter, q, Ctrl-C), then the scores."""
+        finished = asyncio.ensure_future(self.ui.finish())
+        interrupted = asyncio.ensure_future(self.quitting.wait())
+        try:
+            await asyncio.wait({finished, interrupted}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            finished.cancel()
+            interrupted.cancel()
         self.ui.after(result_line(self.mirror.result or {}, self.mirror.info), "bold green")
 
     # Frames --------------------------------------------------------------------------------

@@ -190,3 +190,28 @@ async def test_with_no_auto_a_lone_choice_waits_for_enter(redis_app: MakeApp) ->
         assert not lines[-2].startswith("!"), lines[-2]
     finally:
         await term.close()
+
+
+async def test_a_word_filters_the_choices_and_a_page_key_turns_the_list(redis_app: MakeApp) -> None:
+    app = await redis_app()
+    url = f"ws://127.0.0.1:{app.port}/"
+    term = await Tmux(player(url, "ishtar", 10), cols=80, rows=24).start()
+    try:
+        person = Person(term, random.Random(10))
+        screen = await person.look()
+        while not screen.hint.startswith("Choose your tile"):
+            await person.act(screen)
+            screen = await person.look()
+        pile = re.findall(r"take from pile (\d)", "\n".join(screen.lines))[-1]
+        await term.type("/pile", enter=False)  # filtered as it is typed
+        await term.wait(r"\d+ of \d+ choices match 'pile'", what="the filter as typed")
+        await term.type(f" {pile}")
+        kept = await term.wait(rf"1 of \d+ choices match 'pile {pile}'", what="the filter")
+        assert re.search(rf"\d+ take from pile {pile}", "\n".join(kept))
+        await term.type("")  # Enter alone takes the only choice shown
+        lines = await term.wait(r"^Place your tile", what="the next decision")
+        assert "page 1/" in "\n".join(lines)
+        await term.key("PageDown")
+        await term.wait(r"page 2/", what="the second page")
+    finally:
+        await term.close()

@@ -10,8 +10,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from clients.gamedata import GameData, http_url
-from clients.mirror import Mirror
 from clients.reference import pages
+from protocol.mirror import Mirror
 from tests.server.conftest import MakeApp
 
 YSPAHAN = {
