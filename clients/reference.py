@@ -13,7 +13,7 @@ Paragraphs are returned unwrapped; the screen wraps them to its width.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from rich.text import Text
@@ -22,8 +22,17 @@ from clients.intents import HELP
 from clients.printable import printable
 from protocol.mirror import Mirror
 
-NAME_KEYS = ("name", "en", "title", "id", "card", "skill", "building", "key")
-FIRST_KEYS = ("cost", "price", "effect", "power", "text", "points", "vp", "description")
+NAME_KEYS = ("name", "en", "title", "souk", "square", "floor", "id", "card", "skill", "building")
+FIRST_KEYS = ("cost", "price", "camels", "gold", "effect", "power", "text", "points", "vp",
+              "description", "action", "faces")  # fmt: skip
+GEOMETRY = frozenset(
+    {"hex", "terrain_codes", "board_spaces", "macro_basis", "terrain_boards", "layouts",
+     "tile_shapes", "offsets", "adjacency", "arms", "shops", "faced_by", "column", "quarters"}
+)  # fmt: skip
+"""Parts of the data that are for drawing the board, not for reading: left out."""
+FIRST = ("skills", "buildings", "building_points", "cards", "trees", "tokens", "fountains",
+         "icons", "tower", "caravan", "souks", "score_categories")  # fmt: skip
+"""The parts read first, in this order; the others follow as the server sends them."""
 MAX_LINES = 2000
 
 CLIENT = {
@@ -79,35 +88,86 @@ def pages(mirror: Mirror, data: Mapping[str, Any] | None, problem: str = "") -> 
 
 def data_lines(data: Mapping[str, Any]) -> list[Text]:
     out: list[Text] = []
-    for key, value in data.items():
-        if key.startswith("$") or key in ("schema", "version", "etag"):
+    keys = [k for k in FIRST if k in data] + [k for k in data if k not in FIRST]
+    for key in keys:
+        value = data[key]
+        if key.startswith("$") or key in GEOMETRY or key in ("name", "title", "edition"):
+            continue
+        if isinstance(value, list) and all(not isinstance(v, Mapping | list) for v in value):
+            out.append(Text(f"{_words(key).capitalize()}: {', '.join(_scalar(v) for v in value)}"))
+            out.append(Text(""))
             continue
         out.append(Text(_words(key).capitalize(), style="bold"))
-        out += _part(value)
+        out += _part(value, key=key)
         out.append(Text(""))
     return out
+
+
+def _gems(cost: Any) -> str:
+    if not isinstance(cost, Mapping):
+        return _scalar(cost)
+    return " ".join(f"{n}{printable(c)[:1]}" for c, n in cost.items() if n) or "free"
+
+
+RECORDS: dict[str, Callable[[Mapping[str, Any]], str]] = {
+    "skills": lambda r: (
+        f"{printable(r['name'])} ({printable(r.get('level'))}"
+        + (f", needs {printable(r['requires'])}" if r.get("requires") else "")
+        + f"; {r.get('cost')} gems): {printable(r.get('text') or r.get('summary'))}"
+    ),
+    "trees": lambda r: f"{printable(r['name'])}: {_gems(r.get('cost'))} → {r.get('points')} points",
+    "tokens": lambda r: f"{printable(r['token'])}: flowers {_scalar(r.get('flowers'))}",
+    "fountains": lambda r: (
+        f"{printable(r['colour'])} fountain: {r.get('points')} points to whoever leads it"
+    ),
+    "buildings": lambda r: (
+        f"{printable(r['name'])}: {r.get('camels')} camels, {r.get('gold')} gold"
+        f" — {printable(r.get('power'))}"
+    ),
+    "cards": lambda r: f"{printable(r['name'])} (×{r.get('count')}): {printable(r.get('text'))}",
+    "souks": lambda r: (
+        f"{printable(r['souk'])} ({printable(r.get('quarter'))}): {len(r.get('shops') or [])}"
+        f" shops, {r.get('points')} points when complete"
+    ),
+    "squares": lambda r: (
+        f"{printable(r['square'])}: faces {', '.join(printable(f) for f in r['faces'])}"
+        if r.get("faces")
+        else f"{printable(r['square'])}: faces no shop"
+    ),
+    "tiles": lambda r: f"{printable(r['id'])}: {printable(r.get('text'))}",
+}
+"""Lines for the records of the parts this client knows; any other part is drawn generically."""
 
 
 def _words(key: Any) -> str:
     return printable(key).replace("_", " ")
 
 
-def _part(value: Any, depth: int = 0) -> list[Text]:
+def _part(value: Any, depth: int = 0, key: str = "") -> list[Text]:
     indent = "  " * depth
     if isinstance(value, list):
         lines: list[Text] = []
+        known = RECORDS.get(key)
         for item in value[:200]:
             if isinstance(item, Mapping):
-                lines.append(Text(indent + "- " + _record(item)))
+                text = None
+                if known is not None:
+                    try:
+                        text = known(item)
+                    except (KeyError, TypeError, ValueError, AttributeError):
+                        text = None
+                lines.append(Text(indent + "- " + (text or _record(item))))
             else:
                 lines.append(Text(indent + "- " + _scalar(item)))
         return lines
     if isinstance(value, Mapping):
         lines = []
         for key, item in list(value.items())[:200]:
+            if key in GEOMETRY:
+                continue
             if isinstance(item, Mapping | list) and depth < 2:
                 lines.append(Text(f"{indent}{_words(key)}:", style="bold" if not depth else ""))
-                lines += _part(item, depth + 1)
+                lines += _part(item, depth + 1, str(key))
             else:
                 lines.append(Text(f"{indent}{_words(key)}: {_scalar(item)}"))
         return lines
@@ -121,8 +181,10 @@ def _record(item: Mapping[str, Any]) -> str:
         if key in item:
             parts.append(f"{_words(key)} {_scalar(item[key])}")
     for key, value in item.items():
-        if key in FIRST_KEYS or (name is not None and item.get(key) is name):
+        if key in FIRST_KEYS or key in GEOMETRY or (name is not None and item.get(key) is name):
             continue
+        if key in NAME_KEYS and str(value) in str(name):
+            continue  # "Skill A" already says skill A
         parts.append(f"{_words(key)} {_scalar(value)}")
     head = f"{printable(name)}: " if name is not None else ""
     return head + "; ".join(parts)

@@ -468,19 +468,35 @@ def _standings_panel(scene: Scene) -> Panel | None:
     game = scene.game
     info = scene.mirror.info
     lines: list[Text] = []
+    grid = grid_of(game)
     for fountain in game.get("fountains") or []:
         leaders = fountain.get("leaders")
         if isinstance(leaders, list):
             at = as_hex(fountain.get("at"))
-            where = grid_of(game).name(at) if at else "?"
-            who = ", ".join(seat_label(info, s) for s in leaders) or "nobody yet"
-            lines.append(Text(f"Fountain {where} ({printable(fountain.get('colour'))}): {who}"))
+            where = grid.name(at) if at and at in grid.spaces else "?"
+            points = fountain.get("points")
+            line = Text(f"{printable(fountain.get('colour'))} fountain {where}")
+            line.append(f" ({points} pts): " if points is not None else ": ")
+            who = ", ".join(f"P{s + 1}" for s in leaders if type(s) is int)
+            line.append(f"{who} lead{'s' * (len(leaders) == 1)}" if who else "nobody yet")
+            counts = fountain.get("spaces")
+            if isinstance(counts, list) and any(counts):
+                line.append(" (" + " ".join(f"P{i + 1}:{n}" for i, n in enumerate(counts)) + ")")
+            lines.append(line)
     provisional = game.get("provisional")
     if isinstance(provisional, list):
+        own = scene.mirror.own
+        private = own.get("private") if own else None
+        mine = private.get("planted_points", 0) if isinstance(private, dict) else 0
         for seat, entry in enumerate(provisional):
             if isinstance(entry, dict):
                 total = entry.get("total", sum(v for v in entry.values() if type(v) is int))
-                lines.append(Text(f"{seat_label(info, seat)}: {total} points so far"))
+                line = Text(f"{seat_label(info, seat)}: {total} points so far")
+                if seat == scene.mirror.seat and mine:
+                    line.append(f", {total + mine} with your trees")
+                elif seat != scene.mirror.seat:
+                    line.append(" + hidden trees", style="dim")
+                lines.append(line)
     if not lines:
         return None
-    return Panel("Standings (provisional)", lines, least=min(len(lines), 4) + 1)
+    return Panel("Standings now (flower spaces per fountain)", lines, least=min(len(lines), 4) + 1)

@@ -13,7 +13,8 @@ below, rows by number on both sides):
   ``^`` a rock without, ``,`` grass, ``1``-``4`` flowers, ``@¹`` an assistant of P1 and ``Y¹`` a
   tree of P1 (the seat's superscript takes the gap after the space);
 - ``roomy``, 4 characters per hex: `` · ``, ``[T]``, `` Fp`` (the fountain's colour), ``<p>``,
-  ``< >``, `` , ``, `` 2 ``, ``2@1``, `` Y1``.
+  ``< >``, `` , ``, `` 2 ``, ``2@1``, `` Y1``, and `` 2¹`` for the flowers of a flowerbed P1
+  controls (the view's ``beds``; in the narrow map the bed takes its controller's colour).
 
 Marks: a space the decision offers shows, in reverse video, the lower-case letter of its column
 (compact) or its whole name (roomy, ``f12``), so the player reads off the name to type: the
@@ -127,6 +128,17 @@ def spaces(game: Mapping[str, Any]) -> dict[Hex, Space]:
             style = player_style(colours, seat)
             under = flowers.get(spot, 0)
             out[spot] = Space(f"@{_sup(seat)}", f"{under}@{seat + 1}", style, tiles.get(spot))
+    for bed in game.get("beds") or []:
+        owner = bed.get("owner") if isinstance(bed, dict) else None
+        if type(owner) is not int:
+            continue
+        for cell in bed.get("cells") or []:
+            spot = as_hex(cell)
+            space = out.get(spot) if spot is not None else None
+            if spot is None or space is None or "@" in space.roomy or "Y" in space.roomy:
+                continue
+            glyph = f" {flowers.get(spot, 0)}{_sup(owner)}"
+            out[spot] = Space(space.compact, glyph, player_style(colours, owner), space.tile)
     return out
 
 
@@ -311,8 +323,8 @@ def legend(*, roomy: bool) -> Text:
     if roomy:
         text = (
             " · sand  [T] tablet  Fp fountain (colour)  <p> rock with a purple gem  , grass"
-            "  2 flowers  2@1 assistant of P1 on 2 flowers  Y1 tree of P1  f7 a space you may"
-            " choose"
+            "  2 flowers  2¹ in a bed P1 controls  2@1 assistant of P1 on 2 flowers  Y1 tree of P1"
+            "  f7 a space you may choose"
         )
     else:
         text = (

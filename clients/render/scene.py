@@ -162,7 +162,13 @@ def prompt_line(scene: Scene) -> Text:
     return text
 
 
-def choice_lines(scene: Scene, grid: Grid | None = None) -> list[Text]:
+ChoiceText = Callable[["Scene", Mapping[str, Any]], str | None]
+"""A game's own short text for a choice (None: the label)."""
+
+
+def choice_lines(
+    scene: Scene, grid: Grid | None = None, text: ChoiceText | None = None
+) -> list[Text]:
     """``  3  f7: put an assistant on the flowerbed`` for each choice shown (filter applied)."""
     choices = scene.choices
     indices = scene.shown if scene.shown is not None else list(range(len(choices)))
@@ -172,7 +178,8 @@ def choice_lines(scene: Scene, grid: Grid | None = None) -> list[Text]:
         if not 0 <= i < len(choices):
             continue
         line = Text(f"{i + 1:>{width}} ", style="bold cyan")
-        line.append(label(scene.mirror.game, choices[i], grid, scene.game))
+        short = text(scene, choices[i]) if text is not None else None
+        line.append(short or label(scene.mirror.game, choices[i], grid, scene.game))
         out.append(line)
     return out
 
@@ -183,6 +190,7 @@ def decision_panel(
     hint: Text | None = None,
     least: int = 10,
     width: int | None = None,
+    text: ChoiceText | None = None,
 ) -> Panel | None:
     """The prompt and the choices, paged: the panel that comes first.
 
@@ -192,7 +200,7 @@ def decision_panel(
     """
     if not scene.choices:
         return None
-    lines = choice_lines(scene, grid)
+    lines = choice_lines(scene, grid, text)
     if width is not None and len(lines) > 6:
         column = width // 2 - 1
         if all(line.cell_len <= column - 1 for line in lines):
@@ -263,7 +271,8 @@ def prompt_of(scene: Scene) -> str:
     """The server's prompt for this decision, or ours from the decision's name."""
     given = scene.turn.get("prompt")
     if isinstance(given, str) and given.strip():
-        return printable(given)
+        text = printable(given).strip()
+        return text[:1].upper() + text[1:]
     decision = str(scene.turn.get("decision") or "decide")
     ours = DECISIONS.get(scene.mirror.game, {}).get(decision)
     return ours or f"Your choice ({printable(decision).replace('_', ' ')})"

@@ -366,7 +366,7 @@ def body(scene: Scene) -> Body:
     if scene.shown is None and takes > 4:
         decision: Panel | None = _dice_panel(scene, width)
     else:
-        decision = decision_panel(scene, None, hint, width=width)
+        decision = decision_panel(scene, None, hint, width=width, text=_effects_text)
     panels = [
         decision,
         kept_panel(scene),
@@ -433,6 +433,36 @@ def _floor_gain(floor: str, info: Mapping[str, Any] | None, extra: int) -> str:
     if floor == "gold":
         return f"take {dice} gold"
     return f"place {dice} {floor if dice != 1 else floor.rstrip('s')}"
+
+
+def _effects_text(scene: Scene, choice: Mapping[str, Any]) -> str | None:
+    """Short lines from the consequences the server lists (``effects``), for narrow screens:
+    ``W7 (pay 1 gold): sends your sk5.0 and P2's ch3.1``, ``br4.0: souk br4 3 of 4 filled``."""
+    effects = choice.get("effects")
+    if not isinstance(effects, dict):
+        return None
+    kind = choice.get("kind")
+    if kind == "move" and isinstance(effects.get("sends"), list):
+        gold = choice.get("gold") or 0
+        text = printable(choice.get("to")) + (f" (pay {gold} gold)" if gold else "")
+        sends = []
+        for sent in effects["sends"]:
+            if not isinstance(sent, dict):
+                continue
+            seat = sent.get("seat")
+            if type(seat) is not int:
+                whose = "a"
+            else:
+                whose = "your" if seat == scene.mirror.seat else f"P{seat + 1}'s"
+            sends.append(f"{whose} {printable(sent.get('shop'))}")
+        return text + (": sends " + ", ".join(sends) if sends else ": sends nothing")
+    if kind == "place" and "souk" in effects:
+        souk = printable(effects.get("souk"))
+        vp = SOUK_VP.get(souk)
+        done = " complete!" if effects.get("filled") == effects.get("shops") else ""
+        text = f"{printable(choice.get('shop'))}: souk {souk} {effects.get('filled')} of"
+        return text + f" {effects.get('shops')} filled{done}" + (f" ({vp} pts)" if vp else "")
+    return None
 
 
 def _column_width(scene: Scene, main: list[Text]) -> int:

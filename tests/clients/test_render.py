@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import re
 from typing import Any
 
@@ -179,3 +180,55 @@ def test_parts_a_newer_server_adds_to_the_view_are_shown_as_data() -> None:
     text = screen_text("yspahan", view)
     assert "clocks" in text and "61.5" in text and "seats" in text
     assert "More" not in screen_text("yspahan", sample.view)
+
+
+def _full_text(game: str, view: dict[str, Any], width: int = 160, height: int = 50) -> str:
+    mirror = Mirror("r1", rev=3, view=view, info=info(game), seat=0)
+    return "\n".join(line.plain for line in render.full(Scene(mirror, width=width, height=height)))
+
+
+def test_what_the_server_explains_of_ishtar_is_on_the_screen() -> None:
+    """Fountain leaders, flowerbed controllers and provisional scores (SPEC 1.1 views)."""
+    sample = next(s for s in samples("ishtar") if s.decision == "plant")
+    view = copy.deepcopy(sample.view)
+    game = view["shared"]["game"]
+    tile = next(item for item in game["laid"] if "tile" in item)
+    flower = next(sp for sp in tile["spaces"] if sp[2])
+    game["beds"] = [{"cells": [flower[:2]], "flowers": flower[2], "owner": 1,
+                     "fountain": game["fountains"][0]["at"]}]  # fmt: skip
+    for fountain in game["fountains"]:
+        fountain.update(points=4, spaces=[0, 0], leaders=[])
+    game["fountains"][0].update(spaces=[1, 3], leaders=[1])
+    game["provisional"] = [{"flowers": 2, "fountains": 0, "total": 2},
+                           {"flowers": 5, "fountains": 4, "total": 9}]  # fmt: skip
+    view["shared"]["turn"]["prompt"] = "buy a tree card, or end your turn"
+    text = _full_text("ishtar", view)
+    assert f" {flower[2]}²" in text, "the bed shows its controller"
+    assert re.search(r"fountain \w+\d+ \(4 pts\): P2 leads \(P1:1 P2:3\)", text)
+    assert "P2 bot 2: 9 points so far + hidden trees" in text
+    assert "P1 ann: 2 points so far" in text
+    assert "Buy a tree card, or end your turn" in text, "the server's prompt, capitalised"
+
+
+def test_yspahan_steward_moves_and_goods_say_what_they_do_from_their_effects() -> None:
+    sample = next(s for s in samples("yspahan") if s.decision == "turn")
+    view = copy.deepcopy(sample.view)
+    view["shared"]["turn"]["decision"] = "steward"
+    view["own"]["choices"] = [
+        {"kind": "move", "to": "W7", "gold": 1, "label": "move the steward 3 squares to W7",
+         "effects": {"sends": [{"shop": "sk5.0", "seat": 0}, {"shop": "ch3.1", "seat": 1}]}},
+        {"kind": "move", "to": "E2", "gold": 0, "label": "move the steward 2 squares to E2",
+         "effects": {"sends": []}},
+    ]  # fmt: skip
+    text = _full_text("yspahan", view, 80, 24)
+    assert "1 W7 (pay 1 gold): sends your sk5.0, P2's ch3.1" in text
+    assert "2 E2: sends nothing" in text
+    assert "›W7" in text and "›E2" in text, "the reachable squares on the path"
+    view["shared"]["turn"]["decision"] = "place"
+    view["own"]["choices"] = [
+        {"kind": "place", "shop": "br4.0", "label": "put a barrel in shop br4.0",
+         "effects": {"souk": "br4", "filled": 4, "shops": 4}},
+    ]  # fmt: skip
+    text = _full_text("yspahan", view, 80, 24)
+    assert "1 br4.0: souk br4 4 of 4 filled complete! (6 pts)" in text
+    assert "br4(6)[+ " in text, "the shop offered is marked in the city"
