@@ -130,7 +130,10 @@ class FullScreen:
             return Text(warning, style="bold white on red")
         if self._notice is not None:
             return self._notice
-        return Text(self._prompt + "  (h help · q quit)", style="bold")
+        suffix = "  (h help · q quit)"
+        if len(self._prompt) + len(suffix) > self.scene.width:
+            suffix = ""  # the prompt whole rather than cut (a command to copy, say)
+        return Text(self._prompt + suffix, style="bold")
 
     def _overlay_lines(self, width: int, rows: int) -> list[Text] | None:
         if self._overlay is None:
@@ -219,8 +222,11 @@ class FullScreen:
     def started(self) -> None:
         self.changed()
 
-    def waiting(self, text: str) -> None:
-        self._prompt = text
+    def waiting(self, text: str, invite: str = "") -> None:
+        """The room waits for players: how others join on the hint line, what is awaited
+        above the seats."""
+        self._prompt = invite or text
+        self.scene.invite = text if invite else ""
         self.changed()
 
     def ask(self, prompt: str, lone: bool = False) -> None:

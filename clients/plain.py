@@ -103,7 +103,7 @@ class Plain:
         if not self.mirror.choices:
             self.console.print(render.screen(self.mirror, choices=False))
 
-    def waiting(self, text: str) -> None:
+    def waiting(self, text: str, invite: str = "") -> None:
         self.console.print(seats_table(self.mirror.info))
         self.line(text)
 

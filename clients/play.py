@@ -66,7 +66,7 @@ class UI(Protocol):
     def message(self, text: str, kind: str = "info") -> None: ...
     def changed(self) -> None: ...
     def started(self) -> None: ...
-    def waiting(self, text: str) -> None: ...
+    def waiting(self, text: str, invite: str = "") -> None: ...
     def ask(self, prompt: str, lone: bool = False) -> None: ...
     def hint(self, text: str) -> None: ...
     def show_filter(self, indices: list[int] | None, text: str = "") -> None: ...
@@ -212,12 +212,17 @@ class Player:
             seats = mirror.info.get("seats")
             if seats != self.shown_open:
                 self.shown_open = seats
+                room = printable(mirror.room)
+                invite = f"Others join with: oasis join {room}{server_option(self.server)}"
                 if self.host:
                     self.ui.waiting(
-                        "Waiting for players; type s to start now (bots fill the free seats)"
+                        "Waiting for players; type s to start now (bots fill the free seats)",
+                        invite,
                     )
                 else:
-                    self.ui.waiting("Waiting for players; the match starts when the room is full")
+                    self.ui.waiting(
+                        "Waiting for players; the match starts when the room is full", invite
+                    )
             if self.auto_start and not self.started and self._full():
                 await self._start()
             return
@@ -239,7 +244,10 @@ class Player:
         if len(choices) == 1 and self.auto:
             self.auto_rev = mirror.rev
             self.auto_at = time.monotonic() + self.auto_delay
-            text = label(mirror.game, choices[0], self._grid())
+            board = mirror.shared.get("game")
+            text = label(
+                mirror.game, choices[0], self._grid(), board if isinstance(board, dict) else None
+            )
             self.ui.ask(
                 f"Only one choice: {text}. Sent by itself in a moment (a key stops it).", lone=True
             )

@@ -13,7 +13,8 @@ Panels are :class:`Panel` s in priority order: the decision first (its choices, 
 the game's own panels, then the log and the chat. With room beside the main drawing (at least
 :data:`SIDE_MIN` columns) they go in a column to its right and under it; on a narrow terminal
 they go under it. Each panel gets its ``least`` lines in priority order while room remains,
-then more up to what it wants, in the same order; a panel that gets no line is left out. An
+then more up to what it wants, in the same order; a panel that gets no line is left out,
+except the first (the decision), which takes what there is and pages. An
 overlay (help, reference, week scoring) takes the whole body until it is closed.
 """
 
@@ -96,8 +97,10 @@ def stack(panels: Sequence[Panel], height: int, *, gap: bool = True) -> list[Tex
     left = height
     for i, panel in enumerate(panels):
         need = min(panel.least, panel.wants()) + (1 if gap and any(shown) else 0)
+        if i == 0 and panel.wants() and need > left > 1:
+            need = left  # the first panel (the decision) is never left out: it pages
         if panel.wants() and need <= left:
-            shown[i] = min(panel.least, panel.wants())
+            shown[i] = need - (1 if gap and any(shown) else 0)
             left -= need
     for i, panel in enumerate(panels):
         if shown[i]:
@@ -164,6 +167,8 @@ def _shown(panels: Sequence[Panel], height: int) -> list[int]:
     left = height
     for i, panel in enumerate(panels):
         need = min(panel.least, panel.wants()) + (1 if any(shown) else 0)
+        if i == 0 and panel.wants() and need > left > 1:
+            need = left
         if panel.wants() and need <= left:
             shown[i] = need
             left -= need

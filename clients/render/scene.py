@@ -41,6 +41,8 @@ class Scene:
     """A panel kept on screen until dismissed (Yspahan's week scoring): title and lines."""
     overlay: list[Text] | None = None
     clock_left: list[float] | None = None
+    invite: str = ""
+    """What the room waits for, above its seats (the hint line says how others join)."""
     data: Mapping[str, Any] | None = None
     """The game's static data from ``GET /games/<name>`` (None until fetched, or without)."""
 
@@ -209,6 +211,12 @@ def decision_panel(
     if scene.shown is not None:
         title = Text(f"{len(lines)} of {len(scene.choices)} choices match {scene.filter_text!r}")
     top = [hint] if hint is not None else []
+    pager = paged(scene, top, lines)
+    return Panel(title, top + lines, least=min(len(lines), least) + 1 + len(top), pager=pager)
+
+
+def paged(scene: Scene, top: list[Text], lines: list[Text]) -> Callable[[int], list[Text]]:
+    """A pager of ``lines`` under ``top``: the scene's page, with a line saying how to turn it."""
 
     def pager(height: int) -> list[Text]:
         height -= len(top)
@@ -222,7 +230,7 @@ def decision_panel(
         more = Text(f"page {page + 1}/{pages}: PgDn/PgUp (or > <) · /word filters", style="dim")
         return [*top, *shown, more]
 
-    return Panel(title, top + lines, least=min(len(lines), least) + 1 + len(top), pager=pager)
+    return pager
 
 
 DECISIONS = {
@@ -307,7 +315,13 @@ def seats_panel(scene: Scene) -> Panel:
         line = Text(seat_label(scene.mirror.info, seat).ljust(22), style="bold")
         line.append(seat_status(entry))
         lines.append(line)
-    return Panel("Seats", lines, least=len(lines) + 1)
+    title = "Seats"
+    if scene.invite:
+        head, _, rest = scene.invite.partition("; ")
+        title = f"Seats: {head}"
+        if rest:
+            lines.append(Text(rest[:1].upper() + rest[1:], style="bold"))
+    return Panel(title, lines, least=len(lines) + 1)
 
 
 def seat_status(entry: Mapping[str, Any]) -> str:

@@ -33,6 +33,7 @@ from clients.render.scene import (
     decision_panel,
     kept_panel,
     log_panel,
+    paged,
     prompt_of,
 )
 
@@ -423,7 +424,8 @@ def _dice_panel(scene: Scene, width: int) -> Panel:
         "value×dice · steward: moves by the value · +card: discard it for one more die",
         style="dim",
     )
-    return Panel(prompt_of(scene), [hint, *lines], least=len(lines) + 2)
+    pager = paged(scene, [hint], lines)
+    return Panel(prompt_of(scene), [hint, *lines], least=len(lines) + 2, pager=pager)
 
 
 def _floor_gain(floor: str, info: Mapping[str, Any] | None, extra: int) -> str:

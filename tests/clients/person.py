@@ -138,7 +138,7 @@ class Person:
             if hint.startswith("Waiting for"):
                 return False
             asked = hint.endswith(HELP_SUFFIX.strip()) or hint.startswith("! ")
-            return stable and (asked or "match is over" in hint)
+            return stable and (asked or "press Enter to leave" in hint)
 
         lines = await self.term.wait(ready, wait, "a decision or the end of the match")
         self.screens += 1

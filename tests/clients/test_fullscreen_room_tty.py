@@ -26,9 +26,10 @@ def host(url: str, game: str, seed: int, *extra: str) -> list[str]:
 
 
 async def room_on_screen(term: Tmux) -> str:
-    lines = await term.wait(r"Waiting for players", what="the waiting room")
+    lines = await term.wait(r"Seats: Waiting for players", what="the waiting room")
     found = re.search(r"room (\w+)", lines[0])
     assert found, lines[0]
+    assert lines[-2].startswith(f"Others join with: oasis join {found[1]} --server ws://")
     return found[1]
 
 
@@ -163,7 +164,7 @@ async def test_a_spectator_s_full_screen_follows_the_match_to_its_scores(
                 lines = await term.wait(lambda s, was=previous: s != was, what="a move")
                 assert len(lines) == 24 and all(len(line) <= 80 for line in lines)
                 previous, screens = lines, screens + 1
-        final = await term.wait(r"match is over", what="the end")
+        final = await term.wait(r"press Enter to leave", what="the end")
         assert "Final scores" in "\n".join(final)
         await term.type("")
         after = "\n".join(await term.wait(r"\[exited \d+\]", what="the program to end"))

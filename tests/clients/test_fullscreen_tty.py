@@ -83,7 +83,7 @@ async def play_through(
     while True:
         screen = await person.look(wait=120)
         check_fits(screen, game, cols, rows)
-        if "match is over" in screen.hint:
+        if "press Enter to leave" in screen.hint:
             if record:
                 save(game, size, "final", screen.lines)
             return screen
