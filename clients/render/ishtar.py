@@ -400,12 +400,12 @@ def _players_panel(scene: Scene) -> Panel:
         line = Text(seat_label(info, seat), style=player_style(colours, seat))
         if seat == scene.mirror.seat:
             line.append(" (you)")
-        line.append(f" {printable(p.get('colour'))} · gems ")
+        line.append(" ")
         line.append_text(_gems(p.get("gems") or {}))
         line.append(f"· trees {p.get('planted')}")
         lines.append(line)
         more = Text(
-            f"   assistants {p.get('assistants')} free, {p.get('placed')} out,"
+            f"  assistants: {p.get('assistants')} free {p.get('placed')} out"
             f" {p.get('blocked')} locked",
             style="dim",
         )
@@ -428,7 +428,7 @@ def _players_panel(scene: Scene) -> Panel:
         lines.append(
             Text(f"Your tree cards: {cards or 'none'} = {private.get('planted_points', 0)} pts")
         )
-    return Panel("Players", lines, least=len(lines) + 1)
+    return Panel("Players (gems: purple red white)", lines, least=len(lines) + 1)
 
 
 def _piles_panel(scene: Scene) -> Panel:
