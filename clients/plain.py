@@ -35,6 +35,7 @@ class LineReader:
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stdin
         self.queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self.lines_read = 0
         self._loop = asyncio.get_running_loop()
         threading.Thread(target=self._run, name="oasis-stdin", daemon=True).start()
 
@@ -47,6 +48,7 @@ class LineReader:
             if not line:
                 self._loop.call_soon_threadsafe(self.queue.put_nowait, None)
                 return
+            self.lines_read += 1
             self._loop.call_soon_threadsafe(self.queue.put_nowait, line.rstrip("\r\n"))
 
 
@@ -57,18 +59,24 @@ class Plain:
         self.console = console or Console(highlight=False)
         self.mirror = mirror or Mirror("")
         self.shown: list[int] | None = None
-        self._lines: asyncio.Queue[str | None] | None = None
+        self._reader: LineReader | None = None
+        self._prompted_at = -1
+        """Lines read when the last prompt was printed (its line is still open until one more)."""
 
     @property
     def lines(self) -> asyncio.Queue[str | None]:
-        if self._lines is None:
-            self._lines = LineReader().queue
-        return self._lines
+        if self._reader is None:
+            self._reader = LineReader()
+        return self._reader.queue
 
     # Printing ------------------------------------------------------------------------------
 
     def line(self, text: str | Text, style: str | None = None) -> None:
         shown = Text(text, style=style or "") if isinstance(text, str) else text
+        read = self._reader.lines_read if self._reader is not None else 0
+        if self._prompted_at == read:
+            self.console.print()  # the prompt's line is still open (Ctrl-C, a frame)
+        self._prompted_at = -1
         self.console.print(shown, soft_wrap=True)
 
     def log(self, rev: int, text: str) -> None:
@@ -123,6 +131,7 @@ class Plain:
             Text(f"Your choice 1-{n} (rev {self.mirror.rev}; h for help) > ", style="bold"),
             end="",
         )
+        self._prompted_at = self._reader.lines_read if self._reader is not None else 0
 
     def hint(self, text: str) -> None:
         pass

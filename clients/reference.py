@@ -111,23 +111,22 @@ def _gems(cost: Any) -> str:
 
 RECORDS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "skills": lambda r: (
-        f"{printable(r['name'])} ({printable(r.get('level'))}"
+        f"{printable(r['name'])} ({printable(r['level'])}"
         + (f", needs {printable(r['requires'])}" if r.get("requires") else "")
-        + f"; {r.get('cost')} gems): {printable(r.get('text') or r.get('summary'))}"
+        + f"; {r['cost']} gems): {printable(r.get('text') or r['summary'])}"
     ),
-    "trees": lambda r: f"{printable(r['name'])}: {_gems(r.get('cost'))} → {r.get('points')} points",
-    "tokens": lambda r: f"{printable(r['token'])}: flowers {_scalar(r.get('flowers'))}",
+    "trees": lambda r: f"{printable(r['name'])}: {_gems(r['cost'])} → {r['points']} points",
+    "tokens": lambda r: f"{printable(r['token'])}: flowers {_scalar(r['flowers'])}",
     "fountains": lambda r: (
-        f"{printable(r['colour'])} fountain: {r.get('points')} points to whoever leads it"
+        f"{printable(r['colour'])} fountain: {r['points']} points to whoever leads it"
     ),
     "buildings": lambda r: (
-        f"{printable(r['name'])}: {r.get('camels')} camels, {r.get('gold')} gold"
-        f" — {printable(r.get('power'))}"
+        f"{printable(r['name'])}: {r['camels']} camels, {r['gold']} gold — {printable(r['power'])}"
     ),
-    "cards": lambda r: f"{printable(r['name'])} (×{r.get('count')}): {printable(r.get('text'))}",
+    "cards": lambda r: f"{printable(r['name'])} (×{r['count']}): {printable(r['text'])}",
     "souks": lambda r: (
-        f"{printable(r['souk'])} ({printable(r.get('quarter'))}): {len(r.get('shops') or [])}"
-        f" shops, {r.get('points')} points when complete"
+        f"{printable(r['souk'])} ({printable(r['quarter'])}): {len(r['shops'])}"
+        f" shops, {r['points']} points when complete"
     ),
     "squares": lambda r: (
         f"{printable(r['square'])}: faces {', '.join(printable(f) for f in r['faces'])}"
@@ -136,7 +135,8 @@ RECORDS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     ),
     "tiles": lambda r: f"{printable(r['id'])}: {printable(r.get('text'))}",
 }
-"""Lines for the records of the parts this client knows; any other part is drawn generically."""
+"""Lines for the records of the parts this client knows (SPEC 21, ``protocol/games/``); a record
+without the fields expected, or any other part, is drawn generically."""
 
 
 def _words(key: Any) -> str:

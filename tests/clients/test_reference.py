@@ -15,11 +15,15 @@ from protocol.mirror import Mirror
 from tests.server.conftest import MakeApp
 
 YSPAHAN = {
+    "name": "yspahan",
     "buildings": [
-        {"id": "crane", "name": "Crane", "cost": {"camels": 4, "gold": 4}, "effect": "+1 good"},
+        {"building": "crane", "name": "Crane", "camels": 4, "gold": 4, "power": "+1 good"},
+        {"building": "odd", "name": "Odd", "cost": {"camels": 1}},
     ],
-    "cards": [{"id": "3_gold", "name": "3 gold", "effect": "receive 3 gold", "count": 2}],
+    "cards": [{"card": "3_gold", "count": 2, "name": "3 gold", "text": "receive 3 gold"}],
+    "steward": {"arms": {"west": ["W1"]}, "squares": [{"square": "W1", "faces": ["sk3.1"]}]},
     "scoring": {"souks": "points when complete", "caravan": "goods x row"},
+    "score_categories": ["souks", "caravan"],
 }
 
 
@@ -67,9 +71,12 @@ async def test_the_game_data_is_fetched_once_and_drawn_as_a_reference(data_serve
     mirror = Mirror("r1", info={"game": "yspahan"})
     text = "\n".join(p.plain for p in pages(mirror, got))
     assert "Playing in this client" in text and "type a shop (br3.1)" in text
-    assert "Buildings" in text and "Crane: cost camels 4, gold 4; effect +1 good" in text
-    assert "3 gold: effect receive 3 gold; id 3_gold; count 2" in text
-    assert "souks: points when complete" in text
+    assert "Buildings" in text and "Crane: 4 camels, 4 gold — +1 good" in text
+    assert "Odd: cost camels 1; building odd" in text, "an unexpected record, generically"
+    assert "3 gold (×2): receive 3 gold" in text
+    assert "W1: faces sk3.1" in text and "west" not in text, "the board geometry is left out"
+    assert "souks: points when complete" in text, "a part this client does not know"
+    assert "Score categories: souks, caravan" in text
 
 
 async def test_a_server_without_the_data_is_said_in_words(
