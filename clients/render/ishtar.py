@@ -325,9 +325,7 @@ def _decision(scene: Scene, grid: Grid, width: int) -> Panel | None:
     if scene.turn.get("decision") == "rotation" and choices and scene.shown is None:
         return _footprints(scene, grid, width)
     if offered_spaces(choices):
-        hint = Text(
-            "Type a space: the letter on it, then its row (e.g. f7); or a number", style="dim"
-        )
+        hint = Text("Type a space (f7: letter on it, row)", style="dim")
         return decision_panel(scene, grid, hint, least=3)
     return decision_panel(scene, grid)
 
@@ -366,7 +364,7 @@ def _footprints(scene: Scene, grid: Grid, width: int) -> Panel:
                 line.append(" " * (cell_width - part.cell_len))
             lines.append(line)
     title = Text(prompt_of(scene) + f": {tile_short(tile)}")
-    hint = Text("Type the number of a rotation; (2) marks 2 flowers, (,) grass", style="dim")
+    hint = Text("Type a number: (2) flowers (,) grass", style="dim")
     return Panel(title, [hint, *lines], least=len(lines) + 2)
 
 
