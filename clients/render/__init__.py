@@ -23,8 +23,8 @@ from clients.render.scene import Scene, full_screen, generic_body
 from protocol.mirror import Mirror
 
 __all__ = [
-    "BODIES",
     "BOARDS",
+    "BODIES",
     "EVENTS",
     "Board",
     "board",
