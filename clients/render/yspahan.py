@@ -368,14 +368,13 @@ def body(scene: Scene) -> Body:
         decision: Panel | None = _dice_panel(scene, width)
     else:
         decision = decision_panel(scene, None, hint, width=width, text=_effects_text)
-    panels = [
-        decision,
-        kept_panel(scene),
-        _players_panel(scene),
-        log_panel(scene),
-        chat_panel(scene),
-    ]
-    return Body(main=main, panels=[p for p in panels if p is not None])
+    panels = [decision, kept_panel(scene), _players_panel(scene)]
+    below = [log_panel(scene), chat_panel(scene)]
+    return Body(
+        main=main,
+        panels=[p for p in panels if p is not None],
+        below=[p for p in below if p is not None],
+    )
 
 
 def _dice_panel(scene: Scene, width: int) -> Panel:
