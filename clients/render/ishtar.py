@@ -25,7 +25,7 @@ from clients.printable import printable
 from clients.render import ishtar_map
 from clients.render.common import EventText, add_row, seat_label
 from clients.render.ishtar_map import GEM_STYLE, colours_of, player_style
-from clients.render.layout import Body, Panel
+from clients.render.layout import SIDE_LAST, SIDE_MIN, UNDER_MIN, Body, Panel
 from clients.render.scene import (
     Scene,
     chat_panel,
@@ -294,7 +294,7 @@ def body(scene: Scene) -> Body:
     else:
         main = ishtar_map.map_lines(game, grid, marks, roomy=roomy)
     column = scene.width - width - 3
-    if column < 34:
+    if column < SIDE_MIN and not (column >= SIDE_LAST and scene.height - 3 - len(main) < UNDER_MIN):
         column = scene.width
     decision = _decision(scene, grid, column)
     trees = scene.turn.get("decision") in ("plant", "tree", "reserve_tree")

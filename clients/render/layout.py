@@ -27,6 +27,10 @@ from rich.text import Text
 
 SIDE_MIN = 34
 """Columns a side column needs to be worth having."""
+SIDE_LAST = 20
+"""Columns a side column may shrink to when under the main drawing there would be too little
+room (:data:`UNDER_MIN` lines) for the decision (a 4-player Ishtar map on 80x24)."""
+UNDER_MIN = 8
 GAP = " │ "
 
 
@@ -142,7 +146,8 @@ def _body(body: Body, width: int, rows: int) -> list[Text]:
     main = body.main
     main_width = body.main_width or max((line.cell_len for line in main), default=0)
     side = width - main_width - len(GAP)
-    if main_width and side >= SIDE_MIN:
+    cramped = rows - len(main) < UNDER_MIN and side >= SIDE_LAST
+    if main_width and (side >= SIDE_MIN or cramped):
         below = rows - len(main)
         # Under the main drawing: its own panels, then what the side column had no room for.
         right = stack(body.panels, rows)
