@@ -61,6 +61,8 @@ class FullScreen:
         self._overlay: list[Text] | None = None
         self._overlay_top = 0
         self._prompt = ""
+        self._prompt_rev = -1
+        """The revision the prompt was given for: a newer view waits for its own prompt."""
         self._notice: Text | None = None
         self._filtering = False
         """The filter shown follows what is being typed (``/word``), not a line entered."""
@@ -130,6 +132,8 @@ class FullScreen:
             return Text(warning, style="bold white on red")
         if self._notice is not None:
             return self._notice
+        if self._prompt_rev != self.mirror.rev and self.mirror.info.get("state") == "playing":
+            return Text("…", style="dim")  # the view moved on; its prompt comes in a moment
         suffix = "  (h help · q quit)"
         if len(self._prompt) + len(suffix) > self.scene.width:
             suffix = ""  # the prompt whole rather than cut (a command to copy, say)
@@ -226,11 +230,13 @@ class FullScreen:
         """The room waits for players: how others join on the hint line, what is awaited
         above the seats."""
         self._prompt = invite or text
+        self._prompt_rev = self.mirror.rev
         self.scene.invite = text if invite else ""
         self.changed()
 
     def ask(self, prompt: str, lone: bool = False) -> None:
         self._prompt = prompt
+        self._prompt_rev = self.mirror.rev
         self._notice = None
         self.scene.page = 0
         self.show_filter(None)
@@ -238,6 +244,7 @@ class FullScreen:
 
     def hint(self, text: str) -> None:
         self._prompt = text
+        self._prompt_rev = self.mirror.rev
         self.changed()
 
     def show_filter(self, indices: list[int] | None, text: str = "") -> None:
@@ -292,6 +299,7 @@ class FullScreen:
     async def finish(self) -> None:
         """Show the final scores and wait for Enter (or q, Esc, the end of input)."""
         self._prompt = "The match is over: press Enter to leave"
+        self._prompt_rev = self.mirror.rev
         self._notice = None
         self.scene.shown = None
         self.redraw()
