@@ -8,7 +8,8 @@ reads. The whole matches are in the slow tier (about a minute each); the default
 few turns of each game and leaves, and checks what the full screen promises besides: the
 waiting seat's screen changes when the other seat moves; disconnect, stand-in, comeback and
 timeout notices; names and chat with terminal escapes shown harmless; the help; ``q`` and
-Ctrl-C printing the command that comes back to the seat.
+Ctrl-C printing the command that comes back to the seat, and that command, typed as printed,
+bringing the player back.
 
 The slow tier rewrites the captured screens in ``clients/screens/`` (README, "Screens").
 """
@@ -167,6 +168,18 @@ async def test_a_few_turns_then_q_prints_the_way_back_on_one_line(
         assert "a bot plays your seat and finishes the match for you" in after
     finally:
         await term.close()
+    # The printed command, typed as it is, brings the player back to the seat.
+    command = line.removeprefix("Come back with: oasis ").split(" ")
+    back = await Tmux([*command, "--auto-delay", "0.2"], cols=size[0], rows=size[1]).start()
+    try:
+        person = Person(back, random.Random(seed + 1))
+        screen = await person.look()
+        assert room_of(screen) == room and "you are P1 ann" in screen.header
+        check_fits(screen, game, *size)
+        await person.act(screen)
+        await person.look()
+    finally:
+        await back.close()
 
 
 async def test_with_no_auto_a_lone_choice_waits_for_enter(redis_app: MakeApp) -> None:
