@@ -18,12 +18,23 @@ checked (game not over, right seat, choice among the legal ones) and mutates the
 input goes through :meth:`Match.act`, which raises a typed :mod:`games.errors` error and leaves
 the state untouched.
 
-Views are plain data (maps with string keys, lists, ints, floats, strings, bools, None). Each
-audience's view is split in two parts so the server can diff and encode the common part once per
-revision: a *shared* part, identical for every audience (spectators included), and each seat's
-*own* part (its secrets, and its legal choices when it must decide). Nothing hidden from an
-audience may appear in what it is sent: not other seats' secrets, not the order of face-down
+Views are plain data (maps with string keys, lists, ints, strings, bools, None; never floats:
+JavaScript cannot tell ``300.0`` from ``300``, so a float would break a browser's view hash).
+Each audience's view is split in two parts so the server can diff and encode the common part once
+per revision: a *shared* part, identical for every audience (spectators included), and each
+seat's *own* part (its secrets, and its legal choices when it must decide). Nothing hidden from
+an audience may appear in what it is sent: not other seats' secrets, not the order of face-down
 piles and decks, never the generator state.
+
+Views explain themselves (DESIGN "Views explain themselves"): every choice in ``own.choices``
+carries a ``label`` (what it does, in game terms) and may carry ``effects`` (what it would
+change, public information only), the decision in ``shared.turn`` a ``prompt``, every event a
+``text`` written for the audience that receives it. The engine's own choice lists stay bare (the
+legal maps the log stores and the engine applies): :meth:`Game.describe`, :meth:`Game.prompt` and
+:meth:`Game.narrate` add the texts, and :meth:`Match.resolve` ignores ``label`` and ``effects``
+when it matches a choice map (:data:`DESCRIPTIVE`), so a client may send a listed map back as it
+received it or bare. In texts seat ``s`` is named ``P{s + 1}`` (:func:`seat_name`); every other
+number is the one the view uses.
 """
 
 from __future__ import annotations
@@ -31,7 +42,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, Generic, TypeAlias, TypeVar
+from typing import Any, ClassVar, Generic, TypeAlias, TypeVar
 
 from games.errors import (
     GameOverError,
@@ -49,6 +60,42 @@ Choice: TypeAlias = dict[str, JSON]
 """A legal choice: ``{"kind": str, ...arguments}``."""
 
 S = TypeVar("S")
+
+DESCRIPTIVE: frozenset[str] = frozenset({"label", "effects"})
+"""Keys of a listed choice that describe it and are not part of it (:meth:`Match.resolve`)."""
+
+
+def bare(choice: Mapping[str, Any]) -> Choice:
+    """A listed choice without its descriptions (:data:`DESCRIPTIVE`): the map the engine lists."""
+    return {k: v for k, v in choice.items() if k not in DESCRIPTIVE}
+
+
+def seat_name(seat: int) -> str:
+    """How texts name a seat: ``P1`` for seat 0 (players count from 1 at the table)."""
+    return f"P{seat + 1}"
+
+
+def words(kind: str) -> str:
+    """``end_turn`` -> ``end turn``: a kind in words, for the generic texts only."""
+    return kind.replace("_", " ")
+
+
+def generic_label(choice: Mapping[str, JSON]) -> str:
+    """``play (card 4)``: the kind and its arguments in words, for games without a labels module."""
+    args = ", ".join(f"{words(k)} {v}" for k, v in choice.items() if k != "kind")
+    kind = words(str(choice.get("kind", "choice")))
+    return f"{kind} ({args})" if args else kind
+
+
+def generic_text(event: Mapping[str, JSON]) -> str:
+    """``P1: drew (card 3)``: an event in words, for games without a labels module."""
+    seat = event.get("seat")
+    who = f"{seat_name(seat)}: " if isinstance(seat, int) and not isinstance(seat, bool) else ""
+    args = ", ".join(
+        f"{words(k)} {v}" for k, v in event.items() if k not in ("kind", "seat", "text")
+    )
+    kind = words(str(event.get("kind", "event")))
+    return who + (f"{kind} ({args})" if args else kind)
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +243,40 @@ class Game(ABC, Generic[S]):
         """Optionally explain why a well-formed choice is not legal now, for the error message."""
         return None
 
+    # Texts and static data (DESIGN "Views explain themselves"). The defaults are generic; the
+    # real games override them from their labels module.
+
+    def describe(self, state: S, decision: Decision) -> list[Choice]:
+        """The legal choices as the deciding seat is shown them: each a copy of the legal map
+        with a ``label`` (and, where the game gives them, ``effects``), in the same order."""
+        return [{**c, "label": generic_label(c)} for c in decision.choices]
+
+    def prompt(self, state: S, decision: Decision) -> str:
+        """What the deciding seat is asked, addressed to it (``shared.turn.prompt``)."""
+        return f"choose: {words(decision.kind)}"
+
+    def narrate(self, state: S, events: list[Event]) -> list[Event]:
+        """``events`` with a ``text`` for every audience: in ``data`` for everyone, and in
+        ``private`` for a seat that sees more (the drawer reads which card it drew). ``state``
+        is the state after the events."""
+        out = []
+        for e in events:
+            private = {
+                seat: {**extra, "text": generic_text({"kind": e.kind, **e.data, **extra})}
+                for seat, extra in e.private.items()
+            }
+            out.append(Event(e.kind, {**e.data, "text": generic_text(e.project(None))}, private))
+        return out
+
+    def static_data(self) -> dict[str, JSON]:
+        """Everything static a client needs to draw and explain the game (``GET /games/<name>``):
+        components, boards, costs, texts. Never changes while the server runs."""
+        return {"name": self.name, "title": self.title}
+
+    def options_schema(self) -> dict[str, JSON]:
+        """A JSON Schema (draft 2020-12) of the ``create.options`` this game accepts."""
+        return {"type": "object", "properties": {}, "additionalProperties": False}
+
 
 def answers(legal: Choice, answer: Mapping[str, object], optional: Sequence[str] = ()) -> bool:
     """Whether the map ``answer`` names the legal choice ``legal``.
@@ -231,9 +312,9 @@ def same(a: object, b: object) -> bool:
 def audience_view(game: Game[S], state: S, seat: int | None) -> View:
     """The view of ``seat`` (None: spectators) with the contract's common fields.
 
-    ``shared``: ``{"game": <game shared view>, "turn": {"seat", "decision"} | None,
+    ``shared``: ``{"game": <game shared view>, "turn": {"seat", "decision", "prompt"} | None,
     "result": <Result.to_json()> | None}``; ``own`` (seats only): ``{"seat", "private": <game own
-    view>, "choices": <legal choices if this seat must decide, else []>}``.
+    view>, "choices": <legal choices, described, if this seat must decide, else []>}``.
     """
     return View(shared_part(game, state), None if seat is None else own_part(game, state, seat))
 
@@ -244,7 +325,13 @@ def shared_part(game: Game[S], state: S, decision: Decision | None = None) -> di
     result = game.result(state)
     return {
         "game": game.shared_view(state),
-        "turn": None if decision is None else {"seat": decision.seat, "decision": decision.kind},
+        "turn": None
+        if decision is None
+        else {
+            "seat": decision.seat,
+            "decision": decision.kind,
+            "prompt": game.prompt(state, decision),
+        },
         "result": None if result is None else result.to_json(),
     }
 
@@ -256,7 +343,7 @@ def own_part(
         decision = game.decision(state)
     choices: list[JSON] = []
     if decision is not None and decision.seat == seat:
-        choices = list(decision.choices)
+        choices = list(game.describe(state, decision))
     return {"seat": seat, "private": game.own_view(state, seat), "choices": choices}
 
 
@@ -298,7 +385,8 @@ class Match(Generic[S]):
         """Turn an untrusted answer (an index or a choice map) into a legal choice, or raise.
 
         A map names a legal choice by :func:`answers`: the same fields with values of the same
-        types (``True`` is not ``1``), derived fields (:attr:`Game.derived_fields`) optional.
+        types (``True`` is not ``1``), derived fields (:attr:`Game.derived_fields`) optional, and
+        its descriptions (``label``, ``effects``: :data:`DESCRIPTIVE`) ignored.
         """
         decision = self.decision
         if decision is None:
@@ -317,6 +405,8 @@ class Match(Generic[S]):
             )
         if not isinstance(choice, Mapping) or not isinstance(choice.get("kind"), str):
             raise MalformedChoice("a choice is an index into the legal list or a choice map")
+        if DESCRIPTIVE.intersection(choice):
+            choice = bare(choice)
         derived = self.game.derived_fields
         for legal in decision.choices:
             if answers(legal, choice, derived.get(choice["kind"], ())):
@@ -363,7 +453,7 @@ class Match(Generic[S]):
                 raise GameOverError("the match is over")
             raise NotYourTurnError(f"seat {to_move} must decide, not {seat}")
         self._known = False
-        return self.game.apply(self.state, legal)
+        return self.game.narrate(self.state, self.game.apply(self.state, legal))
 
     def view(self, seat: int | None) -> View:
         decision = self.decision

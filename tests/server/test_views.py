@@ -32,6 +32,12 @@ class _Scripted:
     def result(self, state: Any) -> None:
         return None
 
+    def describe(self, state: Any, decision: Decision) -> list[dict[str, Any]]:
+        return list(decision.choices)
+
+    def prompt(self, state: Any, decision: Decision) -> str:
+        return "choose"
+
 
 class _Match:
     def __init__(self, game: _Scripted) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from clients.connection import ClientError, ConnectionLost, ServerError, Session
+from games.base import bare
 from tests.server.persistence.processes import ServerProcess
 from tests.services import free_port
 
@@ -90,7 +91,7 @@ class SeatPlayer:
                 await asyncio.sleep(0.05)
                 continue
             assert answer["type"] == "ack" and answer["rev"] == rev + 1, answer
-            self.acked[rev + 1] = choice
+            self.acked[rev + 1] = bare(choice)  # as the log stores it
             self.last_ack = time.monotonic()
             self.progress.set()
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+from games.base import bare
 from server.records import ArchiveRecord
 from server.redis_store import RedisStore
 from tests.server.client import Client, ProtocolFailure
@@ -158,7 +159,7 @@ class SeatDriver:
         answer = await client.request({"type": "act", "room": room, "rev": rev, "choice": choice})
         if answer["type"] == "ack":
             assert answer["rev"] == rev + 1, answer
-            self.acked[rev + 1] = choice
+            self.acked[rev + 1] = bare(choice)  # as the log stores it
             self.progress.set()
         elif answer.get("code") == "unavailable":
             # Storage is down: the room pauses; wait for it to say it resumed.
