@@ -114,6 +114,10 @@ class Skill:
     upper: bool
     requires: str | None
     params: Mapping[str, Any]
+    column: int = 0
+    """Its column on the player board (1-5; an upper skill sits above the lower it requires)."""
+    effect: str = ""
+    """The leaflet's text, for people (``GET /games/ishtar``)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -373,7 +377,9 @@ def _read_skills(raw: Any) -> dict[str, Skill]:
         requires = _get(rawskill, "requires", where)
         _expect(level in ("upper", "lower"), where, f"level {level!r}")
         params = _get_obj(_get(rawskill, "params", where), f"{where}.params")
-        skills[sid] = Skill(sid, level == "upper", requires, params)
+        column = _int(rawskill.get("column", 0), f"{where}.column")
+        effect = _str(rawskill.get("effect", ""), f"{where}.effect")
+        skills[sid] = Skill(sid, level == "upper", requires, params, column, effect)
     _expect(tuple(skills) == UPPER + LOWER, "skills", f"want skills A-J, got {list(skills)}")
     for up, low in zip(UPPER, LOWER, strict=True):
         _expect(skills[up].requires == low, "skills", f"skill {up} must require {low}")

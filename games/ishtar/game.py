@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import ClassVar
 
 from games.base import JSON, Choice, Decision, Event, Game, Result
-from games.ishtar import actions, snapshot, turn, views
+from games.ishtar import actions, labels, snapshot, turn, views
 from games.ishtar import state as st
 from games.ishtar.edition import Edition, default_edition
 from games.ishtar.scoring import final_scores, winners
@@ -53,6 +53,7 @@ class Ishtar(Game[State]):
 
     def __init__(self, edition: Edition | None = None) -> None:
         self._edition = edition
+        self._static: dict[str, JSON] | None = None
 
     @property
     def edition(self) -> Edition:
@@ -120,6 +121,59 @@ class Ishtar(Game[State]):
         from games.ishtar.explain import why_illegal
 
         return why_illegal(state, choice)
+
+    def describe(self, state: State, decision: Decision) -> list[Choice]:
+        return labels.describe(state, decision)
+
+    def prompt(self, state: State, decision: Decision) -> str:
+        return labels.prompt(state, decision)
+
+    def narrate(self, state: State, events: list[Event]) -> list[Event]:
+        return labels.narrate(state, events)
+
+    def static_data(self) -> dict[str, JSON]:
+        from games.ishtar.static import static_data
+
+        found = self._static
+        if found is None:
+            found = self._static = static_data(
+                self.edition, self.title, (self.min_players, self.max_players)
+            )
+        return found
+
+    def options_schema(self) -> dict[str, JSON]:
+        """``layout``: the terrain boards to play on (ISH-SETUP-05); the preset when absent."""
+        edition = self.edition
+        entry: dict[str, JSON] = {
+            "type": "object",
+            "properties": {
+                "board": {"enum": list(edition.boards)},
+                "side": {"enum": ["A", "B"]},
+                "rotation": {"type": "integer", "minimum": 0, "maximum": 5},
+                "macro": {
+                    "type": "array",
+                    "items": {"type": "integer", "minimum": -20, "maximum": 20},
+                    "minItems": 2,
+                    "maxItems": 2,
+                },
+            },
+            "required": ["board", "side", "rotation", "macro"],
+            "additionalProperties": False,
+        }
+        return {
+            "type": "object",
+            "properties": {
+                "layout": {
+                    "description": "players + 2 terrain boards, each once, connected, on distinct "
+                    "macro hexes; the edition's preset for the player count when absent",
+                    "type": "array",
+                    "items": entry,
+                    "minItems": min(edition.boards_by_players.values()),
+                    "maxItems": max(edition.boards_by_players.values()),
+                }
+            },
+            "additionalProperties": False,
+        }
 
 
 GAME = Ishtar()

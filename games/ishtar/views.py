@@ -15,6 +15,14 @@ top or None), ``can``, ``display``, ``deck`` (a count), ``markers``, ``tokens``,
 (the tile in hand and what the current step still needs; the step itself is the contract's
 ``shared.turn.decision``, not repeated here), and ``scores`` (None until the end). Own part:
 ``planted``.
+
+Consequences, all from public information, so a client can show standings without the rules:
+``beds`` (every flowerbed: its cells, flower count, controlling seat and fountain), each
+fountain's ``spaces`` (per seat, the flower spaces of the beds it controls in that fountain's
+gardens: who would score the fountain now) and ``leaders``, the blooming ``tokens`` with their
+flowers, and ``provisional``: each seat's score so far category by category as if the game
+ended now, without ``trees`` (planted cards are face down; None once ``scores`` is there).
+Field by field: ``protocol/games/ishtar.md``.
 """
 
 from __future__ import annotations
@@ -22,7 +30,8 @@ from __future__ import annotations
 from games.base import JSON
 from games.ishtar.edition import COLOURS, Tile
 from games.ishtar.garden import tile_cells
-from games.ishtar.scoring import final_scores
+from games.ishtar.hexes import Hex
+from games.ishtar.scoring import CATEGORIES, final_scores, fountain_points, score_position
 from games.ishtar.state import State
 from games.ishtar.turn import as_hex, hx, shape_rotations
 
@@ -84,6 +93,47 @@ def _pending(state: State) -> dict[str, JSON]:
     }
 
 
+def _beds(state: State) -> tuple[list[JSON], dict[Hex, list[int]]]:
+    """Every flowerbed (cells sorted, beds by their first cell), and per fountain the flower
+    spaces each seat controls in its gardens (ISH-SCORE fountains)."""
+    veg = state.veg
+    players = len(state.players)
+    spaces: dict[Hex, list[int]] = {f: [0] * players for f in state.terrain.fountain_cells}
+    beds: list[tuple[tuple[int, int], dict[str, JSON]]] = []
+    for bed, cells in veg.beds.items():
+        ordered = sorted(cells, key=lambda h: (h[1], h[0]))
+        owner = veg.bed_owner.get(bed)
+        fountain = veg.fountain_of[ordered[0]]
+        if owner is not None:
+            spaces[fountain][owner] += len(cells)
+        beds.append(
+            (
+                (ordered[0][1], ordered[0][0]),
+                {
+                    "cells": [hx(c) for c in ordered],
+                    "flowers": sum(veg.space[c].flowers for c in cells),
+                    "owner": owner,
+                    "fountain": hx(fountain),
+                },
+            )
+        )
+    beds.sort(key=lambda b: b[0])
+    return [b for _, b in beds], spaces
+
+
+def _provisional(state: State) -> list[JSON]:
+    """Each seat's score if the game ended now, without the face-down tree cards."""
+    rows = score_position(
+        state.edition, state.terrain, state.veg, fountain_points(state), state.players
+    )
+    out: list[JSON] = []
+    for row in rows:
+        shown: dict[str, JSON] = {k: row[k] for k in CATEGORIES if k != "trees"}
+        shown["total"] = row["total"] - row["trees"]
+        out.append(shown)
+    return out
+
+
 def shared_view(state: State) -> dict[str, JSON]:
     over = state.over
     edition, tiles = state.edition, state.edition.tiles
@@ -108,6 +158,21 @@ def shared_view(state: State) -> dict[str, JSON]:
         if over:
             entry["planted_cards"] = list(p.planted)
         players.append(entry)
+    beds, spaces = _beds(state)
+    fountain_list: list[JSON] = []
+    for cell, fid in zip(state.terrain.fountain_cells, state.fountains, strict=True):
+        counts = spaces[cell]
+        best = max(counts)
+        fountain_list.append(
+            {
+                "at": hx(cell),
+                "fountain": fid,
+                "colour": fountains[fid].colour,
+                "points": fountains[fid].points,
+                "spaces": list(counts),
+                "leaders": [s for s, n in enumerate(counts) if best and n == best],
+            }
+        )
     return {
         "edition": edition.name,
         "first": state.first,
@@ -117,10 +182,8 @@ def shared_view(state: State) -> dict[str, JSON]:
         "triggered": state.triggered,
         "pending": _pending(state),
         "terrain": state.terrain.rows_json(),
-        "fountains": [
-            {"at": hx(cell), "fountain": fid, "colour": fountains[fid].colour}
-            for cell, fid in zip(state.terrain.fountain_cells, state.fountains, strict=True)
-        ],
+        "fountains": fountain_list,
+        "beds": beds,
         "rock_gems": {f"{q},{r}": colour for (q, r), colour in sorted(state.rock_gems.items())},
         "laid": _laid(state),
         "piles": [
@@ -138,11 +201,12 @@ def shared_view(state: State) -> dict[str, JSON]:
         ],
         "deck": len(state.deck),
         "markers": state.markers,
-        "tokens": list(state.tokens),
+        "tokens": [{"token": t, "flowers": list(edition.tokens[t].flowers)} for t in state.tokens],
         "stock": {c: state.stock[c] for c in COLOURS},
         "discarded": list(state.discarded),
         "players": players,
         "scores": None if rows is None else [dict(r) for r in rows],
+        "provisional": None if over else _provisional(state),
     }
 
 
