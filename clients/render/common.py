@@ -182,7 +182,8 @@ def clock_table(
     clock = view.get("clock")
     if not isinstance(clock, dict) or left is None:
         return None
-    rule = f"+{clock.get('increment', 0):g}s per decision; at zero: {clock.get('on_timeout')}"
+    increment = (clock.get("increment_ms") or 0) / 1000
+    rule = f"+{increment:g}s per decision; at zero: {clock.get('on_timeout')}"
     table = Table(
         title="Clocks",
         title_justify="left",

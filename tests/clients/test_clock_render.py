@@ -16,8 +16,8 @@ from tests.clients.samples import info, samples
 def _clocked(view: dict[str, Any], running: int | None = 0) -> dict[str, Any]:
     out = copy.deepcopy(view)
     out["clock"] = {
-        "initial": 300.0,
-        "increment": 5.0,
+        "initial_ms": 300000,
+        "increment_ms": 5000,
         "on_timeout": "bot",
         "remaining_ms": [65000, 9400],
         "running": running,
