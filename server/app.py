@@ -8,8 +8,8 @@ the only place that maps errors to the wire.
 
 HTTP on the same port (``process_request``): ``/healthz`` (the process answers), ``/readyz``
 (accepting and the store is usable; 503 while shutting down), ``/metrics`` (Prometheus) and the
-browser client's pages and files (:mod:`server.web`) for requests that are not a WebSocket
-handshake.
+game data, ``/games`` and ``/games/<name>`` (:mod:`server.gamedata`), and the browser client's
+pages and files (:mod:`server.web`) for requests that are not a WebSocket handshake.
 
 Graceful stop (SIGTERM in :mod:`server.main`): not ready, stop accepting, let each room finish
 what is in its inbox, send ``bye`` to everyone, close every socket with 1001, close the store.
@@ -34,6 +34,7 @@ from protocol import frames as f
 from protocol import messages as m
 from protocol.codec import Limits, decode
 from protocol.errors import ErrorCode, FrameError, RequestError
+from server import gamedata
 from server import logging as oasis_logging
 from server.config import Config
 from server.connection import Connection, ConnEvent
@@ -134,6 +135,9 @@ class App:
             response.headers["Content-Type"] = content_type
             return response
         if not wants_websocket(request.headers.get("Upgrade")):
+            data = gamedata.answer(path, request.headers.get("If-None-Match"))
+            if data is not None:
+                return to_response(data)
             page = self.web.answer(request.path, request.headers.get("If-None-Match"))
             return to_response(page)
         if self.ips.full(self._ip(ws, request)):

@@ -22,10 +22,10 @@ that rebuilds its view from patches has the same clock as ``sync`` gives. It cha
 revisions: ``remaining_ms`` is every seat's time when the current decision began, ``running`` the
 seat that must decide (its clock runs while the room is ``playing`` and not paused; None once the
 match is over). How long the running clock has already run when a full view is sent travels
-beside it, as ``elapsed_ms`` of the ``joined`` and ``state`` frames. Every time in the clock part is an integer
-number of milliseconds (``initial_ms``, ``increment_ms``, ``remaining_ms``): a view never holds a
-float, which JavaScript could not tell from an integer when it hashes the view. A client counts
-down from
+beside it, as ``elapsed_ms`` of the ``joined`` and ``state`` frames. Every time in the clock
+part is an integer number of milliseconds (``initial_ms``, ``increment_ms``, ``remaining_ms``): a
+view never holds a float, which JavaScript could not tell from an integer when it hashes the
+view. A client counts down from
 ``remaining_ms[running] - elapsed_ms`` from the moment it got the frame (or from
 ``remaining_ms[running]`` when a patch, or the ``room`` frame that says the match started,
 arrives).
@@ -58,7 +58,7 @@ class ClockSettings:
     on_timeout: str
 
     def to_json(self) -> dict[str, Any]:
-        """As ``create`` gave them (seconds): the room's ``info.clock``, and what the store keeps."""
+        """As ``create`` gave them (seconds): the room's ``info.clock``, and what is stored."""
         return {"initial": self.initial, "increment": self.increment, "on_timeout": self.on_timeout}
 
     def to_view(self) -> dict[str, Any]:

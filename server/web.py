@@ -101,7 +101,7 @@ class WebFiles:
         ]
         if suffix == ".html":
             headers.append(("Content-Security-Policy", PAGE_POLICY))
-        if if_none_match is not None and _matches(if_none_match, found.etag):
+        if if_none_match is not None and etag_matches(if_none_match, found.etag):
             return Answer(http.HTTPStatus.NOT_MODIFIED, tuple(headers), b"")
         return Answer(http.HTTPStatus.OK, tuple(headers), found.body)
 
@@ -157,7 +157,7 @@ def wants_websocket(upgrade: str | None) -> bool:
     return upgrade is not None and "websocket" in upgrade.lower()
 
 
-def _matches(if_none_match: str, etag: str) -> bool:
+def etag_matches(if_none_match: str, etag: str) -> bool:
     tags = {part.strip().removeprefix("W/") for part in if_none_match.split(",")}
     return "*" in tags or etag in tags
 

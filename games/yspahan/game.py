@@ -26,6 +26,9 @@ class Yspahan(Game[YState]):
     min_players = 2
     max_players = 4
 
+    def __init__(self) -> None:
+        self._static: dict[str, JSON] | None = None
+
     def setup(self, players: int, options: Mapping[str, JSON], seed: int) -> YState:
         """2 gold each, no camel, no card; deck shuffled; a random first player; day 1 of week 1."""
         rng = Rng.from_seed(seed)
@@ -86,6 +89,13 @@ class Yspahan(Game[YState]):
 
     def hidden_variant(self, state: YState, viewer: int | None, rng: Rng) -> YState:
         return views.hidden_variant(state, viewer, rng)
+
+    def static_data(self) -> dict[str, JSON]:
+        from games.yspahan.static import static_data
+
+        if self._static is None:
+            self._static = static_data(self.title, (self.min_players, self.max_players))
+        return self._static
 
     def why_illegal(self, state: YState, choice: Choice) -> str | None:
         """Say why a well-formed choice is refused, for the most common mistakes (each reason

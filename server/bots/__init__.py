@@ -12,6 +12,11 @@ check it for the random bot; :mod:`tests.server.test_bots` for the heuristic one
 Kinds (``BOT_KINDS``): ``random`` (:mod:`server.randombot`, a uniformly random legal choice) and
 ``heuristic`` (a hand-written evaluation per game, :mod:`server.bots.ishtar` and
 :mod:`server.bots.yspahan`; for a game without one it falls back to ``random``).
+
+What a heuristic bot knows of a game beyond its view is the game's static data, the document
+``GET /games/<name>`` serves (:func:`server.gamedata.document`, decoded from the very bytes a
+client downloads). No bot imports an engine module or reads an engine file
+(``tests/test_frontends_know_no_rules.py`` scans for it).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from server import gamedata
 from server.bots import ishtar, yspahan
 from server.bots.common import Scorer, ScoringBot
 from server.randombot import RandomBot
@@ -47,7 +53,7 @@ class RandomPlayer:
         return self._bot.choose(view.get("own"), rev)
 
 
-_SCORERS: dict[str, Callable[[], Scorer]] = {
+_SCORERS: dict[str, Callable[[Mapping[str, Any]], Scorer]] = {
     "ishtar": ishtar.IshtarScorer,
     "yspahan": yspahan.YspahanScorer,
 }
@@ -56,7 +62,7 @@ _SCORERS: dict[str, Callable[[], Scorer]] = {
 def make_bot(kind: str, game: str, seed: int, seat: int) -> Bot:
     """A bot of ``kind`` for ``seat`` of a room of ``game`` (an unknown kind plays randomly)."""
     if kind == "heuristic" and game in _SCORERS:
-        return ScoringBot(_SCORERS[game](), seed, seat)
+        return ScoringBot(_SCORERS[game](gamedata.document(game).value), seed, seat)
     return RandomPlayer(seed, seat)
 
 

@@ -5,51 +5,49 @@ flowerbeds as connected flower spaces, their assistants, gardens and their fount
 values each legal choice in points: a placement by the flowers it adds to its own beds (and
 takes from others'), the gems it uncovers and the bed its icon lets it claim; the special action
 by the bed an assistant claims or what a skill is worth; a tree by its points against the gems it
-costs. Tile shapes and the hex geometry come from the edition's static data
-(:mod:`games.ishtar.hexes`, the packaged edition file), the components any client could ship;
-nothing reads the game state.
+costs. Tile shapes (with the offsets of every rotation) and the hex directions come from the
+game's static data, the document any client downloads from ``GET /games/ishtar``
+(:mod:`server.gamedata`); nothing reads the game state or the engine.
 """
 
 from __future__ import annotations
 
-import functools
-import json
 from collections.abc import Iterable, Mapping, Sequence
-from importlib import resources
-from typing import Any
+from typing import Any, TypeAlias
 
-from games.ishtar.hexes import DIRECTIONS, Hex, rotate
+Hex: TypeAlias = tuple[int, int]
 
-_FOUNTAIN_POINTS = {"purple": 4, "red": 6, "white": 8}
 _GEM = 1.1
 """What one gem is worth, in points, to this player (trees turn about 2.5 gems into 5+)."""
 
 
-@functools.cache
-def _shapes() -> dict[str, tuple[Hex, ...]]:
-    raw = json.loads(
-        resources.files("games.ishtar").joinpath("ishtar-edition.json").read_text("utf-8")
-    )
-    return {
-        name: tuple((int(o[0]), int(o[1])) for o in shape["offsets"])
-        for name, shape in raw["tile_shapes"].items()
-    }
+class _Geometry:
+    """The hex directions and the tile shapes in every rotation, from the static data."""
 
+    def __init__(self, static: Mapping[str, Any]) -> None:
+        self.directions: list[Hex] = [
+            (int(d["offset"][0]), int(d["offset"][1])) for d in static["hex"]["directions"]
+        ]
+        self.rotations: dict[str, list[list[Hex]]] = {
+            name: [[(int(o[0]), int(o[1])) for o in rot] for rot in shape["rotations"]]
+            for name, shape in static["tile_shapes"].items()
+        }
+        self.fountain_points: dict[str, int] = {
+            str(f["colour"]): int(f["points"]) for f in static["fountains"]
+        }
 
-def _cells(shape: str, at: Sequence[int], rotation: int) -> list[Hex]:
-    return [
-        (int(at[0]) + q, int(at[1]) + r) for q, r in (rotate(o, rotation) for o in _shapes()[shape])
-    ]
+    def cells(self, shape: str, at: Sequence[int], rotation: int) -> list[Hex]:
+        return [(int(at[0]) + q, int(at[1]) + r) for q, r in self.rotations[shape][rotation]]
 
-
-def _near(h: Hex) -> Iterable[Hex]:
-    return ((h[0] + dq, h[1] + dr) for dq, dr in DIRECTIONS)
+    def near(self, h: Hex) -> Iterable[Hex]:
+        return ((h[0] + dq, h[1] + dr) for dq, dr in self.directions)
 
 
 class _Board:
     """What is laid, as seen in the shared view."""
 
-    def __init__(self, g: Mapping[str, Any], me: int) -> None:
+    def __init__(self, geo: _Geometry, g: Mapping[str, Any], me: int) -> None:
+        self.geo = geo
         self.me = me
         self.flowers: dict[Hex, int] = {}
         self.covered: set[Hex] = set()
@@ -67,7 +65,9 @@ class _Board:
             elif "tree" in item:
                 self.trees.add((int(item["at"][0]), int(item["at"][1])))
         self.fountain_points = {
-            (int(f["at"][0]), int(f["at"][1])): _FOUNTAIN_POINTS.get(str(f.get("colour")), 4)
+            (int(f["at"][0]), int(f["at"][1])): int(
+                f.get("points") or geo.fountain_points.get(str(f.get("colour")), 4)
+            )
             for f in g.get("fountains") or []
         }
         self.gems = {
@@ -85,7 +85,7 @@ class _Board:
         self.bed_of[start] = label
         stack = [start]
         while stack:
-            for n in _near(stack.pop()):
+            for n in self.geo.near(stack.pop()):
                 if n in flowers and n not in self.bed_of:
                     self.bed_of[n] = label
                     out.append(n)
@@ -113,7 +113,7 @@ class _Board:
             stack = [cell]
             old_beds: set[int] = set()
             while stack:
-                for n in _near(stack.pop()):
+                for n in self.geo.near(stack.pop()):
                     if n in group:
                         continue
                     if n in added:
@@ -136,7 +136,7 @@ class _Board:
         group = {cell}
         stack = [cell]
         while stack:
-            for n in _near(stack.pop()):
+            for n in self.geo.near(stack.pop()):
                 if n in flowers and n not in group:
                     group.add(n)
                     stack.append(n)
@@ -144,10 +144,13 @@ class _Board:
 
 
 class IshtarScorer:
+    def __init__(self, static: Mapping[str, Any]) -> None:
+        self.geo = _Geometry(static)
+
     def score(self, shared: Mapping[str, Any], own: Mapping[str, Any]) -> Sequence[float]:
         g = shared.get("game") or {}
         me = int(own["seat"])
-        board = _Board(g, me)
+        board = _Board(self.geo, g, me)
         player = (g.get("players") or [{}] * (me + 1))[me]
         ctx = _Ctx(g, me, board, player)
         return [ctx.value(c) for c in own["choices"]]
@@ -210,8 +213,8 @@ class _Ctx:
         tile = self._tile()
         shape = str(tile.get("shape", "straight"))
         spaces = tile.get("spaces") or []
-        cells = _cells(shape, at, rotation)
         board = self.board
+        cells = board.geo.cells(shape, at, rotation)
         value = 0.0
         for cell in cells:
             if cell in board.gems:
@@ -351,7 +354,7 @@ class _Ctx:
         cell = (int(c["at"][0]), int(c["at"][1]))
         mine = sum(
             1
-            for n in _near(cell)
+            for n in self.board.geo.near(cell)
             if n in self.board.bed_of
             and self.board.bed_owner(self.board.beds[self.board.bed_of[n]]) == self.me
         )

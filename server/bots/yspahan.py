@@ -4,8 +4,8 @@ It values every legal choice in victory points, roughly: goods by the souks they
 complete souk scores at every remaining week's end), camels, gold and cards at fixed exchange
 rates that fall as the match nears its end, buildings by their VP and powers, steward moves by
 the caravan places and the broken souks they cause. Component data (souk values, the steward's
-path, building prices) comes from :mod:`games.yspahan.data`, the static tables any client could
-ship; nothing reads the game state.
+path, building prices) comes from the game's static data, the document any client downloads from
+``GET /games/yspahan`` (:mod:`server.gamedata`); nothing reads the game state or the engine.
 
 Cards: it adds cards as extra dice one at a time while one more die is worth more than the card
 (so several on one group when that pays); it opens the card list in the middle of a turn to
@@ -20,24 +20,40 @@ from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
-from games.yspahan import data
 
-_SOUK_VP = {s.id: s.vp for s in data.SOUKS}
-_QUARTER_PREFIX = {"sacks": "sk", "barrels": "br", "chests": "ch", "vases": "va"}
-_SQUARE = {sq.id: sq for sq in data.SQUARES}
-_BUILDING = {b.id: b for b in data.BUILDINGS}
-_WEEKS = data.WEEKS
+class _Tables:
+    """What the static data says, indexed for the valuations."""
 
+    def __init__(self, static: Mapping[str, Any]) -> None:
+        self.souk_vp: dict[str, int] = {s["souk"]: int(s["points"]) for s in static["souks"]}
+        self.souks_of: dict[str, list[str]] = {
+            q["quarter"]: list(q["souks"]) for q in static["quarters"]
+        }
+        self.shop_souk: dict[str, tuple[str, int]] = {
+            shop: (s["souk"], i) for s in static["souks"] for i, shop in enumerate(s["shops"])
+        }
+        squares = static["steward"]["squares"]
+        self.faces: dict[str, list[str]] = {sq["square"]: list(sq["faces"]) for sq in squares}
+        self.where: dict[str, tuple[str, int]] = {
+            sq["square"]: (str(sq["arm"]), int(sq["distance"])) for sq in squares
+        }
+        self.buildings: dict[str, tuple[int, int]] = {
+            b["building"]: (int(b["camels"]), int(b["gold"])) for b in static["buildings"]
+        }
+        self.building_points: list[int] = [int(v) for v in static["building_points"]]
+        self.weeks = int(static["weeks"])
 
-def _souk_of(shop: str) -> tuple[str, int]:
-    souk, _, slot = shop.partition(".")
-    return souk, int(slot)
+    def distance(self, a: str, b: str) -> int:
+        """Squares between ``a`` and ``b`` along the path (a cross: one way between two)."""
+        (arm_a, da), (arm_b, db) = self.where[a], self.where[b]
+        return abs(da - db) if arm_a == arm_b else da + db
 
 
 class _Seen:
     """The facts of one view the valuations need."""
 
-    def __init__(self, shared: Mapping[str, Any], own: Mapping[str, Any]) -> None:
+    def __init__(self, t: _Tables, shared: Mapping[str, Any], own: Mapping[str, Any]) -> None:
+        self.t = t
         g = shared.get("game") or {}
         self.g = g
         self.me: int = int(own["seat"])
@@ -48,8 +64,9 @@ class _Seen:
         self.week = int(g.get("week", 1))
         self.day = int(g.get("day", 1))
         # What fraction of the match is still to come (1 at the start, ~0 at the very end).
-        self.left = max(0.0, ((_WEEKS - self.week) * 7 + (7 - self.day) + 1) / (_WEEKS * 7))
-        self.weeks_left = _WEEKS - self.week + 1
+        weeks = t.weeks
+        self.left = max(0.0, ((weeks - self.week) * 7 + (7 - self.day) + 1) / (weeks * 7))
+        self.weeks_left = weeks - self.week + 1
         self.built = set(self.mine.get("buildings") or [])
 
     @property
@@ -66,15 +83,14 @@ class _Seen:
 
     def souk_value(self, souk: str) -> float:
         """A complete souk of mine: its VP at each remaining week's end (a little discounted)."""
-        vp = _SOUK_VP[souk] + (2 if "bazaar" in self.built else 0)
+        vp = self.t.souk_vp[souk] + (2 if "bazaar" in self.built else 0)
         return vp * (1.0 + 0.6 * (self.weeks_left - 1))
 
     def quarter_gain(self, quarter: str, goods: int) -> float:
         """What ``goods`` placed in ``quarter`` are worth, placed well."""
         if goods <= 0:
             return 0.0
-        prefix = _QUARTER_PREFIX[quarter]
-        souks = [(sid, shops) for sid, shops in self.city.items() if sid.startswith(prefix)]
+        souks = [(sid, self.city.get(sid) or []) for sid in self.t.souks_of.get(quarter, [])]
         value = 0.0
         for sid, shops in souks:  # my partly filled souks come first (the rules say so)
             owners = {o for o in shops if o is not None}
@@ -106,8 +122,9 @@ class _Seen:
         return self.souk_value(souk) * 0.35 * filled / size
 
     def build_value(self, building: str) -> float:
-        b = _BUILDING[building]
-        vp = float(data.BUILDING_VP[min(len(self.built), len(data.BUILDING_VP) - 1)])
+        camels, gold = self.t.buildings[building]
+        points = self.t.building_points
+        vp = float(points[min(len(self.built), len(points) - 1)])
         power = {
             "pen": 2.5,
             "stall": 2.5,
@@ -116,14 +133,14 @@ class _Seen:
             "bazaar": 6.0,
             "crane": 3.0,
         }[building] * self.left
-        cost = b.camels * self.camel_value + b.gold * self.gold_value
+        cost = camels * self.camel_value + gold * self.gold_value
         return 4.0 + vp + power - 0.5 * cost
 
     def steward_value(self, square: str) -> float:
         """Goods faced at ``square`` go to the caravan (their owner scores) unless kept."""
         total = 0.0
-        for shop in _SQUARE[square].faces:
-            sid, slot = _souk_of(data.SHOP_IDS[shop])
+        for shop in self.t.faces[square]:
+            sid, slot = self.t.shop_souk[shop]
             shops = self.city.get(sid) or []
             owner = shops[slot] if slot < len(shops) else None
             if owner is None:
@@ -140,8 +157,11 @@ class _Seen:
 
 
 class YspahanScorer:
+    def __init__(self, static: Mapping[str, Any]) -> None:
+        self.tables = _Tables(static)
+
     def score(self, shared: Mapping[str, Any], own: Mapping[str, Any]) -> Sequence[float]:
-        seen = _Seen(shared, own)
+        seen = _Seen(self.tables, shared, own)
         return [self._one(seen, c) for c in own["choices"]]
 
     def _one(self, s: _Seen, c: Mapping[str, Any]) -> float:
@@ -193,7 +213,11 @@ class YspahanScorer:
             return s.card_value
         if action == "build":
             return max(
-                (s.build_value(b) for b in _BUILDING if b not in s.built and self._afford(s, b)),
+                (
+                    s.build_value(b)
+                    for b in s.t.buildings
+                    if b not in s.built and self._afford(s, b)
+                ),
                 default=-5.0,
             )
         if action == "steward":
@@ -202,14 +226,13 @@ class YspahanScorer:
                 if f.get("floor") == floor:
                     value = int(f["value"])
             here = str(s.g.get("steward", "C"))
-            start = data.SQUARE_INDEX[here]
             best = -1.0
-            for sq in data.SQUARES:
-                if sq.index == start:
+            for square in s.t.faces:
+                if square == here:
                     continue  # the steward must move
-                gap = abs(data.DISTANCE[start][sq.index] - value)
+                gap = abs(s.t.distance(here, square) - value)
                 if gap <= int(s.mine.get("gold", 0)):
-                    best = max(best, s.steward_value(sq.id) - gap * s.gold_value)
+                    best = max(best, s.steward_value(square) - gap * s.gold_value)
             return best
         return self._floor_gain(s, floor, size)
 
@@ -251,11 +274,11 @@ class YspahanScorer:
 
     @staticmethod
     def _afford(s: _Seen, building: str) -> bool:
-        b = _BUILDING[building]
-        return int(s.mine.get("camels", 0)) >= b.camels and int(s.mine.get("gold", 0)) >= b.gold
+        camels, gold = s.t.buildings[building]
+        return int(s.mine.get("camels", 0)) >= camels and int(s.mine.get("gold", 0)) >= gold
 
     def _place(self, s: _Seen, shop: str) -> float:
-        sid, _ = _souk_of(shop)
+        sid, _ = s.t.shop_souk[shop]
         shops = s.city.get(sid) or []
         state = s.g.get("pending") or {}
         pending = 1 if state.get("card") == "place_board" else int(state.get("goods", 1))
@@ -271,7 +294,7 @@ class YspahanScorer:
     def _keep(self, s: _Seen, shop: str, pay: bool) -> float:
         if not pay:
             return 0.0
-        sid, _ = _souk_of(shop)
+        sid, _ = s.t.shop_souk[shop]
         shops = s.city.get(sid) or []
         filled = sum(1 for o in shops if o is not None)
         worth = s.souk_value(sid) * (1.0 if filled == len(shops) else 0.4 * filled / len(shops))
