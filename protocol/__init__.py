@@ -21,8 +21,13 @@ Nothing here imports the rest of the project.
 from protocol import codec, errors, frames, hashing, messages, mirror, patch, pointer, tree
 
 PROTOCOL_VERSION = 1
+"""The major version: ``hello.version`` must equal it."""
+PROTOCOL_MINOR = 1
+"""The minor version, in ``welcome.minor``: what this server adds to version 1 without breaking
+a client of an older minor (SPEC "Versions")."""
 
 __all__ = [
+    "PROTOCOL_MINOR",
     "PROTOCOL_VERSION",
     "codec",
     "errors",

@@ -66,12 +66,15 @@ class Welcome:
     server: str
     limits: dict[str, Any]
     games: list[str]
+    minor: int = 0
+    """The server's minor version (SPEC section 23); 0 from a server that does not say."""
 
     def to_wire(self) -> dict[str, Any]:
         frame = {
             "type": "welcome",
             "session": self.session,
             "version": self.version,
+            "minor": self.minor,
             "server": self.server,
             "limits": dict(self.limits),
             "games": list(self.games),
@@ -403,7 +406,13 @@ def _welcome(r: _Reader) -> Welcome:
     if any(type(g) is not str for g in games):
         raise r._bad("games", "a list of strings")
     return Welcome(
-        r.rid(), r.str_("session"), r.int_("version"), r.str_("server"), r.map_("limits"), games
+        r.rid(),
+        r.str_("session"),
+        r.int_("version"),
+        r.str_("server"),
+        r.map_("limits"),
+        games,
+        r.int_("minor", optional=True) or 0,
     )
 
 

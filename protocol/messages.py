@@ -138,7 +138,9 @@ class Act:
     id: RequestId
     room: str
     rev: int
-    choice: int | dict[str, Any]
+    choice: object
+    """Untrusted: an index or a choice map, checked by the room's match (anything else there is
+    ``malformed_choice``, after the room's own checks, SPEC section 7)."""
     seat: int | None
 
 
@@ -322,7 +324,7 @@ def _spectate(f: _Fields, rid: RequestId) -> Spectate:
 
 def _act(f: _Fields, rid: RequestId) -> Act:
     choice = f.frame.get("choice")
-    if type(choice) is not int and type(choice) is not dict:
+    if choice is None:
         raise f._bad("choice", "an index into the legal choices or a choice map")
     return Act(rid, f.room(), f.need_int("rev"), choice, f.int_("seat", hi=15))
 

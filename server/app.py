@@ -29,7 +29,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from games import registry
-from protocol import PROTOCOL_VERSION
+from protocol import PROTOCOL_MINOR, PROTOCOL_VERSION
 from protocol import frames as f
 from protocol import messages as m
 from protocol.codec import Limits, decode
@@ -284,6 +284,7 @@ class App:
                     SERVER_NAME,
                     {**self.limits.to_json(), **self.config.limits()},
                     registry.names(),
+                    PROTOCOL_MINOR,
                 )
             )
         elif isinstance(req, m.Ping):

@@ -65,7 +65,6 @@ def test_every_client_type_is_covered() -> None:
         ({"type": "join", "room": "r", "seat": -1}, "seat"),
         ({"type": "join", "room": "r", "name": "n" * 33}, "name"),
         ({"type": "act", "room": "r", "rev": 1, "choice": None}, "choice"),
-        ({"type": "act", "room": "r", "rev": 1, "choice": True}, "choice"),
         ({"type": "chat", "room": "r", "text": 5}, "text"),
     ],
 )
@@ -73,6 +72,13 @@ def test_wrong_fields_are_bad_requests_naming_the_field(frame: dict[str, Any], f
     with pytest.raises(RequestError) as error:
         m.parse(frame)
     assert error.value.code == "bad_request" and f"'{field}'" in error.value.message
+
+
+@pytest.mark.parametrize("choice", [True, "first", 1.5, [0]])
+def test_a_choice_of_another_type_reaches_the_room_which_calls_it_malformed(choice: Any) -> None:
+    """SPEC section 7: ``malformed_choice`` comes after the room's checks, not from parsing."""
+    act = m.parse({"type": "act", "room": "r", "rev": 1, "choice": choice})
+    assert isinstance(act, m.Act) and act.choice == choice
 
 
 @settings(max_examples=150, deadline=None)
