@@ -57,8 +57,6 @@ if TYPE_CHECKING:
 LISTING_CACHE_SECONDS = 1.0
 """How stale the other nodes' rooms in ``list_rooms`` may be (one Redis read per second)."""
 
-_PRIVATE_META = ("tokens", "host", "seed", "quick")
-
 
 def default_url(config: Config, port: int) -> str:
     """``ws://<host>:<port>/``; listening on every interface, the host's full name stands for the
@@ -450,7 +448,29 @@ def _members(room: Room) -> list[Connection]:
     return out
 
 
+_INFO_KEYS = frozenset(
+    {
+        "room",
+        "game",
+        "players",
+        "options",
+        "public",
+        "state",
+        "rev",
+        "seats",
+        "spectators",
+        "spectator_delay",
+        "spectator_chat",
+        "paused",
+        "replay_of",
+        "clock",
+    }
+)
+"""What ``info`` holds (SPEC section 8): a stored room's meta also keeps what clients are not
+shown (token digests, the host, the seed, the bots' kind, the clock state)."""
+
+
 def _info(room: str, meta: dict[str, Any]) -> dict[str, Any]:
-    info = {k: v for k, v in meta.items() if k not in _PRIVATE_META}
+    info = {k: v for k, v in meta.items() if k in _INFO_KEYS}
     info["room"] = room
     return info

@@ -110,7 +110,7 @@ class Checker:
             )
             for i, branch in enumerate(schema["allOf"]):
                 if set(branch) == {"if", "then"} and _simple_if(branch["if"]):
-                    (field, test), = branch["if"]["properties"].items()
+                    ((field, test),) = branch["if"]["properties"].items()
                     if not isinstance(value, dict) or value.get(field) != test["const"]:
                         continue
                     found += self._check(name, f"{pointer}/allOf/{i}/then", value, where)
@@ -156,8 +156,7 @@ class Checker:
         self.validated += 1
         validator = _pointer_validator(name, pointer)
         return [
-            f"{name}#{pointer} at {where}/{'/'.join(map(str, e.absolute_path))}: "
-            f"{e.message[:200]}"
+            f"{name}#{pointer} at {where}/{'/'.join(map(str, e.absolute_path))}: {e.message[:200]}"
             for e in validator.iter_errors(value)
         ]
 

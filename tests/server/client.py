@@ -1,10 +1,12 @@
 """A small protocol client for the tests: it knows the frames, never the rules.
 
 A background reader decodes every frame, checks it against SPEC section 8
-(:func:`protocol.frames.parse_frame`), keeps the list of everything received (for the leak
-scan), maintains one view per room from ``joined``/``state``/``patch`` exactly as SPEC.md tells
-a frontend to (checking the hash after every patch and applying every patch also with the
-independent ``jsonpatch`` library), and wakes waiters. Tests wait on conditions, never sleep.
+(:func:`protocol.frames.parse_frame`) and validates it against the protocol's schema of server
+frames (``protocol/schema/server.json``: a field the schema does not describe is a failure),
+keeps the list of everything received (for the leak scan), maintains one view per room from
+``joined``/``state``/``patch`` exactly as SPEC.md tells a frontend to (checking the hash after
+every patch and applying every patch also with the independent ``jsonpatch`` library), and wakes
+waiters. Tests wait on conditions, never sleep.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from protocol.errors import ServerFrameError
 from protocol.frames import parse_frame
 from protocol.hashing import view_hash
 from protocol.patch import apply
+from tests.protocol.schemas import Checker, documents
 
 TIMEOUT = 10.0
 
@@ -39,6 +42,22 @@ class RoomView:
 
 class ProtocolFailure(AssertionError):
     pass
+
+
+FRAMES = Checker()
+"""One checker for every client of the process: the parts of frames repeat between clients."""
+SERVER_TYPES = frozenset(
+    documents()["server.json"]["oneOf"][i]["$ref"].rsplit("/", 1)[1]
+    for i in range(len(documents()["server.json"]["oneOf"]))
+)
+
+
+def frame_problems(frame: dict[str, Any]) -> list[str]:
+    """What is wrong with a server frame against ``server.json`` (empty: nothing)."""
+    kind = frame.get("type")
+    if kind not in SERVER_TYPES:
+        return [f"a {kind!r} frame is not in server.json"]
+    return FRAMES.check("server.json", str(kind), frame)
 
 
 class Client:
@@ -78,6 +97,7 @@ class Client:
                     parse_frame(frame)
                 except ServerFrameError as exc:
                     self.failures.append(f"not a SPEC frame: {exc.message}")
+                self.failures += frame_problems(frame)
                 self.raw.append(data)
                 self._apply(frame)
                 async with self._changed:

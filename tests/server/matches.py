@@ -5,7 +5,10 @@ at random by index, and sends it with the rev it saw. After the match the test r
 seed and choices locally and holds every frame every client received against what its audience
 may see (the leak scan): each view sent equals the audience's view at that rev, each op's value
 is the value at its path in the new view, each event is the event as projected for that
-audience. A secret of another seat can therefore appear in no frame.
+audience. A secret of another seat can therefore appear in no frame. :func:`check_schemas`
+holds every view each client rebuilt and every event it received against the game's schema
+(``protocol/schema/<game>.json``); the frames themselves were checked as they arrived
+(:mod:`tests.server.client`).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 from games import registry
 from games.base import Match, audience_view
 from protocol import pointer
+from tests.protocol.schemas import Checker, documents
 from tests.server.client import Client
 from tests.server.conftest import MakeClient
 
@@ -91,9 +95,13 @@ async def play(
     *,
     spectators: int = 2,
     sync_spectators: bool = True,
+    clock: dict[str, Any] | None = None,
 ) -> Played:
     host = await make_client("seat0")
-    created = await host.request({"type": "create", "game": game, "players": players, "seed": seed})
+    create: dict[str, Any] = {"type": "create", "game": game, "players": players, "seed": seed}
+    if clock is not None:
+        create["clock"] = clock
+    created = await host.request(create)
     assert created["type"] == "ack", created
     room = created["room"]
     played = Played(room, seed, players, game)
@@ -149,6 +157,11 @@ def replay(played: Played) -> tuple[list[Any], list[list[Any]]]:
     return views, events
 
 
+def _game_part(doc: Any) -> Any:
+    """A view without its room-level parts (the clock), as the match alone gives it."""
+    return {"shared": doc["shared"], "own": doc["own"]}
+
+
 def check_frames(played: Played) -> int:
     """The leak scan and the per-rev view check; returns the number of frames checked."""
     views, events = replay(played)
@@ -158,22 +171,22 @@ def check_frames(played: Played) -> int:
     for client, audience in audiences:
         room = client.rooms[played.room]
         for rev, doc in room.history.items():
-            assert doc == views[rev][audience], (client.name, rev)
+            assert _game_part(doc) == views[rev][audience], (client.name, rev)
         for frame in client.frames:
             if frame.get("room") != played.room:
                 continue
             kind = frame["type"]
             if kind in ("joined", "state") and frame.get("view") is not None:
-                assert frame["view"] == views[frame["rev"]][audience]
+                assert _game_part(frame["view"]) == views[frame["rev"]][audience]
             elif kind == "patch":
                 rev = frame["rev"]
                 expected = [e.project(audience) for e in events[rev]]
                 assert frame["events"] == expected, (client.name, rev)
                 for op in frame["ops"]:
-                    assert op["path"].startswith("/shared/") or (
+                    assert op["path"].startswith(("/shared/", "/clock")) or (
                         audience is not None and op["path"].startswith("/own/")
                     ), op
-                    if "value" in op:
+                    if "value" in op and not op["path"].startswith("/clock"):
                         assert op["value"] == _at(views[rev][audience], op["path"]), op
             checked += 1
     return checked
@@ -184,3 +197,26 @@ def _at(doc: Any, path: str) -> Any:
     for token in pointer.parse(path):
         doc = doc[pointer.index(len(doc), token, adding=False)] if type(doc) is list else doc[token]
     return doc
+
+
+GAME_PARTS = Checker()
+
+
+def check_schemas(played: Played) -> int:
+    """Every view every client held and every event it received, against the game's schema;
+    returns how many views were checked."""
+    schema = f"{played.game}.json"
+    assert schema in documents(), f"no schema for {played.game}"
+    checked = 0
+    for client in played.seats + played.spectators:
+        room = client.rooms[played.room]
+        for rev, doc in sorted(room.history.items()):
+            problems = GAME_PARTS.check(schema, "view", doc)
+            assert not problems, (client.name, rev, problems[:3])
+            checked += 1
+        for frame in client.frames:
+            if frame.get("type") == "patch" and frame.get("room") == played.room:
+                for event in frame["events"]:
+                    problems = GAME_PARTS.check(schema, "event", event)
+                    assert not problems, (client.name, frame["rev"], problems[:3])
+    return checked
