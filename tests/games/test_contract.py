@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from games import registry
-from games.base import Decision, Match, answers, same
+from games.base import Decision, Match, answers, bare, own_part, same, seat_name, shared_part
 from games.errors import (
     GameOverError,
     IllegalChoice,
@@ -232,3 +232,42 @@ def test_same_and_answers_compare_types_at_every_depth() -> None:
     assert not answers(legal, {"kind": "k", "at": [1, 2], "cells": [[1, 2.0]]}, ("cells",))
     assert not answers(legal, {"kind": "k", "at": [1, 2], "x": 1}, ("cells",))
     assert not answers(legal, {"kind": "k", "at": [True, 2], "cells": [[1, 2]]})
+
+
+def test_a_listed_choice_matches_with_or_without_its_label_and_effects() -> None:
+    """SPEC section 3: a client may send back a listed map as shown (label, effects) or bare."""
+    game = registry.get("ishtar")
+    for listed_as in ("shown", "bare", "effects"):
+        match = Match.new(game, 2, {}, 5)
+        decision = match.decision
+        assert decision is not None
+        shown = own_part(game, match.state, decision.seat, decision)["choices"]
+        choice = dict(shown[1])  # type: ignore[arg-type]
+        assert isinstance(choice["label"], str) and choice["label"]
+        if listed_as == "bare":
+            del choice["label"]
+        elif listed_as == "effects":
+            choice["effects"] = {"anything": 1}
+        assert match.resolve(decision.seat, choice) is decision.choices[1]
+        assert "label" not in decision.choices[1], "the legal map (what is stored) stays bare"
+    with pytest.raises(IllegalChoice):
+        match.resolve(decision.seat, {**bare(choice), "pile": 99, "label": choice["label"]})
+
+
+def test_texts_name_seats_from_one_and_default_to_words() -> None:
+    """Games without a labels module still explain themselves, in generic words."""
+    match = Match.new(TINY, 2, {}, 11)
+    decision = match.decision
+    assert decision is not None
+    shown = own_part(TINY, match.state, decision.seat, decision)["choices"]
+    assert [c["label"] for c in shown][-1] == "draw"  # type: ignore[index]
+    assert shared_part(TINY, match.state)["turn"] == {
+        "seat": decision.seat,
+        "decision": "turn",
+        "prompt": "choose: turn",
+    }
+    (event,) = match.act(decision.seat, len(decision.choices) - 1)
+    seat = decision.seat
+    assert event.project(None)["text"] == f"P{seat + 1}: drew"
+    assert event.project(seat)["text"] == f"P{seat + 1}: drew (card {event.private[seat]['card']})"
+    assert seat_name(3) == "P4"
