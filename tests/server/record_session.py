@@ -64,6 +64,9 @@ async def record() -> list[tuple[str, str, bytes]]:
         await seat0.request({"type": "start", "room": room})
         stale = await seat1.request({"type": "act", "room": room, "rev": 0, "choice": 0})
         assert stale["code"] == "not_your_turn"
+        malformed = await seat0.request({"type": "act", "room": room, "rev": 0, "choice": "play"})
+        assert malformed["code"] == "malformed_choice"
+        first = True
         while True:
             view = seat0.view(room)
             if view["shared"]["result"] is not None:
@@ -71,10 +74,15 @@ async def record() -> list[tuple[str, str, bytes]]:
             mover = clients[f"seat{view['shared']['turn']['seat']}"]
             await mover.until(lambda m=mover: bool(m.view(room)["own"]["choices"]))  # type: ignore[misc]
             rev = mover.rev(room)
-            await mover.request({"type": "act", "room": room, "rev": rev, "choice": 0})
+            # The first choice goes back as the map it was listed as (label included, SPEC 7).
+            choice: Any = mover.view(room)["own"]["choices"][0] if first else 0
+            first = False
+            await mover.request({"type": "act", "room": room, "rev": rev, "choice": choice})
             for client in clients.values():
                 await client.until(lambda c=client, r=rev: c.rev(room) == r + 1)  # type: ignore[misc]
         await watcher.request({"type": "sync", "room": room})
+        await watcher.request({"type": "list_rooms", "game": "tiny"})
+        await watcher.request({"type": "ping"})
         await seat1.request({"type": "chat", "room": room, "text": "gg"})
         await watcher.wait_for(lambda f: f["type"] == "chat")
         for client in clients.values():
