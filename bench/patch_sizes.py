@@ -5,9 +5,12 @@ Plays seeded random 4-seat matches through :class:`server.views.Views` exactly a
 room (4 seats + 2 spectators, as ``bench/loadgen.py`` counts them), the median full view of seat
 0, the median of seat 0's frame / its full view (the bench's *patch/view*), the bytes per path
 prefix, and the CPU time of one ``advance``. Each frame is also checked: applying it to the
-previous view gives the new one with the announced hash.
+previous view gives the new one with the announced hash. ``--texts`` measures the same matches
+twice: as served (labels, prompts, texts) and without the texts (the engine's bare choices, no
+prompt, no event text), so the difference is what the texts cost.
 
     .venv/bin/python bench/patch_sizes.py [--matches N] [--games yspahan,ishtar] [--no-check]
+                                          [--texts]
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import msgpack
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from games import registry
-from games.base import Match
+from games.base import Decision, Event, Game, Match
 from games.rng import Rng
 from protocol.hashing import view_hash
 from protocol.patch import apply
@@ -41,8 +44,29 @@ def _prefix(path: str, depth: int = 3) -> str:
     return pointer(*("N" if t.isdigit() else t for t in parse(path)[:depth]))
 
 
-def measure(game_name: str, matches: int, check: bool) -> dict[str, Any]:
-    game = registry.get(game_name)
+class Untold:
+    """A game as served before views explained themselves: bare choices, no prompt, no texts."""
+
+    def __init__(self, game: Game[Any]) -> None:
+        self._game = game
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._game, name)
+
+    def describe(self, state: Any, decision: Decision) -> list[Any]:
+        return list(decision.choices)
+
+    def prompt(self, state: Any, decision: Decision) -> str:
+        return ""
+
+    def narrate(self, state: Any, events: list[Event]) -> list[Event]:
+        return events
+
+
+def measure(game_name: str, matches: int, check: bool, texts: bool = True) -> dict[str, Any]:
+    game: Any = registry.get(game_name)
+    if not texts:
+        game = Untold(game)
     sizes: list[int] = []
     views: list[int] = []
     ratios: list[float] = []
@@ -94,11 +118,14 @@ def main() -> None:
     parser.add_argument("--matches", type=int, default=20)
     parser.add_argument("--games", default="yspahan,ishtar")
     parser.add_argument("--no-check", action="store_true")
+    parser.add_argument("--texts", action="store_true", help="also measure without the texts")
     args = parser.parse_args()
-    for name in args.games.split(","):
-        r = measure(name, args.matches, not args.no_check)
+    runs = [(name, texts) for name in args.games.split(",") for texts in (True, False)]
+    for name, texts in runs if args.texts else [(n, True) for n in args.games.split(",")]:
+        r = measure(name, args.matches, not args.no_check, texts)
+        label = name if texts else f"{name} (no texts)"
         print(
-            f"{name:<8} {r['revisions']:>6} revisions  patch median {r['patch_median']:>5.0f} B "
+            f"{label:<8} {r['revisions']:>6} revisions  patch median {r['patch_median']:>5.0f} B "
             f"(mean {r['patch_mean']:.0f})  view {r['view_median']:>5.0f} B  "
             f"patch/view {100 * r['ratio_median']:.1f} %  advance {r['us_per_advance']:.0f} us"
         )

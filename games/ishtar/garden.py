@@ -12,7 +12,9 @@ The structures are incremental so that legality checks stay cheap (DESIGN.md, "R
   never split (nothing is ever removed), so labels only merge.
 
 Nothing here is saved: a snapshot stores what was laid, in order, and :meth:`Vegetation.replay`
-rebuilds the same structures.
+rebuilds the same structures. ``version`` grows with every change, so what is derived from the
+structures for the views (flowerbeds, fountain standings, provisional scores) is recomputed only
+when something was laid (``views``'s ``memo``).
 """
 
 from __future__ import annotations
@@ -51,12 +53,14 @@ class Vegetation:
         "beds",
         "empty_grass",
         "fountain_of",
+        "memo",
         "space",
         "terrain",
         "tile_at",
         "token_at",
         "touch",
         "trees",
+        "version",
     )
 
     def __init__(self, terrain: Terrain) -> None:
@@ -73,6 +77,9 @@ class Vegetation:
         self.trees: dict[Hex, int] = {}
         self.empty_grass: set[Hex] = set()
         self._next_bed = 0
+        self.version = 0
+        self.memo: dict[str, tuple[object, object]] = {}
+        """Values derived from the structures, each with the key it was computed for."""
         coverable = terrain.coverable
         for f in terrain.fountain_cells:
             for n in terrain.adjacent[f]:
@@ -179,6 +186,7 @@ class Vegetation:
 
     def place(self, tile: Tile, cells: Sequence[Hex]) -> None:
         """Lay a tile known to be legal on ``cells`` (trusted)."""
+        self.version += 1
         touch = self.touch
         (fountain,) = (
             touch.get(cells[0], _NONE) | touch.get(cells[1], _NONE) | touch.get(cells[2], _NONE)
@@ -252,6 +260,7 @@ class Vegetation:
         return out
 
     def bloom(self, token_id: str, cells: Sequence[Hex], flowers: Sequence[int]) -> None:
+        self.version += 1
         for c, n in zip(cells, flowers, strict=True):
             self.empty_grass.discard(c)
             self.space[c] = Space(n)
@@ -259,6 +268,7 @@ class Vegetation:
             self._add_flower(c)
 
     def plant(self, cell: Hex, seat: int) -> None:
+        self.version += 1
         self.empty_grass.discard(cell)
         self.trees[cell] = seat
 
@@ -271,6 +281,7 @@ class Vegetation:
         return None
 
     def add_assistant(self, cell: Hex, seat: int) -> None:
+        self.version += 1
         self.assistants[cell] = seat
         self.bed_owner[self.bed_of[cell]] = seat
 

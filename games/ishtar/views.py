@@ -27,6 +27,8 @@ Field by field: ``protocol/games/ishtar.md``.
 
 from __future__ import annotations
 
+from typing import Any
+
 from games.base import JSON
 from games.ishtar.edition import COLOURS, Tile
 from games.ishtar.garden import tile_cells
@@ -93,9 +95,27 @@ def _pending(state: State) -> dict[str, JSON]:
     }
 
 
+def _memo(state: State, name: str, key: object, make: Any) -> Any:
+    """``make()``, kept on the vegetation until ``key`` changes (its ``version`` is in it)."""
+    found = state.veg.memo.get(name)
+    if found is not None and found[0] == key:
+        return found[1]
+    value = make()
+    state.veg.memo[name] = (key, value)
+    return value
+
+
 def _beds(state: State) -> tuple[list[JSON], dict[Hex, list[int]]]:
     """Every flowerbed (cells sorted, beds by their first cell), and per fountain the flower
-    spaces each seat controls in its gardens (ISH-SCORE fountains)."""
+    spaces each seat controls in its gardens (ISH-SCORE fountains); recomputed only when
+    something was laid. The caller must not change what it gets."""
+    found: tuple[list[JSON], dict[Hex, list[int]]] = _memo(
+        state, "beds", state.veg.version, lambda: _beds_now(state)
+    )
+    return found
+
+
+def _beds_now(state: State) -> tuple[list[JSON], dict[Hex, list[int]]]:
     veg = state.veg
     players = len(state.players)
     spaces: dict[Hex, list[int]] = {f: [0] * players for f in state.terrain.fountain_cells}
@@ -122,7 +142,17 @@ def _beds(state: State) -> tuple[list[JSON], dict[Hex, list[int]]]:
 
 
 def _provisional(state: State) -> list[JSON]:
-    """Each seat's score if the game ended now, without the face-down tree cards."""
+    """Each seat's score if the game ended now, without the face-down tree cards (recomputed
+    when something was laid or a player's skills, gems or assistants changed)."""
+    key = (
+        state.veg.version,
+        tuple((tuple(p.skills), tuple(p.gems.values()), p.assistants) for p in state.players),
+    )
+    found: list[JSON] = _memo(state, "provisional", key, lambda: _provisional_now(state))
+    return found
+
+
+def _provisional_now(state: State) -> list[JSON]:
     rows = score_position(
         state.edition, state.terrain, state.veg, fountain_points(state), state.players
     )
@@ -183,7 +213,7 @@ def shared_view(state: State) -> dict[str, JSON]:
         "pending": _pending(state),
         "terrain": state.terrain.rows_json(),
         "fountains": fountain_list,
-        "beds": beds,
+        "beds": list(beds),
         "rock_gems": {f"{q},{r}": colour for (q, r), colour in sorted(state.rock_gems.items())},
         "laid": _laid(state),
         "piles": [
@@ -206,7 +236,7 @@ def shared_view(state: State) -> dict[str, JSON]:
         "discarded": list(state.discarded),
         "players": players,
         "scores": None if rows is None else [dict(r) for r in rows],
-        "provisional": None if over else _provisional(state),
+        "provisional": None if over else list(_provisional(state)),
     }
 
 
