@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 from games.base import JSON, Choice, Decision, Event, Game, Result
 from games.rng import Rng
-from games.yspahan import actions, city, data, decisions, scoring, tower, views
+from games.yspahan import actions, city, data, decisions, labels, scoring, tower, views
 from games.yspahan import state as snapshot
 from games.yspahan.state import CATEGORIES, INTERRUPTIBLE, YState
 from games.yspahan.turn import start_day
@@ -89,6 +89,15 @@ class Yspahan(Game[YState]):
 
     def hidden_variant(self, state: YState, viewer: int | None, rng: Rng) -> YState:
         return views.hidden_variant(state, viewer, rng)
+
+    def describe(self, state: YState, decision: Decision) -> list[Choice]:
+        return labels.describe(state, decision)
+
+    def prompt(self, state: YState, decision: Decision) -> str:
+        return labels.prompt(state, decision)
+
+    def narrate(self, state: YState, events: list[Event]) -> list[Event]:
+        return labels.narrate(state, events)
 
     def static_data(self) -> dict[str, JSON]:
         from games.yspahan.static import static_data

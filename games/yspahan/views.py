@@ -3,8 +3,11 @@
 Hidden: the cards in a hand (its owner sees them; everyone sees the count), the order of the
 deck (everyone sees its size) and the generator. Everything else is public: the tower, the city,
 the caravan, the steward, gold, camels, buildings and build-without credits, scores with their
-breakdown, the face-up discard pile, the day and week, and what the turn in progress is waiting
-for. The views never read ``state.deck`` beyond its length, nor ``state.rng`` at all.
+breakdown, the face-up discard pile, the day and week, what the turn in progress is waiting
+for and whether the player whose turn it is has built this turn (``built_this_turn``). Once the
+match is over every hand is shown (``players[].hand``), as the contract reveals everything at the
+end. The views never read ``state.deck`` beyond its length, nor ``state.rng`` at all. Field by
+field: ``protocol/games/yspahan.md``.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ def shared_view(state: YState) -> dict[str, JSON]:
     decision a card play ``interrupted`` (to which it returns; null when none). The goods and
     the value stay shown while a card interrupts their decision.
     """
+    over = state.stage == "over"
     players: list[JSON] = [
         {
             "gold": state.gold[p],
@@ -46,6 +50,7 @@ def shared_view(state: YState) -> dict[str, JSON]:
             "no_camels": state.no_camels[p],
             "no_gold": state.no_gold[p],
             "breakdown": {c: state.breakdown[p][c] for c in CATEGORIES},
+            **({"hand": jlist(sorted(state.hands[p]))} if over else {}),
         }
         for p in range(state.players)
     ]
@@ -71,6 +76,7 @@ def shared_view(state: YState) -> dict[str, JSON]:
         "caravan": {"capacity": caravan.capacity(state.players), "goods": jlist(state.caravan)},
         "deck": len(state.deck),
         "discard": jlist(state.discard),
+        "built_this_turn": state.built_this_turn,
         "pending": {
             "goods": state.pending if "place" in (state.stage, state.resume) else 0,
             "value": state.pending if "steward" in (state.stage, state.resume) else 0,

@@ -1,0 +1,466 @@
+"""The English wording of Yspahan: choice labels and effects, decision prompts, event texts.
+
+Written in the game's terms: groups of dice by their floor, goods by the quarter they go to
+(a sack, a barrel, a chest, a vase), buildings and cards by their names (:mod:`.nouns`), places on
+the board by the names the reference defines (shops ``sk3.0``, squares ``W7``, souks ``sk3``).
+Seats are ``P1``..``P4`` (:func:`games.base.seat_name`); the seat that decides reads "your".
+
+Consequences, public information only (``effects`` of a choice):
+
+- a steward move lists the goods it sends to the caravan (``sends``: ``[{shop, seat}]``, in the
+  order of the faced shops; each owner may still pay a camel to keep theirs);
+- a good's placement names the souk it fills and how full it will be (``souk``, ``filled``,
+  ``shops``: complete when they are equal).
+
+Every kind has its entry in :data:`CHOICES`, :data:`PROMPTS` or :data:`EVENTS`; the tests fail
+for a kind without one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from games.base import JSON, Choice, Decision, Event, seat_name
+from games.yspahan import buildings, data, decisions, steward
+from games.yspahan.nouns import BUILDING_NAMES, BUILDING_POWERS, CARD_NAMES, CARD_TEXTS, GOOD
+from games.yspahan.state import YState
+
+Text = Callable[[YState, Mapping[str, Any]], str]
+
+
+# --------------------------------------------------------------------------- nouns
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    return f"{n} {word if abs(n) == 1 else many or word + 's'}"
+
+
+def listed(parts: list[str]) -> str:
+    if len(parts) <= 1:
+        return "".join(parts)
+    return ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def good_in(shop: str) -> str:
+    """The good a shop holds: ``sk3.0`` -> ``sack``."""
+    souk = data.SOUKS[data.SHOP_SOUK[data.SHOP_INDEX[shop]]]
+    return GOOD[data.QUARTERS[souk.quarter]]
+
+
+def whose(seat: int, me: int | None) -> str:
+    return "your" if seat == me else f"{seat_name(seat)}'s"
+
+
+def card_name(card: str) -> str:
+    """``the 3 gold card``."""
+    return f"the {CARD_NAMES[card]} card"
+
+
+def building_text(building: str) -> str:
+    return f"the {BUILDING_NAMES[building]}"
+
+
+def souk_text(souk_id: str) -> str:
+    souk = data.SOUKS[[s.id for s in data.SOUKS].index(souk_id)]
+    return f"souk {souk.id} ({plural(len(souk.shops), 'shop')}, {plural(souk.vp, 'point')})"
+
+
+def _dice(n: int) -> str:
+    return plural(n, "die", "dice")
+
+
+# --------------------------------------------------------------------------- choices
+
+
+def _yellow(s: YState, c: Mapping[str, Any]) -> str:
+    n = int(c["dice"])
+    if n == 0:
+        return "roll without yellow dice"
+    cost = n * data.YELLOW_COST
+    return f"buy {plural(n, 'yellow die', 'yellow dice')} for {cost} gold and roll"
+
+
+def _floor_gain(s: YState, floor: str, size: int) -> str:
+    seat = s.actor
+    if floor == "camels":
+        bonus = data.PEN_BONUS if buildings.has(s, seat, data.PEN) else 0
+        return f"gain {plural(size + bonus, 'camel')}" + (" (with the Camel pen)" if bonus else "")
+    if floor == "gold":
+        bonus = data.STALL_BONUS if buildings.has(s, seat, data.STALL) else 0
+        return f"gain {size + bonus} gold" + (" (with the Stall)" if bonus else "")
+    bonus = data.CRANE_BONUS if buildings.has(s, seat, data.CRANE) else 0
+    goods = plural(size + bonus, GOOD[floor])
+    return f"place {goods} in the {floor} quarter" + (" (with the Crane)" if bonus else "")
+
+
+def _take(s: YState, c: Mapping[str, Any]) -> str:
+    floor = str(c["floor"])
+    index = data.FLOORS.index(floor)
+    size = decisions.group_size(s, index)
+    value = s.tower[index][0]
+    group = f"take the {floor} group ({_dice(size)} showing {value})"
+    action = c["action"]
+    if action == "steward":
+        return f"{group}: move the steward {plural(value, 'square')}"
+    if action == "card":
+        return f"{group}: draw a card"
+    if action == "build":
+        return f"{group}: build a building"
+    extra = c.get("extra")
+    if isinstance(extra, str):
+        return f"{group}, discarding {card_name(extra)} as one more die: " + _floor_gain(
+            s, floor, size + 1
+        )
+    return f"{group}: {_floor_gain(s, floor, size)}"
+
+
+def _play(s: YState, c: Mapping[str, Any]) -> str:
+    card = str(c["card"])
+    return f"play {card_name(card)}: {CARD_TEXTS[card]}"
+
+
+def placement_effects(s: YState, shop: str) -> dict[str, JSON]:
+    souk = data.SOUKS[data.SHOP_SOUK[data.SHOP_INDEX[shop]]]
+    return {"souk": souk.id, "filled": s.souk_fill[souk.index] + 1, "shops": len(souk.shops)}
+
+
+def _place(s: YState, c: Mapping[str, Any]) -> str:
+    shop = str(c["shop"])
+    e = placement_effects(s, shop)
+    filled, shops = e["filled"], e["shops"]
+    after = "completes it" if filled == shops else f"{filled} of {shops} filled"
+    return f"put a {good_in(shop)} in shop {shop}: {souk_text(str(e['souk']))}, {after}"
+
+
+def move_effects(s: YState, square: str) -> dict[str, JSON]:
+    faced = steward.faced_goods(s.shops, data.SQUARE_INDEX[square])
+    sends: list[JSON] = [{"shop": data.SHOP_IDS[shop], "seat": s.shops[shop]} for shop in faced]
+    return {"sends": sends}
+
+
+def _move(s: YState, c: Mapping[str, Any]) -> str:
+    square, gold = str(c["to"]), int(c["gold"])
+    squares = data.DISTANCE[s.steward][data.SQUARE_INDEX[square]]
+    text = f"move the steward {plural(squares, 'square')} to {square}"
+    if gold:
+        text += f", paying {gold} gold"
+    sends = move_effects(s, square)["sends"]
+    assert isinstance(sends, list)
+    if not sends:
+        return text + ": sends nothing to the caravan"
+    goods = []
+    for sent in sends:
+        assert isinstance(sent, dict)
+        goods.append(f"{whose(int(str(sent['seat'])), s.actor)} {good_in(str(sent['shop']))}")
+    return text + f": sends {listed(goods)} to the caravan"
+
+
+def _send(s: YState, c: Mapping[str, Any]) -> str:
+    shop = str(c["shop"])
+    owner = s.shops[data.SHOP_INDEX[shop]]
+    return f"send {whose(owner, s.actor)} {good_in(shop)} in {shop} to the caravan first"
+
+
+def _keep(s: YState, c: Mapping[str, Any]) -> str:
+    shop = str(c["shop"])
+    good = good_in(shop)
+    if c["pay"]:
+        return f"pay a camel to keep your {good} in {shop} (one from your reserve goes instead)"
+    return f"let your {good} in {shop} go to the caravan"
+
+
+def _build(s: YState, c: Mapping[str, Any]) -> str:
+    building = str(c["building"])
+    index = data.BUILDING_INDEX[building]
+    camels, gold = buildings.price(s, s.actor, index)
+    price = listed(
+        [
+            p
+            for p in (plural(camels, "camel") if camels else "", f"{gold} gold" if gold else "")
+            if p
+        ]
+    )
+    text = f"build {building_text(building)}: {price or 'free'} ({BUILDING_POWERS[building]})"
+    rank = len(s.built[s.actor]) + 1
+    points = data.BUILDING_VP[rank - 1]
+    if points:
+        text += f", {plural(points, 'point')} as your building number {rank}"
+    return text
+
+
+def _pay(s: YState, c: Mapping[str, Any]) -> str:
+    if "gold" in c:
+        n = int(c["gold"])
+        return f"pay {n} gold for {plural(n, 'point')}" if n else "pay no gold (no points)"
+    n = int(c["camels"])
+    return f"pay {plural(n, 'camel')} for {plural(2 * n, 'point')}" if n else "pay no camel"
+
+
+def _swap(s: YState, c: Mapping[str, Any]) -> str:
+    n = int(c["camels"])
+    if n > 0:
+        return f"buy {plural(n, 'camel')} for {n} gold"
+    if n < 0:
+        return f"sell {plural(-n, 'camel')} for {-n} gold"
+    return "exchange nothing"
+
+
+CHOICES: dict[str, Text] = {
+    "yellow": _yellow,
+    "take": _take,
+    "play": _play,
+    "draw": lambda s, c: "draw a card (no group is left for you)",
+    "pass": lambda s, c: "pass (no group is left for you, and no card to draw)",
+    "place": _place,
+    "move": _move,
+    "send": _send,
+    "keep": _keep,
+    "build": _build,
+    "pay": _pay,
+    "swap": _swap,
+    "end": lambda s, c: "end your turn",
+}
+
+
+def describe(state: YState, decision: Decision) -> list[Choice]:
+    out: list[Choice] = []
+    for c in decision.choices:
+        kind = str(c["kind"])
+        words = CHOICES.get(kind)
+        shown: Choice = {**c, "label": words(state, c) if words else kind}
+        if kind == "move":
+            shown["effects"] = move_effects(state, str(c["to"]))
+        elif kind == "place":
+            shown["effects"] = placement_effects(state, str(c["shop"]))
+        out.append(shown)
+    return out
+
+
+# --------------------------------------------------------------------------- prompts
+
+
+def _prompt_place(s: YState) -> str:
+    if s.quarter < 0:
+        return f"put one good in any quarter, under the souk rules ({card_name('place_board')})"
+    quarter = data.QUARTERS[s.quarter]
+    return f"put {plural(s.pending, GOOD[quarter])} in the {quarter} quarter, one at a time"
+
+
+def _prompt_keep(s: YState) -> str:
+    shop = data.SHOP_IDS[s.queue[0]]
+    return f"your {good_in(shop)} in {shop} goes to the caravan: pay a camel to keep it?"
+
+
+def _prompt_amount(s: YState) -> str:
+    return f"{CARD_NAMES[s.card]}: {CARD_TEXTS[s.card]}"
+
+
+def _prompt_after(s: YState) -> str:
+    if s.players > 2 and not s.built_this_turn:
+        return "play cards, build one building, or end your turn"
+    return "play cards, or end your turn"
+
+
+PROMPTS: dict[str, Callable[[YState], str]] = {
+    "yellow": lambda s: (
+        f"buy yellow dice ({data.YELLOW_COST} gold each, up to {data.YELLOW_MAX}) and roll"
+    ),
+    "turn": lambda s: "take a group of dice from the tower, or play a card",
+    "place": _prompt_place,
+    "steward": lambda s: (
+        f"move the steward {plural(s.pending, 'square')} (each gold paid adds or removes one)"
+    ),
+    "send": lambda s: "choose which of the two goods goes to the caravan first",
+    "keep": _prompt_keep,
+    "build": lambda s: "choose the building your group pays for",
+    "amount": _prompt_amount,
+    "after": _prompt_after,
+}
+
+
+def prompt(state: YState, decision: Decision) -> str:
+    words = PROMPTS.get(decision.kind)
+    return words(state) if words else decision.kind
+
+
+# --------------------------------------------------------------------------- events
+
+
+def _who(e: Mapping[str, Any]) -> str:
+    return seat_name(int(e["seat"]))
+
+
+def _roll(s: YState, e: Mapping[str, Any]) -> str:
+    white = ", ".join(map(str, e["white"]))
+    text = f"{_who(e)} rolls {plural(len(e['white']), 'white die', 'white dice')} ({white})"
+    if e["yellow"]:
+        yellow = ", ".join(map(str, e["yellow"]))
+        text += f" and {plural(len(e['yellow']), 'yellow die', 'yellow dice')} ({yellow})"
+        text += f", paying {e['gold_paid']} gold"
+    return text
+
+
+ACTIONS = {
+    "floor": "for its action",
+    "steward": "to move the steward",
+    "card": "to draw a card",
+    "build": "to build",
+}
+
+
+def _took(s: YState, e: Mapping[str, Any]) -> str:
+    text = (
+        f"{_who(e)} takes the {e['floor']} group ({_dice(e['dice'])} showing {e['value']}) "
+        f"{ACTIONS[e['action']]}"
+    )
+    dropped = e.get("yellow_discarded")
+    if dropped:
+        text += f"; {plural(dropped, 'yellow die', 'yellow dice')} of it do not count"
+    return text
+
+
+def _gain(s: YState, e: Mapping[str, Any]) -> str:
+    if "camels" in e:
+        return f"{_who(e)} gains {plural(e['camels'], 'camel')}"
+    return f"{_who(e)} gains {e['gold']} gold"
+
+
+def _moved(s: YState, e: Mapping[str, Any]) -> str:
+    text = (
+        f"{_who(e)} moves the steward from {e['from']} to {e['to']} "
+        f"({plural(e['squares'], 'square')})"
+    )
+    return text + (f", paying {e['gold']} gold" if e["gold"] else "")
+
+
+def _caravan(s: YState, e: Mapping[str, Any]) -> str:
+    source = e["from"]
+    if source == "reserve":
+        what = f"a good from {_who(e)}'s reserve"
+    elif source == "card":
+        what = f"a good from {_who(e)}'s reserve ({card_name('place_caravan')})"
+    else:
+        what = f"{_who(e)}'s {good_in(source)} from {source}"
+    return f"{what} goes to caravan place {e['place']} (row {e['row']})"
+
+
+REASONS = {
+    "gold for VP": "Gold for points",
+    "camels for VP": "Camels for points",
+    "caravan week": "the caravan, at the week's end",
+    "caravan full": "the caravan, which is full",
+}
+
+
+def _score(s: YState, e: Mapping[str, Any]) -> str:
+    reason = str(e["reason"])
+    category = e["category"]
+    if category == "souks":
+        why = f"the complete souk {reason}"
+    elif category == "bazaar":
+        why = f"the Bazaar, for the complete souk {reason}"
+    elif category == "buildings":
+        why = f"building {building_text(reason)}"
+    elif category == "caravan_camels":
+        why = reason  # "caravan place N"
+    else:
+        why = REASONS.get(reason, reason)
+    return f"{_who(e)} scores {plural(e['points'], 'point')} for {why}"
+
+
+DRAWN = {"action": "a group's action", "no group": "no group left", "caravanserai": "Caravanserai"}
+
+
+def _draw(s: YState, e: Mapping[str, Any]) -> str:
+    card = e.get("card")
+    what = "a card" if card is None else card_name(str(card))
+    return f"{_who(e)} draws {what} ({DRAWN.get(str(e['reason']), str(e['reason']))})"
+
+
+def _swapped(s: YState, e: Mapping[str, Any]) -> str:
+    n = int(e["camels"])
+    if n > 0:
+        return f"{_who(e)} buys {plural(n, 'camel')} for {n} gold"
+    if n < 0:
+        return f"{_who(e)} sells {plural(-n, 'camel')} for {-n} gold"
+    return f"{_who(e)} exchanges nothing"
+
+
+def _built(s: YState, e: Mapping[str, Any]) -> str:
+    price = listed(
+        [
+            p
+            for p in (
+                plural(e["camels"], "camel") if e["camels"] else "",
+                f"{e['gold']} gold" if e["gold"] else "",
+            )
+            if p
+        ]
+    )
+    return f"{_who(e)} builds {building_text(e['building'])} for {price or 'nothing'}"
+
+
+def _game_end(s: YState, e: Mapping[str, Any]) -> str:
+    scores = list(e["scores"])
+    best = max(scores)
+    winners = [seat_name(i) for i, v in enumerate(scores) if v == best]
+    if len(winners) == 1:
+        return f"the game is over: {winners[0]} wins with {plural(best, 'point')}"
+    return f"the game is over: {listed(winners)} share the victory with {best} points"
+
+
+EVENTS: dict[str, Text] = {
+    "day": lambda s, e: (
+        f"week {e['week']}, day {e['day']}: "
+        + ", ".join(seat_name(int(x)) for x in e["order"])
+        + " play in this order"
+    ),
+    "roll": _roll,
+    "take": _took,
+    "gain": _gain,
+    "extra_die": lambda s, e: f"{_who(e)} discards {card_name(e['card'])} as one more die",
+    "place": lambda s, e: f"{_who(e)} puts a {good_in(e['shop'])} in shop {e['shop']}",
+    "overflow": lambda s, e: (
+        f"{_who(e)} finds no shop for {plural(e['goods'], 'more good')}: they stay in the reserve"
+    ),
+    "move": _moved,
+    "caravan": _caravan,
+    "score": _score,
+    "keep": lambda s, e: (
+        f"{_who(e)} pays a camel to keep their {good_in(e['shop'])} in {e['shop']}"
+    ),
+    "draw": _draw,
+    "no_card": lambda s, e: f"no card is left for {_who(e)} to draw",
+    "reshuffle": lambda s, e: (
+        f"the discard pile is shuffled into a new deck of {plural(e['deck'], 'card')}"
+    ),
+    "play": lambda s, e: f"{_who(e)} plays {card_name(e['card'])}: {CARD_TEXTS[e['card']]}",
+    "swap": _swapped,
+    "build": _built,
+    "pass": lambda s, e: f"{_who(e)} passes",
+    "end_turn": lambda s, e: f"{_who(e)} ends their turn",
+    "yellow_removed": lambda s, e: "the yellow dice leave the tower",
+    "day_end": lambda s, e: f"end of day {e['day']} of week {e['week']}",
+    "city_emptied": lambda s, e: "every good in the city goes back to its owner's reserve",
+    "caravan_emptied": lambda s, e: "the full caravan is emptied",
+    "week_end": lambda s, e: f"end of week {e['week']}: the steward goes back to {e['steward']}",
+    "game_end": _game_end,
+}
+
+
+def _text(state: YState, kind: str, fields: Mapping[str, Any]) -> str:
+    words = EVENTS.get(kind)
+    return words(state, fields) if words else kind
+
+
+def narrate(state: YState, events: list[Event]) -> list[Event]:
+    out: list[Event] = []
+    for e in events:
+        data_: dict[str, JSON] = {**e.data, "text": _text(state, e.kind, e.data)}
+        private = {
+            seat: {**extra, "text": _text(state, e.kind, {**e.data, **extra})}
+            for seat, extra in e.private.items()
+        }
+        out.append(Event(e.kind, data_, private))
+    return out
