@@ -30,7 +30,15 @@ GOOD_FRAMES: list[tuple[str, dict[str, Any]]] = [
             "id": "a1",
             "room": "r-8f3a",
             "rev": 12,
-            "choice": {"kind": "place", "tile": 17, "at": [3, -2], "rotation": 4},
+            "choice": {
+                "kind": "rotation",
+                "tile": "chevron-07",
+                "at": [3, -2],
+                "rotation": 4,
+                "cells": [[3, -2], [2, -1], [2, 0]],
+                "label": "lay the tile turned 120° clockwise (rotation 4): "
+                "on (3,-2), (2,-1), (2,0)",
+            },
         },
     ),
     ("unicode_and_floats", {"type": "chat", "text": "Ishtar ☀ 1.5×", "x": -0.25}),
@@ -63,7 +71,14 @@ PATCH_CASES: list[tuple[str, Any, Any]] = [
     (
         "whole_view",
         {"shared": {"turn": None}, "own": None},
-        {"shared": {"turn": {"seat": 1}}, "own": {"seat": 0}},
+        {
+            "shared": {"turn": {"seat": 1, "decision": "turn", "prompt": "take a group of dice"}},
+            "own": {
+                "seat": 1,
+                "private": {"hand": ["3_gold"]},
+                "choices": [{"kind": "end", "label": "end your turn"}],
+            },
+        },
     ),
 ]
 

@@ -52,12 +52,13 @@ SERVER_TYPES = frozenset(
 )
 
 
-def frame_problems(frame: dict[str, Any]) -> list[str]:
-    """What is wrong with a server frame against ``server.json`` (empty: nothing)."""
+def frame_problems(frame: dict[str, Any], schema: str = "server.json") -> list[str]:
+    """What is wrong with a frame against ``server.json`` (or ``client.json``): empty if
+    nothing."""
     kind = frame.get("type")
-    if kind not in SERVER_TYPES:
-        return [f"a {kind!r} frame is not in server.json"]
-    return FRAMES.check("server.json", str(kind), frame)
+    if kind not in documents()[schema]["$defs"] or kind in ("info", "seat_info", "op"):
+        return [f"a {kind!r} frame is not in {schema}"]
+    return FRAMES.check(schema, str(kind), frame)
 
 
 class Client:
@@ -74,6 +75,9 @@ class Client:
         self.closed: asyncio.Future[tuple[int | None, str | None]] = (
             asyncio.get_running_loop().create_future()
         )
+        self.check_sent = False
+        """Validate every frame this client sends against ``client.json`` (the tests of bad
+        input send invalid frames on purpose, so it is off unless a test asks)."""
 
     @classmethod
     async def open(cls, url: str, name: str = "t", *, hello: bool = True) -> Client:
@@ -149,6 +153,8 @@ class Client:
         return self._next_id
 
     async def send(self, frame: dict[str, Any]) -> None:
+        if self.check_sent:
+            self.failures += frame_problems(frame, "client.json")
         await self.ws.send(encode(frame))
 
     async def send_raw(self, data: bytes | str) -> None:

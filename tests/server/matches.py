@@ -98,6 +98,7 @@ async def play(
     clock: dict[str, Any] | None = None,
 ) -> Played:
     host = await make_client("seat0")
+    host.check_sent = True
     create: dict[str, Any] = {"type": "create", "game": game, "players": players, "seed": seed}
     if clock is not None:
         create["clock"] = clock
@@ -106,11 +107,14 @@ async def play(
     room = created["room"]
     played = Played(room, seed, players, game)
     seats = [host] + [await make_client(f"seat{i}") for i in range(1, players)]
+    for client in seats:
+        client.check_sent = True  # every frame a seat sends validates against client.json
     for i, client in enumerate(seats):
         joined = await client.request({"type": "join", "room": room, "name": f"p{i}"})
         assert joined["type"] == "joined" and joined["seat"] == i, joined
         assert joined["token"]
     early = await make_client("spectator0")
+    early.check_sent = True
     if spectators:
         joined = await early.request({"type": "spectate", "room": room})
         assert joined["seat"] is None and "token" not in joined
@@ -126,6 +130,7 @@ async def play(
     if spectators > 1:
         await seats[0].until(lambda: seats[0].rev(room) >= 3 or over(seats[0], room), 30)
         late = await make_client("spectator1")
+        late.check_sent = True
         joined = await late.request({"type": "spectate", "room": room})
         assert joined["type"] == "joined"
         watchers.append(late)
