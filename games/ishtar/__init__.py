@@ -5,8 +5,10 @@ edition (``ishtar-edition.json``, a documented reconstruction; see ``edition.py`
 concept each: ``edition`` (component data, validated at load), ``hexes`` (grid vocabulary),
 ``board`` (terrain layouts), ``garden`` (tiles, gardens, flowerbeds, incremental), ``state``,
 ``setup``, ``turn`` (choose, place, end of turn), ``actions`` (special action, skills, trees),
-``scoring``, ``views``, ``snapshot``, ``explain`` (why a choice is refused), ``game`` (the
-contract, a step table).
+``scoring``, ``views``, ``snapshot``, ``explain`` (why a choice is refused), ``labels`` (the
+English wording: choice labels, prompts, event texts), ``static`` (the data of ``GET
+/games/ishtar``), ``game`` (the contract, a step table). The view, choices and events are
+described field by field in ``protocol/games/ishtar.md``.
 
 A turn is a sequence of decisions, each a short list of choices (``{"kind": ...}`` maps):
 

@@ -8,7 +8,9 @@ copy of ``shared/data/yspahan.json``). Clause ids (``YSP-...``) refer to the YSP
 Modules: :mod:`.data` (tables), :mod:`.state` (state, snapshots), :mod:`.city` (shops and souks),
 :mod:`.tower` (dice), :mod:`.steward` (path), :mod:`.caravan`, :mod:`.buildings`, :mod:`.cards`,
 :mod:`.scoring`, :mod:`.turn` (days, order, weeks), :mod:`.decisions`, :mod:`.actions`,
-:mod:`.views`, :mod:`.game` (the contract).
+:mod:`.views`, :mod:`.labels` (the English wording and the choices' effects), :mod:`.nouns`
+(components' names), :mod:`.static` (the data of ``GET /games/yspahan``), :mod:`.game` (the
+contract). The view, choices and events are described in ``protocol/games/yspahan.md``.
 
 Decisions where the rules are silent or ambiguous (each one is tested, citing its id):
 
