@@ -18,6 +18,7 @@ LAYERS = ("protocol", "games", "server", "clients", "oasis")
 
 SURFACES: dict[str, set[str]] = {
     "protocol": {
+        "PROTOCOL_MINOR",
         "PROTOCOL_VERSION",
         "codec",
         "errors",

@@ -16,7 +16,7 @@ from games.ishtar import GAME
 from games.ishtar import labels as words
 from games.ishtar.labels import TURNS, card_text, gems_text, skill_text, tile_text
 from games.rng import Rng
-from tests.games.ishtar.helpers import EDITION, new_match, pick, play_turn
+from tests.games.ishtar.helpers import EDITION, new_match, pick, play_turn, refresh
 
 Sample = dict[str, Any]
 
@@ -205,7 +205,7 @@ def test_ish_open_2_a_tile_that_fits_nowhere_is_discarded_in_words() -> None:
     state.cache.clear()
     for cell in list(state.terrain.coverable):
         state.veg.space.setdefault(cell, EDITION.tiles[tile].spaces[0])  # cover everything
-    match.refresh()
+    match = refresh(match)
     decision = match.decision
     assert decision is not None and [c["kind"] for c in decision.choices] == ["discard"]
     label = own_part(GAME, state, decision.seat, decision)["choices"][0]
@@ -224,7 +224,7 @@ def test_ish_open_3_no_tile_left_is_said() -> None:
     state = match.state
     for pile in state.piles:
         pile.clear()
-    match.refresh()
+    match = refresh(match)
     decision = match.decision
     assert decision is not None
     (choice,) = own_part(GAME, state, decision.seat, decision)["choices"]
