@@ -407,9 +407,9 @@ class Match(Generic[S]):
             raise MalformedChoice("a choice is an index into the legal list or a choice map")
         if DESCRIPTIVE.intersection(choice):
             choice = bare(choice)
-        derived = self.game.derived_fields
+        derived = self.game.derived_fields.get(str(choice["kind"]), ())
         for legal in decision.choices:
-            if answers(legal, choice, derived.get(choice["kind"], ())):
+            if answers(legal, choice, derived):
                 return legal
         if any(legal == choice for legal in decision.choices):
             raise IllegalChoice(

@@ -107,12 +107,22 @@ def _take(s: YState, c: Mapping[str, Any]) -> str:
         return f"{group}: draw a card"
     if action == "build":
         return f"{group}: build a building"
-    extra = c.get("extra")
-    if isinstance(extra, str):
-        return f"{group}, discarding {card_name(extra)} as one more die: " + _floor_gain(
-            s, floor, size + 1
-        )
-    return f"{group}: {_floor_gain(s, floor, size)}"
+    more = " (cards may add dice)" if s.hands[s.actor] else ""
+    return f"{group}: {_floor_gain(s, floor, size)}{more}"
+
+
+def _extra(s: YState, c: Mapping[str, Any]) -> str:
+    """One more die from a card, or no more: the floor action with the dice so far."""
+    index = s.floor
+    floor = data.FLOORS[index]
+    size = decisions.group_size(s, index) + s.extra
+    card = c["card"]
+    if card is None:
+        return f"add no more cards: {_floor_gain(s, floor, size)}"
+    return (
+        f"discard {card_name(str(card))} as one more die ({_dice(size + 1)}: "
+        f"{_floor_gain(s, floor, size + 1)})"
+    )
 
 
 def _play(s: YState, c: Mapping[str, Any]) -> str:
@@ -209,6 +219,9 @@ def _swap(s: YState, c: Mapping[str, Any]) -> str:
 CHOICES: dict[str, Text] = {
     "yellow": _yellow,
     "take": _take,
+    "extra": _extra,
+    "cards": lambda s, c: "play a card first (then this decision again)",
+    "back": lambda s, c: "play no card: back to the decision",
     "play": _play,
     "draw": lambda s, c: "draw a card (no group is left for you)",
     "pass": lambda s, c: "pass (no group is left for you, and no card to draw)",
@@ -249,7 +262,20 @@ def _prompt_place(s: YState) -> str:
 
 def _prompt_keep(s: YState) -> str:
     shop = data.SHOP_IDS[s.queue[0]]
-    return f"your {good_in(shop)} in {shop} goes to the caravan: pay a camel to keep it?"
+    owner = s.shops[s.queue[0]]
+    if s.camels[owner] > 0:
+        return f"your {good_in(shop)} in {shop} goes to the caravan: pay a camel to keep it?"
+    return f"your {good_in(shop)} in {shop} goes to the caravan (a card may give you a camel)"
+
+
+def _prompt_extra(s: YState) -> str:
+    floor = data.FLOORS[s.floor]
+    added = f" ({plural(s.extra, 'card')} added)" if s.extra else ""
+    return f"add cards as extra dice to the {floor} group, one at a time{added}"
+
+
+def _prompt_cards(s: YState) -> str:
+    return "play a card, or go back"
 
 
 def _prompt_amount(s: YState) -> str:
@@ -276,6 +302,8 @@ PROMPTS: dict[str, Callable[[YState], str]] = {
     "build": lambda s: "choose the building your group pays for",
     "amount": _prompt_amount,
     "after": _prompt_after,
+    "extra": _prompt_extra,
+    "cards": _prompt_cards,
 }
 
 
@@ -314,6 +342,9 @@ def _took(s: YState, e: Mapping[str, Any]) -> str:
         f"{_who(e)} takes the {e['floor']} group ({_dice(e['dice'])} showing {e['value']}) "
         f"{ACTIONS[e['action']]}"
     )
+    cards = e.get("extra_dice")
+    if cards:
+        text += f", {plural(cards, 'card')} among its dice"
     dropped = e.get("yellow_discarded")
     if dropped:
         text += f"; {plural(dropped, 'yellow die', 'yellow dice')} of it do not count"
@@ -439,6 +470,9 @@ EVENTS: dict[str, Text] = {
     "swap": _swapped,
     "build": _built,
     "pass": lambda s, e: f"{_who(e)} passes",
+    "no_build": lambda s, e: (
+        f"{_who(e)}'s group pays for nothing: no building is affordable any more"
+    ),
     "end_turn": lambda s, e: f"{_who(e)} ends their turn",
     "yellow_removed": lambda s, e: "the yellow dice leave the tower",
     "day_end": lambda s, e: f"end of day {e['day']} of week {e['week']}",

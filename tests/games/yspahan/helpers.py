@@ -80,6 +80,11 @@ def kinds(match: Match[YState]) -> set[Any]:
     return {c["kind"] for c in choices(match)}
 
 
+def facts(event: Event) -> dict[str, JSON]:
+    """An event's public fields without its ``text`` (the wording is tested on its own)."""
+    return {k: v for k, v in event.data.items() if k != "text"}
+
+
 def score_events(events: list[Event], seat: int | None = None) -> list[dict[str, JSON]]:
     """The data of the score events (of one seat if given)."""
     return [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from games.base import Match
 from games.yspahan import GAME
-from tests.games.yspahan.helpers import act, choices, give_card, kinds, turn_state
+from tests.games.yspahan.helpers import act, choices, facts, give_card, kinds, turn_state
 
 
 def test_ysp_action_01_a_turn_starts_by_taking_a_group() -> None:
@@ -103,7 +103,7 @@ def test_ysp_goods_01_card_02_the_take_event_counts_every_die_of_the_action() ->
     act(match, kind="extra", card="3_gold")
     events = act(match, kind="extra", card="no_gold")
     take = next(e for e in events if e.kind == "take")
-    assert take.data == {
+    assert facts(take) == {
         "seat": 0,
         "floor": "sacks",
         "value": 2,

@@ -9,6 +9,7 @@ from games.yspahan.turn import week_scoring
 from tests.games.yspahan.helpers import (
     act,
     choices,
+    facts,
     give_card,
     kinds,
     points,
@@ -191,7 +192,7 @@ def test_ysp_build_13_14_open_5_caravanserai_draws_every_time() -> None:
     events = act(Match(GAME, state), kind="play", card="place_caravan")
     assert state.caravan == [0]
     draws = [e for e in events if e.kind == "draw"]
-    assert len(draws) == 1 and draws[0].data == {"seat": 0, "reason": "caravanserai"}
+    assert len(draws) == 1 and facts(draws[0]) == {"seat": 0, "reason": "caravanserai"}
     assert len(state.hands[0]) == 1
 
 

@@ -64,10 +64,10 @@ def _move(c: Sample) -> list[str]:
 
 CHOICE_FACTS: dict[str, Any] = {
     "yellow": lambda c: [f"{c['dice']} yellow di"] if c["dice"] else ["without yellow dice"],
-    "take": lambda c: (
-        [f"the {c['floor']} group"]
-        + ([card_name(c["extra"]), "one more die"] if c.get("extra") else [])
-    ),
+    "take": lambda c: [f"the {c['floor']} group"],
+    "extra": lambda c: [card_name(c["card"]), "one more die"] if c["card"] else ["no more cards"],
+    "cards": lambda c: ["play a card first"],
+    "back": lambda c: ["play no card"],
     "play": lambda c: [card_name(c["card"]), CARD_TEXTS[c["card"]]],
     "draw": lambda c: ["draw a card"],
     "pass": lambda c: ["pass"],
@@ -130,7 +130,10 @@ def _who(d: Any) -> str:
 EVENT_FACTS: dict[str, Any] = {
     "day": lambda d: [f"week {d['week']}, day {d['day']}"],
     "roll": lambda d: [_who(d), f"{len(d['white'])} white dice"],
-    "take": lambda d: [_who(d), f"the {d['floor']} group", f"showing {d['value']}"],
+    "take": lambda d: (
+        [_who(d), f"the {d['floor']} group", f"showing {d['value']}"]
+        + ([f"{d['extra_dice']} card"] if d.get("extra_dice") else [])
+    ),
     "gain": lambda d: [_who(d), str(d.get("camels", d.get("gold")))],
     "extra_die": lambda d: [_who(d), card_name(d["card"])],
     "place": lambda d: [_who(d), d["shop"], good_in(d["shop"])],
@@ -146,6 +149,7 @@ EVENT_FACTS: dict[str, Any] = {
     "swap": lambda d: [_who(d)],
     "build": lambda d: [_who(d), BUILDING_NAMES[d["building"]]],
     "pass": lambda d: [_who(d), "passes"],
+    "no_build": lambda d: [_who(d), "pays for nothing"],
     "end_turn": lambda d: [_who(d), "ends their turn"],
     "yellow_removed": lambda d: ["yellow dice"],
     "day_end": lambda d: [f"day {d['day']} of week {d['week']}"],
@@ -166,6 +170,7 @@ def test_every_event_kind_is_told_with_its_facts(kind: str) -> None:
         "reshuffle",
         "keep",
         "caravan_emptied",
+        "no_build",
     ):
         return  # not reached by every seed
     assert samples, f"no {kind} event in the random matches"
@@ -217,6 +222,7 @@ def test_ysp_view_06_the_final_view_shows_every_hand_and_built_this_turn_is_publ
         ("pass", {"seat": 2}, "P3 passes"),
         ("overflow", {"seat": 0, "goods": 2}, "P1 finds no shop for 2 more goods"),
         ("keep", {"seat": 1, "shop": "br2.0", "camels": 1}, "P2 pays a camel to keep"),
+        ("no_build", {"seat": 0}, "P1's group pays for nothing"),
     ],
 )
 def test_rare_events_are_told_too(kind: str, data_: dict[str, Any], text: str) -> None:

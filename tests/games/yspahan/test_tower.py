@@ -7,7 +7,7 @@ import pytest
 from games.base import Match
 from games.yspahan import GAME, data
 from games.yspahan.tower import assign
-from tests.games.yspahan.helpers import act, choices, new_state, turn_state
+from tests.games.yspahan.helpers import act, choices, facts, new_state, turn_state
 
 
 def _floors(tower: list[list[int]]) -> dict[str, list[int]]:
@@ -130,7 +130,7 @@ def test_ysp_tower_12_13_yellow_dice_leave_after_the_first_players_action() -> N
     sizes = {c["floor"] for c in choices(match) if c["kind"] == "take"}
     assert sizes == {"camels", "sacks", "barrels", "gold"}  # the roller may use yellow dice
     events = act(match, kind="take", floor="gold", action="floor")
-    assert [e.data for e in events if e.kind == "yellow_removed"] == [{"dice": 2}]
+    assert [facts(e) for e in events if e.kind == "yellow_removed"] == [{"dice": 2}]
     assert _floors(state.tower) == {"camels": [1, 2, 0], "barrels": [4, 1, 0]}
     act(match, kind="end")
     act(match, kind="take", floor="camels", action="floor")
@@ -145,7 +145,7 @@ def test_ysp_tower_12_yellow_removed_counts_the_dice_taken_off_the_tower() -> No
     state.yellow = 3
     match = Match(GAME, state)
     events = act(match, kind="take", floor="camels", action="floor")
-    assert [e.data for e in events if e.kind == "yellow_removed"] == [{"dice": 1}]
+    assert [facts(e) for e in events if e.kind == "yellow_removed"] == [{"dice": 1}]
     assert _floors(state.tower) == {"sacks": [2, 1, 0], "gold": [6, 3, 0]}
 
     state = turn_state(4, floors={"camels": (1, 2, 2), "gold": (6, 3, 0)})
