@@ -147,7 +147,7 @@ def _pile(state: State, c: Mapping[str, Any]) -> str:
     stack = state.piles[pile]
     shown = bool(stack) and state.top_up[pile]
     what = _tile(state, stack[-1]) if shown else "the face-down top tile"
-    text = f"take {what} from pile {pile}"
+    text = f"take from pile {pile}: {what}"
     if state.can == pile:
         return text + " (the watering can stays)"
     if cost:
@@ -174,7 +174,7 @@ def _position(state: State, c: Mapping[str, Any]) -> str:
 
 def _rotation(state: State, c: Mapping[str, Any]) -> str:
     k = int(c["rotation"])
-    text = f"lay the tile {TURNS[k]} (rotation {k}): on {cells_text(c['cells'])}"
+    text = f"rotation {k}: the tile {TURNS[k]}, on {cells_text(c['cells'])}"
     gains: dict[str, int] = {}
     for cell in c["cells"]:
         colour = state.rock_gems.get((int(cell[0]), int(cell[1])))
@@ -234,39 +234,37 @@ def _prompt_pay(state: State) -> str:
     turn = state.turn
     owed = plural(turn.pay_left, "gem")
     if turn.pay_for == "can":
-        return f"pay {owed} for moving the watering can, one at a time"
+        return f"pay {owed} for the watering can, one at a time"
     return f"pay {owed} for Skill {turn.skill}, one at a time (any colours)"
 
 
 def _prompt_special(state: State) -> str:
     icon = state.turn.icon
     if icon == "assistant":
-        return "the tile's assistant icon: put an assistant on its flowerbed, or pass"
+        return "assistant icon: place an assistant, or pass"
     if icon == "skill":
-        return "the tile's skill icon: unlock a skill for 2 gems, or pass"
-    return "the tile's wild icon: put an assistant, unlock a skill, or pass"
+        return "skill icon: unlock a skill for 2 gems, or pass"
+    return "wild icon: place an assistant, unlock a skill, or pass"
 
 
-def _prompt_position(state: State) -> str:
-    tile = state.turn.tile
-    what = "the tile" if tile is None else _tile(state, tile)
-    return f"choose the space for the first space of {what}"
+def _prompt_choose(state: State) -> str:
+    if state.player.reserved_tile is not None:
+        return "choose a tile: a pile's top, or your reserved tile"
+    return "choose the pile whose top tile you take"
 
 
 PROMPTS: dict[str, Callable[[State], str]] = {
-    st.CHOOSE: lambda s: "choose a tile: from a pile (the watering can moves there) or reserved",
+    st.CHOOSE: _prompt_choose,
     st.PAY: _prompt_pay,
-    st.POSITION: _prompt_position,
+    st.POSITION: lambda s: "choose where the tile's first space goes",
     st.ROTATION: lambda s: f"choose how the tile turns at {at(s.turn.anchor or (0, 0))}",
     st.SPECIAL: _prompt_special,
-    st.TAKE_GEM: lambda s: (
-        f"Skill F: take {plural(s.turn.take_left, 'more gem')} from the stock, one at a time"
-    ),
+    st.TAKE_GEM: lambda s: f"Skill F: take {plural(s.turn.take_left, 'more gem')} from the stock",
     st.BLOOM: lambda s: f"Skill {s.turn.skill}: choose where the blooming token goes",
     st.RESERVE_TREE: lambda s: "Skill I: choose a tree card on display to reserve",
     st.RESERVE_TILE: lambda s: "Skill J: choose a face-up tile to reserve",
     st.PLANT: lambda s: "buy a tree card, or end your turn",
-    st.TREE: lambda s: "choose the empty grass space where your tree grows",
+    st.TREE: lambda s: "choose an empty grass space for your tree",
 }
 
 

@@ -99,16 +99,16 @@ def _take(s: YState, c: Mapping[str, Any]) -> str:
     index = data.FLOORS.index(floor)
     size = decisions.group_size(s, index)
     value = s.tower[index][0]
-    group = f"take the {floor} group ({_dice(size)} showing {value})"
+    group = f"the {floor} group, {_dice(size)} showing {value}"
     action = c["action"]
     if action == "steward":
-        return f"{group}: move the steward {plural(value, 'square')}"
+        return f"move the steward {plural(value, 'square')} ({group})"
     if action == "card":
-        return f"{group}: draw a card"
+        return f"draw a card ({group})"
     if action == "build":
-        return f"{group}: build a building"
-    more = " (cards may add dice)" if s.hands[s.actor] else ""
-    return f"{group}: {_floor_gain(s, floor, size)}{more}"
+        return f"build a building ({group})"
+    more = "; cards may add dice" if s.hands[s.actor] else ""
+    return f"{_floor_gain(s, floor, size)} ({group}{more})"
 
 
 def _extra(s: YState, c: Mapping[str, Any]) -> str:
@@ -255,7 +255,7 @@ def describe(state: YState, decision: Decision) -> list[Choice]:
 
 def _prompt_place(s: YState) -> str:
     if s.quarter < 0:
-        return f"put one good in any quarter, under the souk rules ({card_name('place_board')})"
+        return f"put one good in any quarter ({card_name('place_board')})"
     quarter = data.QUARTERS[s.quarter]
     return f"put {plural(s.pending, GOOD[quarter])} in the {quarter} quarter, one at a time"
 
@@ -264,22 +264,29 @@ def _prompt_keep(s: YState) -> str:
     shop = data.SHOP_IDS[s.queue[0]]
     owner = s.shops[s.queue[0]]
     if s.camels[owner] > 0:
-        return f"your {good_in(shop)} in {shop} goes to the caravan: pay a camel to keep it?"
-    return f"your {good_in(shop)} in {shop} goes to the caravan (a card may give you a camel)"
+        return f"pay a camel to keep your {good_in(shop)} in {shop}?"
+    return f"let your {good_in(shop)} in {shop} go, or play a card first"
 
 
 def _prompt_extra(s: YState) -> str:
     floor = data.FLOORS[s.floor]
-    added = f" ({plural(s.extra, 'card')} added)" if s.extra else ""
-    return f"add cards as extra dice to the {floor} group, one at a time{added}"
+    added = f" ({s.extra} added)" if s.extra else ""
+    return f"add a card as one more die to the {floor} group?{added}"
 
 
 def _prompt_cards(s: YState) -> str:
     return "play a card, or go back"
 
 
+AMOUNTS = {
+    "score_gold": "how much gold do you pay, 1 point each?",
+    "score_camels": "how many camels do you pay, 2 points each?",
+    "swap_camels_gold": "camels to buy or sell, 1 gold each",
+}
+
+
 def _prompt_amount(s: YState) -> str:
-    return f"{CARD_NAMES[s.card]}: {CARD_TEXTS[s.card]}"
+    return f"{CARD_NAMES[s.card]}: {AMOUNTS[s.card]}"
 
 
 def _prompt_after(s: YState) -> str:
@@ -295,7 +302,7 @@ PROMPTS: dict[str, Callable[[YState], str]] = {
     "turn": lambda s: "take a group of dice from the tower, or play a card",
     "place": _prompt_place,
     "steward": lambda s: (
-        f"move the steward {plural(s.pending, 'square')} (each gold paid adds or removes one)"
+        f"move the steward {plural(s.pending, 'square')} (one more or less per gold)"
     ),
     "send": lambda s: "choose which of the two goods goes to the caravan first",
     "keep": _prompt_keep,

@@ -67,7 +67,9 @@ class Screen:
         """The lines under ``title`` (in whichever column it is) up to a blank line."""
         for column in self.columns():
             for i, line in enumerate(column):
-                if line.strip() == title.strip() or line.strip().startswith(title.strip()):
+                shown = line.strip()
+                cut = shown.endswith("…") and title.strip().startswith(shown[:-1])
+                if shown == title.strip() or shown.startswith(title.strip()) or cut:
                     out = []
                     for below in column[i + 1 :]:
                         if not below.strip():

@@ -212,7 +212,7 @@ async def test_a_word_filters_the_choices_and_a_page_key_turns_the_list(redis_ap
     try:
         person = Person(term, random.Random(10))
         screen = await person.look()
-        while not screen.hint.startswith("Choose your tile"):
+        while not re.match(r"Choose (the pile|a tile)", screen.hint):  # the server's prompt
             await person.act(screen)
             screen = await person.look()
         pile = re.findall(r"take from pile (\d)", "\n".join(screen.lines))[-1]
@@ -222,7 +222,7 @@ async def test_a_word_filters_the_choices_and_a_page_key_turns_the_list(redis_ap
         kept = await term.wait(rf"1 of \d+ choices match 'pile {pile}'", what="the filter")
         assert re.search(rf"\d+ take from pile {pile}", "\n".join(kept))
         await term.type("")  # Enter alone takes the only choice shown
-        lines = await term.wait(r"^Place your tile", what="the next decision")
+        lines = await term.wait(r"^Choose where the tile", what="the next decision")
         assert "page 1/" in "\n".join(lines)
         await term.key("PageDown")
         await term.wait(r"page 2/", what="the second page")

@@ -35,7 +35,10 @@ def test_every_sampled_view_draws_with_the_game_drawing_and_numbered_choices(
         assert "Room r1" in text
         choices = (sample.view["own"] or {}).get("choices") or []
         if choices:
-            assert "Your choices" in text
+            turn = sample.view["shared"]["turn"] or {}
+            title = common.printable(turn["prompt"]) if turn.get("prompt") else "Your choices"
+            head = " ".join(title.split()[:2])  # (a long title wraps in the narrow table)
+            assert head in text, (title, sample.decision)  # the server's prompt heads them
             assert re.search(rf"^\s*{len(choices)} │", text, re.M), sample.decision
 
 
