@@ -33,8 +33,9 @@ change, public information only), the decision in ``shared.turn`` a ``prompt``, 
 legal maps the log stores and the engine applies): :meth:`Game.describe`, :meth:`Game.prompt` and
 :meth:`Game.narrate` add the texts, and :meth:`Match.resolve` ignores ``label`` and ``effects``
 when it matches a choice map (:data:`DESCRIPTIVE`), so a client may send a listed map back as it
-received it or bare. In texts seat ``s`` is named ``P{s + 1}`` (:func:`seat_name`); every other
-number is the one the view uses.
+received it or bare. In texts seat ``s`` is named ``P{s + 1}`` (:func:`seat_name`): what a
+player counts at the table counts from 1 (Ishtar's piles too); names and coordinates are written
+as the view writes them.
 """
 
 from __future__ import annotations

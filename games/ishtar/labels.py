@@ -3,9 +3,9 @@
 Everything a person reads about a match is written here, in the game's terms (tiles by their
 shape and spaces, tree cards by their name, skills by their letter and what they do), never with
 the engine's internal names (kinds, ids like ``tree-25``). Seats are ``P1``..``P4``
-(:func:`games.base.seat_name`); piles, rotations and spaces keep the numbers of the view
-(piles 0-5 clockwise as in ``piles``, spaces ``(q,r)`` in the axial coordinates of
-``protocol/games/ishtar.md``).
+(:func:`games.base.seat_name`) and piles 1-6 (:func:`pile_name`: ``pile 1`` is ``piles[0]``,
+clockwise), counted from 1 like seats; rotations and spaces keep the numbers of the view
+(rotation 0-5, spaces ``(q,r)`` in the axial coordinates of ``protocol/games/ishtar.md``).
 
 Only what the audience may see is ever described: a face-down pile top is "face down", the card
 of a tree bought or planted is named in the owner's private text only (the shared prompt of the
@@ -80,6 +80,11 @@ def token_text(edition: Edition, token: str) -> str:
     return f"a double blooming token ({split} flowers)"
 
 
+def pile_name(index: Any) -> str:
+    """``pile 1`` for ``piles[0]``: texts count piles from 1, as they count seats (P1)."""
+    return f"pile {int(index) + 1}"
+
+
 def at(raw: Any) -> str:
     """A space ``[q, r]`` as ``(q,r)``."""
     return f"({raw[0]},{raw[1]})"
@@ -147,7 +152,7 @@ def _pile(state: State, c: Mapping[str, Any]) -> str:
     stack = state.piles[pile]
     shown = bool(stack) and state.top_up[pile]
     what = _tile(state, stack[-1]) if shown else "the face-down top tile"
-    text = f"take from pile {pile}: {what}"
+    text = f"take from {pile_name(pile)}: {what}"
     if state.can == pile:
         return text + " (the watering can stays)"
     if cost:
@@ -211,7 +216,9 @@ CHOICES: dict[str, Text] = {
     "take_gem": lambda s, c: f"take a {c['colour']} gem from the stock",
     "bloom": _bloom,
     "reserve_tree": lambda s, c: f"reserve {card_text(s.edition, str(c['card']))}",
-    "reserve_tile": lambda s, c: f"reserve {_tile(s, c['tile'])} from the top of pile {c['pile']}",
+    "reserve_tile": lambda s, c: (
+        f"reserve {_tile(s, c['tile'])} from the top of {pile_name(c['pile'])}"
+    ),
     "buy": _buy,
     "tree": lambda s, c: f"plant your {s.edition.trees[str(c['card'])].name} on {at(c['at'])}",
     "end_turn": lambda s, c: "end your turn",
@@ -279,10 +286,10 @@ def prompt(state: State, decision: Decision) -> str:
 def _can_moved(s: State, e: Mapping[str, Any]) -> str:
     who = seat_name(e["seat"])
     if e["from"] is None:
-        return f"{who} puts the watering can on pile {e['to']}"
+        return f"{who} puts the watering can on {pile_name(e['to'])}"
     if e["from"] == e["to"]:
-        return f"{who} leaves the watering can on pile {e['to']}"
-    return f"{who} moves the watering can from pile {e['from']} to pile {e['to']}"
+        return f"{who} leaves the watering can on {pile_name(e['to'])}"
+    return f"{who} moves the watering can from {pile_name(e['from'])} to {pile_name(e['to'])}"
 
 
 def _gem_paid(s: State, e: Mapping[str, Any]) -> str:
@@ -321,11 +328,12 @@ def _who(e: Mapping[str, Any]) -> str:
 
 EVENTS: dict[str, Text] = {
     "can_moved": _can_moved,
-    "tile_taken": lambda s, e: f"{_who(e)} takes {_tile(s, e['tile'])} from pile {e['pile']}",
-    "tile_revealed": lambda s, e: f"pile {e['pile']} shows {_tile(s, e['tile'])} on top",
+    "tile_taken": lambda s, e: f"{_who(e)} takes {_tile(s, e['tile'])} from {pile_name(e['pile'])}",
+    "tile_revealed": lambda s, e: f"{pile_name(e['pile'])} shows {_tile(s, e['tile'])} on top",
     "end_triggered": lambda s, e: "a second pile is empty: the game ends with this round",
     "can_aimed": lambda s, e: (
-        f"{_who(e)} sends the watering can to pile {e['pile']}, owing {plural(e['cost'], 'gem')}"
+        f"{_who(e)} sends the watering can to {pile_name(e['pile'])}, "
+        f"owing {plural(e['cost'], 'gem')}"
     ),
     "gem_paid": _gem_paid,
     "reserved_tile_taken": lambda s, e: (
@@ -350,7 +358,9 @@ EVENTS: dict[str, Text] = {
     ),
     "tree_reserved": lambda s, e: f"{_who(e)} reserves {card_text(s.edition, str(e['card']))}",
     "assistant_freed": lambda s, e: f"{_who(e)} frees an assistant from the carpet",
-    "tile_reserved": lambda s, e: f"{_who(e)} reserves {_tile(s, e['tile'])} from pile {e['pile']}",
+    "tile_reserved": lambda s, e: (
+        f"{_who(e)} reserves {_tile(s, e['tile'])} from {pile_name(e['pile'])}"
+    ),
     "tree_bought": _tree_bought,
     "tree_planted": _tree_planted,
     "display_refilled": _refilled,

@@ -104,7 +104,9 @@ async def play_through(
         await person.act(screen)
         answered += 1
         if record:
-            kind = person.prompt.split(":")[0]
+            # One screen per kind of decision: the prompt without what varies (numbers, spaces).
+            kind = re.sub(r"\(?-?\d+(?:,-?\d+)?\)?", "", person.prompt.split(":")[0])
+            kind = re.sub(r"\s+", " ", kind).strip()
             if kind not in recorded:
                 recorded.add(kind)
                 save(game, size, kind, screen.lines)

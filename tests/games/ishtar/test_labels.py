@@ -70,7 +70,7 @@ def _pos(at: Any) -> str:
 
 CHOICE_FACTS: dict[str, Any] = {
     "pile": lambda c: (
-        [f"from pile {c['pile']}", c["_top"] or "the face-down top tile"]
+        [f"from pile {c['pile'] + 1}", c["_top"] or "the face-down top tile"]
         + ([f"paying {c['cost']} gem"] if c["cost"] else [])
     ),
     "reserved": lambda c: ["your reserved tile", _tile(c["tile"])],
@@ -85,7 +85,7 @@ CHOICE_FACTS: dict[str, Any] = {
     "take_gem": lambda c: [f"take a {c['colour']} gem"],
     "bloom": lambda c: ["blooming token"] + [_pos(x) for x in c["cells"]],
     "reserve_tree": lambda c: [card_text(EDITION, c["card"])],
-    "reserve_tile": lambda c: [_tile(c["tile"]), f"pile {c['pile']}"],
+    "reserve_tile": lambda c: [_tile(c["tile"]), f"pile {c['pile'] + 1}"],
     "buy": lambda c: [card_text(EDITION, c["card"])],
     "tree": lambda c: [EDITION.trees[c["card"]].name, _pos(c["at"])],
     "end_turn": lambda c: ["end your turn"],
@@ -121,11 +121,11 @@ def _who(data: Any) -> str:
 
 
 EVENT_FACTS: dict[str, Any] = {
-    "can_moved": lambda d: [_who(d), f"pile {d['to']}", "watering can"],
-    "tile_taken": lambda d: [_who(d), _tile(d["tile"]), f"pile {d['pile']}"],
-    "tile_revealed": lambda d: [f"pile {d['pile']}", _tile(d["tile"])],
+    "can_moved": lambda d: [_who(d), f"pile {d['to'] + 1}", "watering can"],
+    "tile_taken": lambda d: [_who(d), _tile(d["tile"]), f"pile {d['pile'] + 1}"],
+    "tile_revealed": lambda d: [f"pile {d['pile'] + 1}", _tile(d["tile"])],
     "end_triggered": lambda d: ["ends with this round"],
-    "can_aimed": lambda d: [_who(d), f"pile {d['pile']}", f"{d['cost']} gem"],
+    "can_aimed": lambda d: [_who(d), f"pile {d['pile'] + 1}", f"{d['cost']} gem"],
     "gem_paid": lambda d: [_who(d), f"{d['colour']} gem"],
     "reserved_tile_taken": lambda d: [_who(d), _tile(d["tile"])],
     "tile_placed": lambda d: [_who(d), _tile(d["tile"])] + [_pos(x) for x in d["cells"]],
@@ -139,7 +139,7 @@ EVENT_FACTS: dict[str, Any] = {
     "bloom_placed": lambda d: [_who(d), "blooming token"] + [_pos(x) for x in d["cells"]],
     "tree_reserved": lambda d: [_who(d), card_text(EDITION, d["card"])],
     "assistant_freed": lambda d: [_who(d), "frees an assistant"],
-    "tile_reserved": lambda d: [_who(d), _tile(d["tile"]), f"pile {d['pile']}"],
+    "tile_reserved": lambda d: [_who(d), _tile(d["tile"]), f"pile {d['pile'] + 1}"],
     "tree_bought": lambda d: [_who(d), "buys", gems_text(d["paid"])],
     "tree_planted": lambda d: [_who(d), "plants", _pos(d["at"])],
     "display_refilled": lambda d: [card_text(EDITION, c) for c in d["cards"]],
@@ -232,6 +232,13 @@ def test_ish_open_3_no_tile_left_is_said() -> None:
     assert choice["label"] == "go on without a tile (there is none left to take)"
     (event,) = match.act(decision.seat, 0)
     assert event.project(None)["text"] == f"P{decision.seat + 1} finds no tile to take"
+
+
+def test_texts_count_piles_from_1_like_seats() -> None:
+    """One numbering in every text: pile 1 is piles[0], as P1 is seat 0."""
+    assert all(f"from pile {c['pile'] + 1}:" in c["label"] for c in CHOICES["pile"])
+    assert all(f"from pile {e['data']['pile'] + 1}" in e["public"] for e in EVENTS["tile_taken"])
+    assert "pile 0" not in " ".join(c["label"] for c in CHOICES["pile"])
 
 
 def test_gems_and_counts_read_as_english() -> None:
