@@ -11,6 +11,7 @@ from games.errors import (
     NotYourTurnError,
     OptionsError,
     SnapshotError,
+    UndoRefused,
 )
 from games.rng import Rng
 
@@ -32,6 +33,7 @@ __all__ = [
     "Result",
     "Rng",
     "SnapshotError",
+    "UndoRefused",
     "View",
     "audience_view",
 ]

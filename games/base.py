@@ -36,6 +36,18 @@ when it matches a choice map (:data:`DESCRIPTIVE`), so a client may send a liste
 received it or bare. In texts seat ``s`` is named ``P{s + 1}`` (:func:`seat_name`): what a
 player counts at the table counts from 1 (Ishtar's piles too); names and coordinates are written
 as the view writes them.
+
+Undo (DESIGN: BGA's policy): a seat may take back its own steps of the current turn, one by one,
+up to the last thing that cannot be taken back. The barrier is derived, not declared per
+decision: :meth:`Match.push` closes the seat's chain of undoable steps when a step used the
+generator (:meth:`Game.generator`'s state moved: dice rolled, cards shuffled), revealed
+something hidden (:meth:`Game.revealed`: an event with a private part, a card drawn, or one of
+the game's :attr:`Game.revealing` kinds, a tile turned face up), or ended the turn
+(:meth:`Game.turn_count` moved), and when another seat decides. Only the seat to move may undo.
+:meth:`Match.undo` rebuilds the position before the seat's last open step from a copy taken at
+the start of the chain (``dump``) and the chain's choices, so the state after an undo equals,
+byte for byte, the state before the undone step, and nobody learns anything: every step that
+is taken back showed only what its public events told everyone.
 """
 
 from __future__ import annotations
@@ -51,6 +63,7 @@ from games.errors import (
     MalformedChoice,
     NotYourTurnError,
     OptionsError,
+    UndoRefused,
 )
 from games.rng import Rng
 
@@ -244,6 +257,32 @@ class Game(ABC, Generic[S]):
         """Optionally explain why a well-formed choice is not legal now, for the error message."""
         return None
 
+    # The undo barrier (module doc "Undo"). The defaults are safe: a game that does not name its
+    # generator has no undo at all.
+
+    revealing: ClassVar[frozenset[str]] = frozenset()
+    """Kinds of public events that show what was hidden (Ishtar's ``tile_revealed``: a pile's
+    new top turned face up). Events with a private part are draws and need not be listed."""
+
+    def generator(self, state: S) -> Rng | None:
+        """The state's generator, so that :class:`Match` sees whether a step used it; None (the
+        default): every step is a barrier and nothing can be undone."""
+        return None
+
+    def turn_count(self, state: S) -> int:
+        """Turns completed so far: a step that moves it ended a turn and cannot be taken back."""
+        return 0
+
+    def revealed(self, events: Sequence[Event]) -> str | None:
+        """Why the raw events of one step cannot be taken back (a draw, a reveal), or None."""
+        for event in events:
+            if event.private:
+                return f"drew what only one seat sees ({words(event.kind)})"
+        for event in events:
+            if event.kind in self.revealing:
+                return f"revealed what was hidden ({words(event.kind)})"
+        return None
+
     # Texts and static data (DESIGN "Views explain themselves"). The defaults are generic; the
     # real games override them from their labels module.
 
@@ -348,16 +387,29 @@ def own_part(
     return {"seat": seat, "private": game.own_view(state, seat), "choices": choices}
 
 
+@dataclass(slots=True)
+class _Chain:
+    """A seat's open chain of undoable steps: the state before the first, then each step's
+    choice and the public texts of its events (what an undo says was taken back)."""
+
+    seat: int
+    base: dict[str, JSON]
+    steps: list[tuple[Choice, list[str]]] = field(default_factory=list)
+
+
 class Match(Generic[S]):
     """A game and its state, with every untrusted choice checked before it reaches the engine."""
 
-    __slots__ = ("_decision", "_known", "game", "state")
+    __slots__ = ("_barrier", "_chain", "_decision", "_known", "_last", "game", "state")
 
     def __init__(self, game: Game[S], state: S) -> None:
         self.game = game
         self.state = state
         self._decision: Decision | None = None
         self._known = False  # the pending decision is read when first asked for
+        self._chain: _Chain | None = None
+        self._last: int | None = None  # the seat of the last step pushed
+        self._barrier = "nothing to take back yet"  # why the last step closed the chain
 
     @classmethod
     def new(cls, game: Game[S], players: int, options: Mapping[str, object], seed: int) -> Match[S]:
@@ -453,8 +505,102 @@ class Match(Generic[S]):
             if to_move is None:
                 raise GameOverError("the match is over")
             raise NotYourTurnError(f"seat {to_move} must decide, not {seat}")
+        game, state = self.game, self.state
         self._known = False
-        return self.game.narrate(self.state, self.game.apply(self.state, legal))
+        rng = game.generator(state)
+        if rng is None:
+            self._chain = None
+            self._last = seat
+            self._barrier = f"{game.title} has no undo"
+            return game.narrate(state, game.apply(state, legal))
+        chain = self._chain
+        if chain is None or chain.seat != seat:
+            chain = _Chain(seat, game.dump(state))
+        drawn, turns = rng.state, game.turn_count(state)
+        raw = game.apply(state, legal)
+        events = game.narrate(state, raw)
+        self._last = seat
+        why = game.revealed(raw)
+        if why is None and rng.state != drawn:
+            why = "used chance (" + ", ".join(words(e.kind) for e in raw) + ")"
+        if why is None and game.turn_count(state) != turns:
+            why = "ended the turn"
+        if why is not None:
+            self._chain = None
+            self._barrier = f"your last step {why}: it cannot be taken back"
+            return events
+        texts = [str(e.data.get("text", words(e.kind))) for e in events]
+        chain.steps.append((legal, texts))
+        self._chain = chain
+        return events
+
+    def why_no_undo(self, seat: int) -> str | None:
+        """Why ``seat`` may not undo now (the reason :meth:`undo` refuses with), or None."""
+        to_move = self.to_move
+        if to_move is None:
+            return "the match is over"
+        if to_move != seat:
+            return "only the seat to move may take back a step"
+        chain = self._chain
+        if self._last is not None and self._last != seat:
+            return "another seat decided after your last step"
+        if chain is None:
+            return self._barrier
+        if chain.seat != seat or not chain.steps:
+            return "nothing left to take back this turn"
+        return None
+
+    def can_undo(self, seat: int) -> bool:
+        """Whether :meth:`undo` would take back a step of ``seat`` now."""
+        chain = self._chain
+        return (
+            chain is not None
+            and chain.seat == seat
+            and bool(chain.steps)
+            and self._last == seat
+            and self.to_move == seat
+        )
+
+    @property
+    def settled(self) -> bool:
+        """No step is open to an undo: the state alone (``dump``) says everything a match
+        rebuilt from it needs, so a snapshot may be taken here. A snapshot taken elsewhere
+        would lose the chain's copy, and an undo logged after it could not be replayed."""
+        chain = self._chain
+        return chain is None or not chain.steps
+
+    def undo(self, seat: int) -> list[Event]:
+        """Take back ``seat``'s last undoable step, or raise :class:`UndoRefused` and change
+        nothing.
+
+        The position is rebuilt from the chain's copy and its remaining choices (the engine's
+        trusted ``apply``: they replay exactly, none of them used the generator). The one event,
+        ``undone``, names the seat, the decision it is back at and the texts of the events
+        taken back (public: a step that showed anyone more than its public events is a
+        barrier), for every audience alike.
+        """
+        why = self.why_no_undo(seat)
+        if why is not None:
+            raise UndoRefused(why)
+        chain = self._chain
+        assert chain is not None
+        game = self.game
+        state = game.load(chain.base)
+        _, texts = chain.steps.pop()
+        for choice, _ in chain.steps:
+            game.apply(state, choice)
+        self.state = state
+        self._known = False
+        decision = self.decision
+        assert decision is not None and decision.seat == seat
+        taken: list[JSON] = list(texts)
+        data: dict[str, JSON] = {
+            "seat": seat,
+            "decision": decision.kind,
+            "taken_back": taken,
+            "text": f"{seat_name(seat)} took back: " + " ".join(texts),
+        }
+        return [Event("undone", data)]
 
     def view(self, seat: int | None) -> View:
         decision = self.decision

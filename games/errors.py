@@ -11,6 +11,7 @@
         +-- NotYourTurnError  "not_your_turn"     another seat must decide now
         +-- MalformedChoice   "malformed_choice"  neither an index nor a choice map
         +-- IllegalChoice     "illegal_choice"    well formed, but not among the legal ones
+        +-- UndoRefused       "not_allowed"       nothing this seat may take back now (why)
 
 The codes are part of the wire contract: the server maps each to a protocol error code of the
 same name. Messages are English text for people; programs must read the code.
@@ -61,3 +62,9 @@ class MalformedChoice(ChoiceError):
 
 class IllegalChoice(ChoiceError):
     code = "illegal_choice"
+
+
+class UndoRefused(ChoiceError):
+    """An undo the barrier forbids (:meth:`games.base.Match.undo`); the message says why."""
+
+    code = "not_allowed"

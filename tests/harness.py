@@ -14,6 +14,12 @@
 At the end it replays the recorded choices from the seed and from a mid-game snapshot, and
 checks the final state is byte-identical (determinism). :func:`play_random` is the cheap loop
 for many games.
+
+With ``undo`` (a probability), both loops take back a step (:meth:`Match.undo`) wherever the
+seat to move may, that often, instead of choosing; the record holds :data:`UNDO` there. Every
+undo must give back, byte for byte, the state before the step it took back, and the checks above
+run on the state after it as after any step (the leak check included). The mid-game snapshot is
+taken where no step is open to an undo (:attr:`Match.settled`), as the server takes its own.
 """
 
 from __future__ import annotations
@@ -32,10 +38,14 @@ from protocol.patch import apply, diff
 
 Invariant = Callable[[Any], None]
 
+UNDO = -1
+"""In :attr:`Playout.choices`: the seat to move took back its last step there."""
+
 
 @dataclass
 class Playout:
-    """What a random playout did: the choices (as indices) and how it ended."""
+    """What a random playout did: the choices (as indices, :data:`UNDO` for an undo) and how it
+    ended."""
 
     seed: int
     players: int
@@ -46,6 +56,43 @@ class Playout:
     def steps(self) -> int:
         return len(self.choices)
 
+    @property
+    def undos(self) -> int:
+        return self.choices.count(UNDO)
+
+
+class _Undoer:
+    """Decides when a playout undoes, and checks each undo gives back the state before the
+    step it took back (the dumps of the states an undo may return to, per open step)."""
+
+    def __init__(self, game: Game[Any], seed: int, rate: float) -> None:
+        self.game = game
+        self.rate = rate
+        self.rng = Rng.from_seed(seed ^ 0x0D0)
+        self.before: list[bytes] = []
+
+    def wants(self, match: Match[Any], seat: int) -> bool:
+        if not self.rate or not match.can_undo(seat):
+            return False
+        return self.rng.below(1 << 20) < self.rate * (1 << 20)
+
+    def step(self, match: Match[Any], seat: int, index: int) -> list[Any]:
+        dumped = canonical(self.game.dump(match.state)) if self.rate else b""
+        events = match.act(seat, index)
+        if self.rate:
+            if match.can_undo(seat):
+                self.before.append(dumped)
+            else:
+                self.before.clear()
+        return events
+
+    def undo(self, match: Match[Any], seat: int) -> list[Any]:
+        events = match.undo(seat)
+        assert canonical(self.game.dump(match.state)) == self.before.pop(), (
+            "the undo did not give back the state before the step"
+        )
+        return events
+
 
 def play_random(
     game: Game[Any],
@@ -55,18 +102,25 @@ def play_random(
     *,
     max_steps: int = 100_000,
     on_step: Callable[[Match[Any]], None] | None = None,
+    undo: float = 0.0,
 ) -> Playout:
-    """Play one match choosing uniformly among the legal choices (chooser seeded by ``seed``)."""
+    """Play one match choosing uniformly among the legal choices (chooser seeded by ``seed``),
+    taking back a step with probability ``undo`` wherever one may be (module doc)."""
     match = Match.new(game, players, options or {}, seed)
     chooser = Rng.from_seed(seed ^ 0x5EED)
+    undoer = _Undoer(game, seed, undo)
     out = Playout(seed, players, match=match)
     while (decision := match.decision) is not None:
         assert decision.choices, f"decision {decision.kind} has no legal choice"
         if len(out.choices) >= max_steps:
             raise AssertionError(f"no end after {max_steps} decisions (seed {seed})")
-        index = chooser.below(len(decision.choices))
-        match.act(decision.seat, index)
-        out.choices.append(index)
+        if undoer.wants(match, decision.seat):
+            undoer.undo(match, decision.seat)
+            out.choices.append(UNDO)
+        else:
+            index = chooser.below(len(decision.choices))
+            undoer.step(match, decision.seat, index)
+            out.choices.append(index)
         if on_step is not None:
             on_step(match)
     return out
@@ -99,11 +153,13 @@ def check_playout(
     *,
     invariants: Invariant | None = None,
     max_steps: int = 100_000,
+    undo: float = 0.0,
 ) -> Playout:
     """One random match with every contract check after every step (see the module doc)."""
     match = Match.new(game, players, options or {}, seed)
     chooser = Rng.from_seed(seed ^ 0x5EED)
     leak_rng = Rng.from_seed(seed ^ 0x1EA4)
+    undoer = _Undoer(game, seed, undo)
     out = Playout(seed, players, match=match)
     parts = _Parts(game, match.state, players)
     check_value({"shared": parts.shared, "own": parts.own}, _VIEW_LIMITS)
@@ -116,9 +172,13 @@ def check_playout(
         assert len(out.choices) < max_steps, f"no end after {max_steps} decisions (seed {seed})"
         assert game.seat_to_move(match.state) == decision.seat, "seat_to_move != decision.seat"
         _check_leaks(game, match.state, parts, leak_rng)
-        index = chooser.below(len(decision.choices))
-        events = match.act(decision.seat, index)
-        out.choices.append(index)
+        if undoer.wants(match, decision.seat):
+            events = undoer.undo(match, decision.seat)
+            out.choices.append(UNDO)
+        else:
+            index = chooser.below(len(decision.choices))
+            events = undoer.step(match, decision.seat, index)
+            out.choices.append(index)
         _check_events(events, players)
         if invariants is not None:
             invariants(match.state)
@@ -131,7 +191,7 @@ def check_playout(
         for old_own, new_own in zip(parts.own, new_parts.own, strict=True):
             _check_diff(old_own, new_own)
         parts = new_parts
-        if len(out.choices) == 1 + (seed % 7):
+        if snapshot is None and len(out.choices) >= 1 + (seed % 7) and match.settled:
             snapshot_at, snapshot = len(out.choices), dumped
     assert game.result(match.state) is not None, "no result at the end"
     assert game.seat_to_move(match.state) is None, "seat_to_move after the end"
@@ -140,10 +200,7 @@ def check_playout(
     assert canonical(game.dump(again.state)) == final, "same seed and choices, another match"
     if snapshot is not None:
         resumed = Match(game, game.load(snapshot))
-        for index in out.choices[snapshot_at:]:
-            decision = resumed.decision
-            assert decision is not None
-            resumed.act(decision.seat, index)
+        _play(resumed, out.choices[snapshot_at:])
         assert canonical(game.dump(resumed.state)) == final, "restored snapshot diverged"
     return out
 
@@ -156,11 +213,18 @@ def replay(
     choices: list[int],
 ) -> Match[Any]:
     match = Match.new(game, players, options or {}, seed)
+    _play(match, choices)
+    return match
+
+
+def _play(match: Match[Any], choices: list[int]) -> None:
     for index in choices:
         decision = match.decision
         assert decision is not None, "match ended before its choices ran out"
-        match.act(decision.seat, index)
-    return match
+        if index == UNDO:
+            match.undo(decision.seat)
+        else:
+            match.act(decision.seat, index)
 
 
 _VIEW_LIMITS = Limits(max_frame_bytes=1 << 30, max_depth=32, max_container=1 << 20, max_str=1 << 20)

@@ -128,6 +128,7 @@ SURFACES: dict[str, set[str]] = {
         "Result",
         "Rng",
         "SnapshotError",
+        "UndoRefused",
         "View",
         "audience_view",
     },

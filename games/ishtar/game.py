@@ -81,6 +81,16 @@ class Ishtar(Game[State]):
     def seat_to_move(self, state: State) -> int | None:
         return None if state.over else state.current
 
+    revealing: ClassVar[frozenset[str]] = frozenset({"tile_revealed", "display_refilled"})
+    """The pile the can left turns its new top face up (ISH-CHOOSE-10), a reserved tile's pile
+    too, and the tree display is refilled from the deck (ISH-TREE-10): undo stops there."""
+
+    def generator(self, state: State) -> Rng:
+        return state.rng
+
+    def turn_count(self, state: State) -> int:
+        return state.turns_played
+
     def apply(self, state: State, choice: Choice) -> list[Event]:
         step = state.turn.step
         state.cache.clear()

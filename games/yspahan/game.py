@@ -9,6 +9,7 @@ This class only wires the pieces together: setup, the pending decision
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import ClassVar
 
 from games.base import JSON, Choice, Decision, Event, Game, Result
 from games.rng import Rng
@@ -68,6 +69,16 @@ class Yspahan(Game[YState]):
 
     def decision(self, state: YState) -> Decision | None:
         return decisions.decision(state)
+
+    revealing: ClassVar[frozenset[str]] = frozenset({"play", "extra_die"})
+    """A card played from the hand, or added to a group as an extra die, shows the others a
+    card they could not see: undo stops there, as at a draw (a private event) and a roll."""
+
+    def generator(self, state: YState) -> Rng:
+        return state.rng
+
+    def turn_count(self, state: YState) -> int:
+        return state.turns
 
     def apply(self, state: YState, choice: Choice) -> list[Event]:
         return actions.apply(state, choice)
