@@ -1,13 +1,14 @@
 """What undo costs the engine path: per push, and per undo, for both games.
 
-:meth:`games.base.Match.push` keeps each seat's chain of undoable steps: a ``dump`` of the state
-when a chain starts (the step before it closed one: a reveal, a draw, chance, the end of a
-turn, another seat), then the choice and the public texts of each step. Plays seeded random
-4-seat matches twice, step for step: once through ``Match.push`` and once through the bare
-engine (``narrate(apply(...))``, what ``push`` did before undo), and prints the mean CPU time per
-push of each and the difference; then, in the same matches, times ``Match.undo`` (a ``load`` of
-the chain's copy and a replay of the steps left) at every point where one is possible, and
-prints how many steps a chain holds. Figures are per process, best of ``--repeat`` runs.
+:meth:`games.base.Match.push` keeps the current turn's steps: a ``dump`` of the state before
+the turn's first step, then each step's seat, choice and the public texts of its events. Plays
+seeded random 4-seat matches twice, step for step: once through ``Match.push`` and once
+through the bare engine (``narrate(apply(...))``, what ``push`` did before undo), and prints
+the mean CPU time per push of each and the difference; then, in the same matches, times
+``Match.undo`` (a ``load`` of the turn's copy and a replay of the turn's other steps) at every
+point where one is possible, and prints how many steps the turn held. Times are CPU time of
+this process (``time.process_time_ns``: other processes on the machine do not count), best of
+``--repeat`` runs.
 
 Usage: ``.venv/bin/python bench/undo.py [--matches N] [--repeat R]``.
 """
@@ -30,15 +31,16 @@ from games.rng import Rng
 
 def pushes(game: Game[Any], seed: int) -> tuple[int, int, int, int]:
     """One random match played twice in step: (steps, ns in Match.push, ns in bare apply,
-    chain starts)."""
+    copies of the state)."""
     match = Match.new(game, 4, {}, seed)
     twin = game.setup(4, game.check_options(4, {}), seed)
     chooser = Rng.from_seed(seed ^ 0x5EED)
     steps = tracked = bare = starts = 0
-    clock = time.perf_counter_ns
+    clock = time.process_time_ns
     while (decision := match.decision) is not None:
         legal = decision.choices[chooser.below(len(decision.choices))]
-        opened = not match.can_undo(decision.seat)
+        record = match._turn
+        opened = record is None or record.turns != game.turn_count(match.state)
         t0 = clock()
         match.push(decision.seat, legal)
         t1 = clock()
@@ -52,19 +54,19 @@ def pushes(game: Game[Any], seed: int) -> tuple[int, int, int, int]:
 
 
 def undos(game: Game[Any], seed: int) -> tuple[list[int], list[int]]:
-    """Time an undo at every point one is possible (then redo the step): (ns, chain lengths)."""
+    """Time an undo at every point one is possible (then redo the step): (ns, turn lengths)."""
     match = Match.new(game, 4, {}, seed)
     chooser = Rng.from_seed(seed ^ 0x5EED)
     times: list[int] = []
     lengths: list[int] = []
-    clock = time.perf_counter_ns
+    clock = time.process_time_ns
     while (decision := match.decision) is not None:
         legal = decision.choices[chooser.below(len(decision.choices))]
         match.push(decision.seat, legal)
         if match.can_undo(decision.seat):
-            chain = match._chain
-            assert chain is not None
-            lengths.append(len(chain.steps))
+            record = match._turn
+            assert record is not None
+            lengths.append(len(record.steps))
             t0 = clock()
             match.undo(decision.seat)
             times.append(clock() - t0)
@@ -91,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         assert best is not None
         with_undo, without, steps, starts = best
         print(
-            f"{name}: {steps} pushes in {args.matches} 4-seat matches, {starts} chain starts "
+            f"{name}: {steps} pushes in {args.matches} 4-seat matches, {starts} copies "
             f"({100 * starts / steps:.0f}%): push {with_undo:.1f} us, bare apply {without:.1f} us, "
             f"undo bookkeeping {with_undo - without:.1f} us per push"
         )
@@ -105,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{name}: {len(times)} undos: median {statistics.median(times) / 1000:.0f} us, "
             f"p95 {times[len(times) * 95 // 100] / 1000:.0f} us, max {times[-1] / 1000:.0f} us; "
-            f"steps open in the chain: median {statistics.median(lengths):.0f}, "
+            f"steps in the turn: median {statistics.median(lengths):.0f}, "
             f"max {max(lengths)}"
         )
     return 0

@@ -39,15 +39,15 @@ as the view writes them.
 
 Undo (DESIGN: BGA's policy): a seat may take back its own steps of the current turn, one by one,
 up to the last thing that cannot be taken back. The barrier is derived, not declared per
-decision: :meth:`Match.push` closes the seat's chain of undoable steps when a step used the
+decision: :meth:`Match.push` makes a step final, and every step before it, when it used the
 generator (:meth:`Game.generator`'s state moved: dice rolled, cards shuffled), revealed
 something hidden (:meth:`Game.revealed`: an event with a private part, a card drawn, or one of
 the game's :attr:`Game.revealing` kinds, a tile turned face up), or ended the turn
 (:meth:`Game.turn_count` moved), and when another seat decides. Only the seat to move may undo.
 :meth:`Match.undo` rebuilds the position before the seat's last open step from a copy taken at
-the start of the chain (``dump``) and the chain's choices, so the state after an undo equals,
-byte for byte, the state before the undone step, and nobody learns anything: every step that
-is taken back showed only what its public events told everyone.
+the start of the turn (``dump``) and the turn's other choices, so the state after an undo
+equals, byte for byte, the state before the undone step, and nobody learns anything: every step
+that is taken back showed only what its public events told everyone.
 """
 
 from __future__ import annotations
@@ -388,28 +388,33 @@ def own_part(
 
 
 @dataclass(slots=True)
-class _Chain:
-    """A seat's open chain of undoable steps: the state before the first, then each step's
-    choice and the public texts of its events (what an undo says was taken back)."""
+class _Turn:
+    """The steps of the current turn, to take the open ones back: a copy of the state before
+    the turn's first step (``turns``: :meth:`Game.turn_count` then), each step's seat, choice
+    and the public texts of its events, and ``open``: the steps from this index on can be
+    undone (every earlier one is final: a barrier, or another seat's).
 
-    seat: int
+    One copy per turn, not one per step: an undo loads it and replays the turn's other steps
+    through the trusted ``apply``, which gives the same bytes (the generator is in the copy)."""
+
     base: dict[str, JSON]
-    steps: list[tuple[Choice, list[str]]] = field(default_factory=list)
+    turns: int
+    steps: list[tuple[int, Choice, list[str]]] = field(default_factory=list)
+    open: int = 0
 
 
 class Match(Generic[S]):
     """A game and its state, with every untrusted choice checked before it reaches the engine."""
 
-    __slots__ = ("_barrier", "_chain", "_decision", "_known", "_last", "game", "state")
+    __slots__ = ("_barrier", "_decision", "_known", "_turn", "game", "state")
 
     def __init__(self, game: Game[S], state: S) -> None:
         self.game = game
         self.state = state
         self._decision: Decision | None = None
         self._known = False  # the pending decision is read when first asked for
-        self._chain: _Chain | None = None
-        self._last: int | None = None  # the seat of the last step pushed
-        self._barrier = "nothing to take back yet"  # why the last step closed the chain
+        self._turn: _Turn | None = None
+        self._barrier = "nothing to take back yet"  # why the last final step is final
 
     @classmethod
     def new(cls, game: Game[S], players: int, options: Mapping[str, object], seed: int) -> Match[S]:
@@ -509,29 +514,26 @@ class Match(Generic[S]):
         self._known = False
         rng = game.generator(state)
         if rng is None:
-            self._chain = None
-            self._last = seat
             self._barrier = f"{game.title} has no undo"
             return game.narrate(state, game.apply(state, legal))
-        chain = self._chain
-        if chain is None or chain.seat != seat:
-            chain = _Chain(seat, game.dump(state))
         drawn, turns = rng.state, game.turn_count(state)
+        record = self._turn
+        if record is None or record.turns != turns:
+            record = self._turn = _Turn(game.dump(state), turns)
+        steps = record.steps
+        if steps and steps[-1][0] != seat:
+            record.open = len(steps)
         raw = game.apply(state, legal)
         events = game.narrate(state, raw)
-        self._last = seat
+        steps.append((seat, legal, [str(e.data.get("text", words(e.kind))) for e in events]))
         why = game.revealed(raw)
         if why is None and rng.state != drawn:
             why = "used chance (" + ", ".join(words(e.kind) for e in raw) + ")"
         if why is None and game.turn_count(state) != turns:
             why = "ended the turn"
         if why is not None:
-            self._chain = None
+            record.open = len(steps)
             self._barrier = f"your last step {why}: it cannot be taken back"
-            return events
-        texts = [str(e.data.get("text", words(e.kind))) for e in events]
-        chain.steps.append((legal, texts))
-        self._chain = chain
         return events
 
     def why_no_undo(self, seat: int) -> str | None:
@@ -541,23 +543,24 @@ class Match(Generic[S]):
             return "the match is over"
         if to_move != seat:
             return "only the seat to move may take back a step"
-        chain = self._chain
-        if self._last is not None and self._last != seat:
-            return "another seat decided after your last step"
-        if chain is None:
+        record = self._turn
+        if record is None:
             return self._barrier
-        if chain.seat != seat or not chain.steps:
+        if not record.steps:
             return "nothing left to take back this turn"
+        if record.steps[-1][0] != seat:
+            return "another seat decided after your last step"
+        if record.open == len(record.steps):
+            return self._barrier
         return None
 
     def can_undo(self, seat: int) -> bool:
         """Whether :meth:`undo` would take back a step of ``seat`` now."""
-        chain = self._chain
+        record = self._turn
         return (
-            chain is not None
-            and chain.seat == seat
-            and bool(chain.steps)
-            and self._last == seat
+            record is not None
+            and record.open < len(record.steps)
+            and record.steps[-1][0] == seat
             and self.to_move == seat
         )
 
@@ -565,29 +568,28 @@ class Match(Generic[S]):
     def settled(self) -> bool:
         """No step is open to an undo: the state alone (``dump``) says everything a match
         rebuilt from it needs, so a snapshot may be taken here. A snapshot taken elsewhere
-        would lose the chain's copy, and an undo logged after it could not be replayed."""
-        chain = self._chain
-        return chain is None or not chain.steps
+        would lose the turn's copy, and an undo logged after it could not be replayed."""
+        record = self._turn
+        return record is None or record.open == len(record.steps)
 
     def undo(self, seat: int) -> list[Event]:
         """Take back ``seat``'s last undoable step, or raise :class:`UndoRefused` and change
         nothing.
 
-        The position is rebuilt from the chain's copy and its remaining choices (the engine's
-        trusted ``apply``: they replay exactly, none of them used the generator). The one event,
-        ``undone``, names the seat, the decision it is back at and the texts of the events
-        taken back (public: a step that showed anyone more than its public events is a
-        barrier), for every audience alike.
+        The position is rebuilt from the turn's copy and the turn's other steps (the engine's
+        trusted ``apply`` replays them exactly). The one event, ``undone``, names the seat, the
+        decision it is back at and the texts of the events taken back (public: a step that
+        showed anyone more than its public events is a barrier), for every audience alike.
         """
         why = self.why_no_undo(seat)
         if why is not None:
             raise UndoRefused(why)
-        chain = self._chain
-        assert chain is not None
+        record = self._turn
+        assert record is not None
         game = self.game
-        state = game.load(chain.base)
-        _, texts = chain.steps.pop()
-        for choice, _ in chain.steps:
+        state = game.load(record.base)
+        _, _, texts = record.steps.pop()
+        for _, choice, _ in record.steps:
             game.apply(state, choice)
         self.state = state
         self._known = False
