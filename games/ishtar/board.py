@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from games.errors import EditionError, GameError
 from games.ishtar.hexes import DIRECTIONS, Hex, add, connected, neighbours, rotate
+from games.ishtar.names import space_names
 
 if TYPE_CHECKING:
     from games.ishtar.edition import BoardPlacement, Edition
@@ -111,10 +112,21 @@ class Terrain:
     board_of: Mapping[Hex, int]
     rows: tuple[tuple[int, int, str], ...]
     """The terrain drawn row by row for views: (r, first q, one character per space)."""
+    names: Mapping[Hex, str]
+    """Every space's name as texts write it (``f7``, :mod:`games.ishtar.names`)."""
 
     def rows_json(self) -> list[Any]:
-        """``[{"r", "q", "cells"}]``: ``cells[i]`` is space (q + i, r), coded by :data:`CODES`."""
-        return [{"r": r, "q": q, "cells": cells} for r, q, cells in self.rows]
+        """``[{"r", "q", "cells", "names"}]``: ``cells[i]`` is space (q + i, r), coded by
+        :data:`CODES`, and ``names[i]`` its name (None for a blank: no space)."""
+        return [
+            {
+                "r": r,
+                "q": q,
+                "cells": cells,
+                "names": [self.names.get((q + i, r)) for i in range(len(cells))],
+            }
+            for r, q, cells in self.rows
+        ]
 
 
 def build_terrain(edition: Edition, layout: Sequence[BoardPlacement]) -> Terrain:
@@ -179,4 +191,5 @@ def terrain_from(
         adjacent,
         dict(board_of or dict.fromkeys(kind, 0)),
         tuple(rows),
+        space_names(kind),
     )

@@ -4,8 +4,9 @@ Everything a person reads about a match is written here, in the game's terms (ti
 shape and spaces, tree cards by their name, skills by their letter and what they do), never with
 the engine's internal names (kinds, ids like ``tree-25``). Seats are ``P1``..``P4``
 (:func:`games.base.seat_name`) and piles 1-6 (:func:`pile_name`: ``pile 1`` is ``piles[0]``,
-clockwise), counted from 1 like seats; rotations and spaces keep the numbers of the view
-(rotation 0-5, spaces ``(q,r)`` in the axial coordinates of ``protocol/games/ishtar.md``).
+clockwise), counted from 1 like seats; rotations keep the numbers of the view (0-5) and spaces
+are named as the view's terrain names them (``f7``: column letter, row number, the notation of
+:mod:`games.ishtar.names`, which a person reads on a drawn map and types back).
 
 Only what the audience may see is ever described: a face-down pile top is "face down", the card
 of a tree bought or planted is named in the owner's private text only (the shared prompt of the
@@ -85,13 +86,14 @@ def pile_name(index: Any) -> str:
     return f"pile {int(index) + 1}"
 
 
-def at(raw: Any) -> str:
-    """A space ``[q, r]`` as ``(q,r)``."""
-    return f"({raw[0]},{raw[1]})"
+def at(state: State, raw: Any) -> str:
+    """A space ``[q, r]`` by its name on the terrain (``f7``, :mod:`games.ishtar.names`)."""
+    h = (int(raw[0]), int(raw[1]))
+    return state.terrain.names.get(h) or f"({h[0]},{h[1]})"
 
 
-def cells_text(cells: Any) -> str:
-    return ", ".join(at(c) for c in cells)
+def cells_text(state: State, cells: Any) -> str:
+    return ", ".join(at(state, c) for c in cells)
 
 
 def skill_summary(skill: Skill) -> str:
@@ -174,12 +176,12 @@ def _gem(state: State, c: Mapping[str, Any]) -> str:
 def _position(state: State, c: Mapping[str, Any]) -> str:
     n = len(c["rotations"])
     ways = "1 way to turn it" if n == 1 else f"{n} ways to turn it"
-    return f"put the tile's first space on {at(c['at'])} ({ways})"
+    return f"put the tile's first space on {at(state, c['at'])} ({ways})"
 
 
 def _rotation(state: State, c: Mapping[str, Any]) -> str:
     k = int(c["rotation"])
-    text = f"rotation {k}: the tile {TURNS[k]}, on {cells_text(c['cells'])}"
+    text = f"rotation {k}: the tile {TURNS[k]}, on {cells_text(state, c['cells'])}"
     gains: dict[str, int] = {}
     for cell in c["cells"]:
         colour = state.rock_gems.get((int(cell[0]), int(cell[1])))
@@ -191,7 +193,8 @@ def _rotation(state: State, c: Mapping[str, Any]) -> str:
 def _bloom(state: State, c: Mapping[str, Any]) -> str:
     flowers = state.edition.tokens[str(c["token"])].flowers
     where = ", ".join(
-        f"{plural(n, 'flower')} on {at(cell)}" for cell, n in zip(c["cells"], flowers, strict=True)
+        f"{plural(n, 'flower')} on {at(state, cell)}"
+        for cell, n in zip(c["cells"], flowers, strict=True)
     )
     return f"lay {token_text(state.edition, str(c['token']))}: {where}"
 
@@ -210,7 +213,7 @@ CHOICES: dict[str, Text] = {
     "position": _position,
     "discard": lambda s, c: f"discard {_tile(s, c['tile'])}: it fits nowhere",
     "rotation": _rotation,
-    "assistant": lambda s, c: f"put an assistant on {_bed(s, c['at'])} at {at(c['at'])}",
+    "assistant": lambda s, c: f"put an assistant on {_bed(s, c['at'])} at {at(s, c['at'])}",
     "skill": lambda s, c: f"unlock {skill_text(s.edition, str(c['skill']))} (2 gems)",
     "pass": lambda s, c: "do no special action",
     "take_gem": lambda s, c: f"take a {c['colour']} gem from the stock",
@@ -220,7 +223,7 @@ CHOICES: dict[str, Text] = {
         f"reserve {_tile(s, c['tile'])} from the top of {pile_name(c['pile'])}"
     ),
     "buy": _buy,
-    "tree": lambda s, c: f"plant your {s.edition.trees[str(c['card'])].name} on {at(c['at'])}",
+    "tree": lambda s, c: f"plant your {s.edition.trees[str(c['card'])].name} on {at(s, c['at'])}",
     "end_turn": lambda s, c: "end your turn",
 }
 
@@ -264,7 +267,7 @@ PROMPTS: dict[str, Callable[[State], str]] = {
     st.CHOOSE: _prompt_choose,
     st.PAY: _prompt_pay,
     st.POSITION: lambda s: "choose where the tile's first space goes",
-    st.ROTATION: lambda s: f"choose how the tile turns at {at(s.turn.anchor or (0, 0))}",
+    st.ROTATION: lambda s: f"choose how the tile turns at {at(s, s.turn.anchor or (0, 0))}",
     st.SPECIAL: _prompt_special,
     st.TAKE_GEM: lambda s: f"Skill F: take {plural(s.turn.take_left, 'more gem')} from the stock",
     st.BLOOM: lambda s: f"Skill {s.turn.skill}: choose where the blooming token goes",
@@ -314,7 +317,7 @@ def _tree_bought(s: State, e: Mapping[str, Any]) -> str:
 def _tree_planted(s: State, e: Mapping[str, Any]) -> str:
     card = e.get("card")
     what = "a tree" if card is None else f"a {s.edition.trees[str(card)].name}"
-    return f"{seat_name(e['seat'])} plants {what} on {at(e['at'])}"
+    return f"{seat_name(e['seat'])} plants {what} on {at(s, e['at'])}"
 
 
 def _refilled(s: State, e: Mapping[str, Any]) -> str:
@@ -341,11 +344,13 @@ EVENTS: dict[str, Text] = {
     ),
     "no_tile": lambda s, e: f"{_who(e)} finds no tile to take",
     "tile_discarded": lambda s, e: f"{_who(e)} discards {_tile(s, e['tile'])}: it fits nowhere",
-    "tile_placed": lambda s, e: f"{_who(e)} lays {_tile(s, e['tile'])} on {cells_text(e['cells'])}",
+    "tile_placed": lambda s, e: (
+        f"{_who(e)} lays {_tile(s, e['tile'])} on {cells_text(s, e['cells'])}"
+    ),
     "gems_collected": lambda s, e: f"{_who(e)} collects {gems_text(e['gems'])} from the rocks",
     "special_unavailable": lambda s, e: f"{_who(e)} cannot use the tile's {e['icon']} icon",
     "assistant_placed": lambda s, e: (
-        f"{_who(e)} puts an assistant on {_bed(s, e['at'])} at {at(e['at'])}"
+        f"{_who(e)} puts an assistant on {_bed(s, e['at'])} at {at(s, e['at'])}"
     ),
     "skill_chosen": lambda s, e: f"{_who(e)} chooses {skill_text(s.edition, str(e['skill']))}",
     "special_declined": lambda s, e: f"{_who(e)} does no special action",
@@ -354,7 +359,7 @@ EVENTS: dict[str, Text] = {
     ),
     "gem_taken": lambda s, e: f"{_who(e)} takes a {e['colour']} gem from the stock",
     "bloom_placed": lambda s, e: (
-        f"{_who(e)} lays {token_text(s.edition, str(e['token']))} on {cells_text(e['cells'])}"
+        f"{_who(e)} lays {token_text(s.edition, str(e['token']))} on {cells_text(s, e['cells'])}"
     ),
     "tree_reserved": lambda s, e: f"{_who(e)} reserves {card_text(s.edition, str(e['card']))}",
     "assistant_freed": lambda s, e: f"{_who(e)} frees an assistant from the carpet",

@@ -12,7 +12,7 @@ flowers, the fountains, the skills with their names, costs and texts. Fields are
 from __future__ import annotations
 
 from games.base import JSON
-from games.ishtar.board import CODES
+from games.ishtar.board import CODES, build_terrain
 from games.ishtar.edition import COLOURS, ICONS, Edition, Tile
 from games.ishtar.garden import rotations
 from games.ishtar.hexes import DIRECTIONS, Hex
@@ -28,6 +28,11 @@ TERRAIN_WORDS = {
     "red": "a rock with a red gem",
     "white": "a rock with a white gem",
 }
+NAMING = (
+    "a space is named by its column letters and its row number (f7): drawn with row r as a line"
+    " and space [q, r] at half step 2q + r, columns a, b, ... from the terrain's left edge, rows"
+    " 1, 2, ... from its top; the view's terrain rows carry each space's name"
+)
 
 
 def _hx(h: Hex) -> list[JSON]:
@@ -86,12 +91,17 @@ def static_data(edition: Edition, title: str, players: tuple[int, int]) -> dict[
                 for n, d in zip(DIRECTION_NAMES, DIRECTIONS, strict=True)
             ],
             "rotation": "one step turns 60 degrees counter-clockwise: [q, r] -> [q + r, -q]",
+            "names": NAMING,
         },
         "terrain_codes": {code: TERRAIN_WORDS[kind] for kind, code in CODES.items()},
         "board_spaces": [_hx(h) for h in edition.board_spaces],
         "macro_basis": [_hx(edition.macro_basis[0]), _hx(edition.macro_basis[1])],
         "terrain_boards": faces,
         "layouts": layouts,
+        "space_names": {
+            str(n): [[h[0], h[1], name] for h, name in build_terrain(edition, preset).names.items()]
+            for n, preset in edition.presets.items()
+        },
         "tile_shapes": shapes,
         "icons": {icon: ICON_WORDS[icon] for icon in ICONS},
         "tiles": [_tile(t) for t in edition.tiles.values()],

@@ -7,6 +7,7 @@ kind then has its own check of what its text must say.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -39,7 +40,7 @@ def _collect() -> tuple[dict[str, list[Sample]], dict[str, list[str]], dict[str,
                     top = None
                     if c["kind"] == "pile" and state.top_up[int(c["pile"])]:
                         top = tile_text(EDITION.tiles[state.piles[int(c["pile"])][-1]])
-                    found.append({**c, "_top": top})
+                    found.append({**c, "_top": top, "_names": state.terrain.names})
             turn = shared_part(GAME, match.state, decision)["turn"]
             assert isinstance(turn, dict)
             prompts.setdefault(decision.kind, []).append(str(turn["prompt"]))
@@ -48,7 +49,7 @@ def _collect() -> tuple[dict[str, list[Sample]], dict[str, list[str]], dict[str,
                 if len(found) < 20:
                     found.append(
                         {
-                            "data": dict(e.data),
+                            "data": {**e.data, "_names": match.state.terrain.names},
                             "private": {s: dict(p) for s, p in e.private.items()},
                             "public": e.project(None)["text"],
                             "seen": {s: e.project(s)["text"] for s in range(players)},
@@ -64,8 +65,11 @@ def _tile(tid: Any) -> str:
     return tile_text(EDITION.tiles[str(tid)])
 
 
-def _pos(at: Any) -> str:
-    return f"({at[0]},{at[1]})"
+def _pos(sample: Any, at: Any) -> str:
+    """The space's name on the sample's terrain (``f7``), as the texts write it."""
+    name = sample["_names"][(at[0], at[1])]
+    assert re.fullmatch(r"[a-z]+[1-9][0-9]*", name), name
+    return str(name)
 
 
 CHOICE_FACTS: dict[str, Any] = {
@@ -75,19 +79,19 @@ CHOICE_FACTS: dict[str, Any] = {
     ),
     "reserved": lambda c: ["your reserved tile", _tile(c["tile"])],
     "gem": lambda c: [f"a {c['colour']} gem"],
-    "position": lambda c: [_pos(c["at"]), f"{len(c['rotations'])} way"],
+    "position": lambda c: [_pos(c, c["at"]), f"{len(c['rotations'])} way"],
     "rotation": lambda c: (
-        [f"rotation {c['rotation']}", TURNS[c["rotation"]]] + [_pos(x) for x in c["cells"]]
+        [f"rotation {c['rotation']}", TURNS[c["rotation"]]] + [_pos(c, x) for x in c["cells"]]
     ),
-    "assistant": lambda c: ["assistant", "flowerbed", _pos(c["at"])],
+    "assistant": lambda c: ["assistant", "flowerbed", _pos(c, c["at"])],
     "skill": lambda c: [skill_text(EDITION, c["skill"]), "2 gems"],
     "pass": lambda c: ["no special action"],
     "take_gem": lambda c: [f"take a {c['colour']} gem"],
-    "bloom": lambda c: ["blooming token"] + [_pos(x) for x in c["cells"]],
+    "bloom": lambda c: ["blooming token"] + [_pos(c, x) for x in c["cells"]],
     "reserve_tree": lambda c: [card_text(EDITION, c["card"])],
     "reserve_tile": lambda c: [_tile(c["tile"]), f"pile {c['pile'] + 1}"],
     "buy": lambda c: [card_text(EDITION, c["card"])],
-    "tree": lambda c: [EDITION.trees[c["card"]].name, _pos(c["at"])],
+    "tree": lambda c: [EDITION.trees[c["card"]].name, _pos(c, c["at"])],
     "end_turn": lambda c: ["end your turn"],
     "discard": lambda c: ["discard", _tile(c["tile"]), "fits nowhere"],
     "skip": lambda c: ["without a tile"],
@@ -128,20 +132,20 @@ EVENT_FACTS: dict[str, Any] = {
     "can_aimed": lambda d: [_who(d), f"pile {d['pile'] + 1}", f"{d['cost']} gem"],
     "gem_paid": lambda d: [_who(d), f"{d['colour']} gem"],
     "reserved_tile_taken": lambda d: [_who(d), _tile(d["tile"])],
-    "tile_placed": lambda d: [_who(d), _tile(d["tile"])] + [_pos(x) for x in d["cells"]],
+    "tile_placed": lambda d: [_who(d), _tile(d["tile"])] + [_pos(d, x) for x in d["cells"]],
     "gems_collected": lambda d: [_who(d), gems_text(d["gems"])],
     "special_unavailable": lambda d: [_who(d), f"{d['icon']} icon"],
-    "assistant_placed": lambda d: [_who(d), "assistant", _pos(d["at"])],
+    "assistant_placed": lambda d: [_who(d), "assistant", _pos(d, d["at"])],
     "skill_chosen": lambda d: [_who(d), skill_text(EDITION, d["skill"])],
     "special_declined": lambda d: [_who(d), "no special action"],
     "skill_unlocked": lambda d: [_who(d), f"Skill {d['skill']}"],
     "gem_taken": lambda d: [_who(d), f"{d['colour']} gem"],
-    "bloom_placed": lambda d: [_who(d), "blooming token"] + [_pos(x) for x in d["cells"]],
+    "bloom_placed": lambda d: [_who(d), "blooming token"] + [_pos(d, x) for x in d["cells"]],
     "tree_reserved": lambda d: [_who(d), card_text(EDITION, d["card"])],
     "assistant_freed": lambda d: [_who(d), "frees an assistant"],
     "tile_reserved": lambda d: [_who(d), _tile(d["tile"]), f"pile {d['pile'] + 1}"],
     "tree_bought": lambda d: [_who(d), "buys", gems_text(d["paid"])],
-    "tree_planted": lambda d: [_who(d), "plants", _pos(d["at"])],
+    "tree_planted": lambda d: [_who(d), "plants", _pos(d, d["at"])],
     "display_refilled": lambda d: [card_text(EDITION, c) for c in d["cards"]],
     "turn_ended": lambda d: [_who(d), "ends their turn"],
     "game_over": lambda d: ["the game is over", f"P{d['winners'][0] + 1}"],
@@ -247,3 +251,14 @@ def test_gems_and_counts_read_as_english() -> None:
     assert gems_text({"purple": 1, "red": 1, "white": 2}) == "1 purple, 1 red and 2 white gems"
     assert gems_text({}) == "no gem"
     assert skill_text(EDITION, "E") == "Skill E: 7 points for each assistant still in your supply"
+
+
+def test_no_text_writes_a_space_by_its_coordinates() -> None:
+    """Spaces are named as the terrain names them (``f7``), never ``(q,r)``."""
+    axial = re.compile(r"\(-?\d+, ?-?\d+\)")
+    texts = [c["label"] for samples in CHOICES.values() for c in samples]
+    texts += [p for prompts in PROMPTS.values() for p in prompts]
+    texts += [s["public"] for samples in EVENTS.values() for s in samples]
+    texts += [t for samples in EVENTS.values() for s in samples for t in s["seen"].values()]
+    assert len(texts) > 500
+    assert [t for t in texts if axial.search(t)] == []
