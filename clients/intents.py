@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clients.choices import label, space_of
-from clients.hexgrid import Grid, column_name
+from clients.hexgrid import Grid
 from protocol.mirror import Mirror
 
 
@@ -144,10 +144,10 @@ def _filter(wanted: str, choices: list[dict[str, Any]], game: str, grid: Grid | 
 def _space(text: str, choices: list[dict[str, Any]], grid: Grid) -> Intent:
     at = grid.parse(text)
     if at is None:
-        last = column_name(grid.columns - 1)
-        return Problem(
-            f"There is no space {text} on the map (columns a-{last}, rows 1-{grid.rows})."
-        )
+        first, last = grid.column_label(1), grid.column_label(grid.columns)
+        rows = f"rows {grid.row_label(0)}-{grid.row_label(grid.rows - 1)}"
+        where = f" (columns {first}-{last}, {rows})" if first and last else ""
+        return Problem(f"There is no space {text} on the map{where}.")
     name = grid.name(at)
     found = tuple(
         i for i, c in enumerate(choices) if c.get("kind") != "rotation" and space_of(c) == at

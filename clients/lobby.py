@@ -158,6 +158,7 @@ async def _play(
         ui = FullScreen(mirror, data)
     else:
         screen.mirror = mirror
+        screen.data = data
         ui = screen
     player = Player(
         session,

@@ -17,13 +17,14 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
-from typing import TextIO
+from typing import Any, TextIO
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from clients import render
+from clients.gamedata import GameData
 from clients.render.common import add_row, seats_table
 from clients.render.scene import Scene, choice_lines
 from protocol.mirror import Mirror
@@ -58,6 +59,8 @@ class Plain:
     def __init__(self, mirror: Mirror | None = None, console: Console | None = None) -> None:
         self.console = console or Console(highlight=False)
         self.mirror = mirror or Mirror("")
+        self.data: GameData | None = None
+        """Where the board's static data comes from (set by the command that plays)."""
         self.shown: list[int] | None = None
         self._reader: LineReader | None = None
         self._prompted_at = -1
@@ -102,14 +105,17 @@ class Plain:
         self.line(f"! {text}", "bold red")
 
     def show(self, mirror: Mirror, *, choices: bool = True) -> None:
-        self.console.print(render.screen(mirror, choices=choices))
+        self.console.print(render.screen(mirror, choices=choices, data=self._data()))
 
     def changed(self) -> None:
         pass
 
+    def _data(self) -> dict[str, Any] | None:
+        return self.data.known(self.mirror.game) if self.data is not None else None
+
     def started(self) -> None:
         if not self.mirror.choices:
-            self.console.print(render.screen(self.mirror, choices=False))
+            self.console.print(render.screen(self.mirror, choices=False, data=self._data()))
 
     def waiting(self, text: str, invite: str = "") -> None:
         self.console.print(seats_table(self.mirror.info))
@@ -120,7 +126,7 @@ class Plain:
         if lone:  # no board again for a step that needs nothing from the player
             self.line(prompt)
             return
-        self.console.print(render.screen(self.mirror))
+        self.console.print(render.screen(self.mirror, data=self._data()))
         self._prompt()
 
     def _prompt(self) -> None:
@@ -177,7 +183,7 @@ class Plain:
         return False
 
     async def finish(self) -> None:
-        self.console.print(render.screen(self.mirror, choices=False))
+        self.console.print(render.screen(self.mirror, choices=False, data=self._data()))
 
     def after(self, line: str, style: str = "") -> None:
         self.line(line, style or None)

@@ -128,6 +128,7 @@ class Player:
             loop.add_signal_handler(signal.SIGINT, self.quitting.set)
         line_task: asyncio.Task[str | None] | None = None
         quit_task = asyncio.ensure_future(self.quitting.wait())
+        data_task = asyncio.ensure_future(self._fetch_data())
         try:
             while True:
                 seen = self.session.version
@@ -174,8 +175,16 @@ class Player:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signal.SIGINT)
             quit_task.cancel()
+            data_task.cancel()
             if line_task is not None:
                 line_task.cancel()
+
+    async def _fetch_data(self) -> None:
+        """The game's static data (``GET /games/<name>``), fetched once at the start: the
+        screen draws the souks' points, the steward's path and the cards' effects from it."""
+        if self.mirror.game:
+            await self.data.get(self.mirror.game)
+            self.ui.changed()
 
     def _timeout(self) -> float | None:
         waits = []
@@ -244,10 +253,7 @@ class Player:
         if len(choices) == 1 and self.auto:
             self.auto_rev = mirror.rev
             self.auto_at = time.monotonic() + self.auto_delay
-            board = mirror.shared.get("game")
-            text = label(
-                mirror.game, choices[0], self._grid(), board if isinstance(board, dict) else None
-            )
+            text = label(mirror.game, choices[0], self._grid())
             self.ui.ask(
                 f"Only one choice: {text}. Sent by itself in a moment (a key stops it).", lone=True
             )

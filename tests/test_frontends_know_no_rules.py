@@ -92,3 +92,67 @@ def test_the_scan_sees_an_engine_import_and_an_engine_file(tmp_path: Path) -> No
     page.write_text('fetch("/static/yspahan.json")')
     assert engine_uses(page) == ["names the engine file yspahan.json"]
     assert engine_uses(ROOT / "oasis" / "cli.py"), "the scan finds the command line's engines"
+
+
+def _rule_vocabulary() -> dict[str, set[str]]:
+    """What a client's own rule table would be keyed by: each game's choice, decision and event
+    kinds (the wording tables of ``games/*/labels.py``) and its components' ids (its static
+    data: buildings, cards, souks, squares, trees, tiles, tokens)."""
+    from games.ishtar import labels as ishtar_words
+    from games.yspahan import labels as yspahan_words
+    from server.gamedata import document
+
+    found: dict[str, set[str]] = {}
+    for game, words in (("ishtar", ishtar_words), ("yspahan", yspahan_words)):
+        found[f"{game} choice kinds"] = set(words.CHOICES)
+        found[f"{game} decisions"] = set(words.PROMPTS)
+        found[f"{game} event kinds"] = set(words.EVENTS)
+    ys = document("yspahan").value
+    ish = document("ishtar").value
+    assert isinstance(ys, dict) and isinstance(ish, dict)
+    found["yspahan buildings"] = {b["building"] for b in ys["buildings"]}
+    found["yspahan cards"] = {c["card"] for c in ys["cards"]}
+    found["yspahan souks"] = {s["souk"] for s in ys["souks"]}
+    found["yspahan squares"] = {s["square"] for s in ys["steward"]["squares"]}
+    # (not the skills: their ids, single letters A-J, also name the terminal's arrow keys)
+    found["ishtar trees"] = {t["card"] for t in ish["trees"]}
+    found["ishtar tiles"] = {t["id"] for t in ish["tiles"]}
+    found["ishtar tokens"] = {t["token"] for t in ish["tokens"]}
+    return found
+
+
+def rule_tables(path: Path, vocabulary: dict[str, set[str]]) -> list[str]:
+    """The dict literals in ``path`` keyed by three or more kinds or ids of one game's
+    vocabulary: a table of the client's own (texts, costs, effects) beside the server's."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if not isinstance(node, ast.Dict):
+            continue
+        keys = {k.value for k in node.keys if isinstance(k, ast.Constant)}
+        for what, words in vocabulary.items():
+            hits = keys & words
+            if len(hits) >= 3:
+                found.append(f"line {node.lineno}: a table keyed by {what} ({sorted(hits)[:3]})")
+    return found
+
+
+def test_the_terminal_client_keeps_no_rule_table_of_its_own() -> None:
+    """Labels, prompts, texts, costs and effects come from the server (views and
+    ``GET /games/<name>``): no table in clients/ (the terminal client, the bots) repeats them."""
+    vocabulary = _rule_vocabulary()
+    sources = [p for p in sorted((ROOT / "clients").rglob("*.py")) if "web" not in p.parts]
+    assert len(sources) >= 15
+    problems = {str(p.relative_to(ROOT)): rule_tables(p, vocabulary) for p in sources}
+    assert {p: found for p, found in problems.items() if found} == {}
+
+
+def test_the_table_scan_sees_a_table_of_building_costs(tmp_path: Path) -> None:
+    client = tmp_path / "client.py"
+    client.write_text(
+        'COSTS = {"pen": (2, 0), "stall": (2, 2), "crane": (4, 4)}\n'
+        'WORDS = {"pile": "take a tile", "position": "place it", "end_turn": "end"}\n'
+        'FINE = {"pen": 1, "width": 2}\n'
+    )
+    found = rule_tables(client, _rule_vocabulary())
+    assert len(found) == 2
+    assert "yspahan buildings" in found[0] and "ishtar choice kinds" in found[1]

@@ -159,7 +159,6 @@ SURFACES: dict[str, set[str]] = {
     "clients.render": {
         "BODIES",
         "BOARDS",
-        "EVENTS",
         "Board",
         "board",
         "common",

@@ -15,7 +15,7 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from clients.hexgrid import Grid, as_hex
+from clients.hexgrid import Grid
 from clients.printable import printable
 from clients.render import common, ishtar, yspahan
 from clients.render.layout import Body
@@ -25,7 +25,6 @@ from protocol.mirror import Mirror
 __all__ = [
     "BOARDS",
     "BODIES",
-    "EVENTS",
     "Board",
     "board",
     "common",
@@ -36,35 +35,43 @@ __all__ = [
     "yspahan",
 ]
 
-Board = Callable[[Mapping[str, Any], Mapping[str, Any], list[dict[str, Any]]], RenderableType]
+Board = Callable[
+    [Mapping[str, Any], Mapping[str, Any], list[dict[str, Any]], Mapping[str, Any] | None],
+    RenderableType,
+]
+"""A game's drawing: the view, the room's info, the choices, the static data (or None)."""
 
 BOARDS: dict[str, Board] = {"ishtar": ishtar.board, "yspahan": yspahan.board}
-EVENTS: dict[str, dict[str, common.EventText]] = {
-    "ishtar": ishtar.EVENTS,
-    "yspahan": yspahan.EVENTS,
-}
 
 
-def board(game: str, view: Mapping[str, Any], info: Mapping[str, Any]) -> RenderableType:
-    """The game's drawing of ``view``; choices that name places are marked on it."""
+def board(
+    game: str,
+    view: Mapping[str, Any],
+    info: Mapping[str, Any],
+    data: Mapping[str, Any] | None = None,
+) -> RenderableType:
+    """The game's drawing of ``view`` (with ``data``, its ``GET /games/<name>``); choices that
+    name places are marked on it."""
     own = view.get("own")
     choices = own.get("choices") if isinstance(own, dict) else None
     draw = BOARDS.get(game)
     if draw is None:
         return common.fallback_board(view)
     try:
-        return draw(view, info, choices if isinstance(choices, list) else [])
+        return draw(view, info, choices if isinstance(choices, list) else [], data)
     except (KeyError, TypeError, ValueError, IndexError, AttributeError):
         # A view of a newer shape than this client knows: still show it, as data.
         return common.fallback_board(view)
 
 
-def screen(mirror: Mirror, *, choices: bool = True) -> RenderableType:
+def screen(
+    mirror: Mirror, *, choices: bool = True, data: Mapping[str, Any] | None = None
+) -> RenderableType:
     """Header, board, and (when this seat must decide) the numbered choices; or the scores."""
     view = mirror.view if isinstance(mirror.view, dict) else {}
     parts: list[RenderableType] = [
         common.header(mirror.room, mirror.info, view, mirror.rev),
-        board(mirror.game, view, mirror.info),
+        board(mirror.game, view, mirror.info, data),
     ]
     clocks = common.clock_table(view, mirror.info, mirror.clock_left())
     if clocks is not None:
@@ -88,7 +95,6 @@ def screen(mirror: Mirror, *, choices: bool = True) -> RenderableType:
                 mirror.choices,
                 prompt if isinstance(prompt, str) else None,
                 grid,
-                game if isinstance(game, dict) else None,
             )
         )
     return Group(*parts)
@@ -113,27 +119,12 @@ def event_line(
     info: Mapping[str, Any],
     view: Mapping[str, Any] | None = None,
 ) -> str:
-    """One event as a sentence: the server's ``text``, else the game's wording, else generic.
+    """One event as a sentence: the server's ``text`` (protocol 1.1), else the generic form.
 
-    With the ``view``, Ishtar spaces are named as the map names them (``f7``).
+    ``game`` and ``view`` are kept for the callers' sake: the client has no wording of its own.
     """
+    del game, view
     given = event.get("text")
     if isinstance(given, str) and given.strip():
         return printable(given)
-    name = common.namer(info)
-    pretty = EVENTS.get(game, {}).get(str(event.get("kind")))
-    text = None
-    if pretty is not None:
-        try:
-            text = pretty(event, name)
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError):
-            text = None
-    if text is None:
-        text = common.generic_event(event, name)
-    at = as_hex(event.get("at"))
-    if game == "ishtar" and at is not None and view is not None:
-        shared = view.get("shared") or {}
-        grid = Grid.of_terrain((shared.get("game") or {}).get("terrain"))
-        if at in grid.spaces:
-            text = text.replace(f"({at[0]},{at[1]})", grid.name(at))
-    return printable(text)
+    return printable(common.generic_event(event, common.namer(info)))

@@ -126,13 +126,12 @@ def choices_table(
     choices: list[dict[str, Any]],
     prompt: str | None = None,
     grid: Any = None,
-    board: Mapping[str, Any] | None = None,
 ) -> Table:
     title = printable(prompt) if prompt else "Your choices"
     table = Table(title=title, title_justify="left", show_edge=False, show_header=False)
     table.add_column("n", justify="right", style="bold cyan")
     table.add_column("choice")
-    for number, text in numbered(game, choices, grid, board):
+    for number, text in numbered(game, choices, grid):
         add_row(table, str(number), text)
     return table
 

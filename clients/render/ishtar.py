@@ -23,7 +23,7 @@ from clients.choices import label
 from clients.hexgrid import Grid, Hex, as_hex
 from clients.printable import printable
 from clients.render import ishtar_map
-from clients.render.common import EventText, add_row, seat_label
+from clients.render.common import add_row, seat_label
 from clients.render.ishtar_map import GEM_STYLE, colours_of, player_style
 from clients.render.layout import SIDE_LAST, SIDE_MIN, UNDER_MIN, Body, Panel
 from clients.render.scene import (
@@ -204,9 +204,12 @@ def _own(private: Mapping[str, Any]) -> Text:
 
 
 def board(
-    view: Mapping[str, Any], info: Mapping[str, Any], choices: list[dict[str, Any]]
+    view: Mapping[str, Any],
+    info: Mapping[str, Any],
+    choices: list[dict[str, Any]],
+    data: Mapping[str, Any] | None = None,
 ) -> RenderableType:
-    """The whole Ishtar screen for one audience."""
+    """The whole Ishtar screen for one audience (the view tells all it draws: ``data`` unused)."""
     shared = view.get("shared") or {}
     game = shared.get("game") or {}
     if not isinstance(game.get("terrain"), list):
@@ -233,41 +236,6 @@ def _at(event: Mapping[str, Any]) -> str:
 
 def _gems_text(gems: Mapping[str, Any]) -> str:
     return ", ".join(f"{n} {c}" for c, n in gems.items() if n) or "no gems"
-
-
-EVENTS: dict[str, EventText] = {
-    "tile_taken": lambda e, n: f"{n(e['seat'])} takes {e['tile']} from pile {e['pile'] + 1}",
-    "tile_placed": lambda e, n: f"{n(e['seat'])} places {e['tile']} at {_at(e)}",
-    "tree_planted": lambda e, n: f"{n(e['seat'])} plants a tree at {_at(e)}",
-    "tree_bought": lambda e, n: (
-        f"{n(e['seat'])} buys a tree card" + (f" ({e['card']})" if e.get("card") else "")
-    ),
-    "assistant_placed": lambda e, n: f"{n(e['seat'])} puts an assistant at {_at(e)}",
-    "gems_collected": lambda e, n: f"{n(e['seat'])} collects {_gems_text(e['gems'])}",
-    "skill_unlocked": lambda e, n: f"{n(e['seat'])} unlocks skill {e['skill']}",
-    "can_aimed": lambda e, n: (
-        f"{n(e['seat'])} aims the can at pile {e['pile'] + 1}"
-        + (f" for {e['cost']} gem(s)" if e.get("cost") else "")
-    ),
-    "can_moved": lambda e, n: f"{n(e['seat'])} moves the can to pile {e['to'] + 1}",
-    "gem_paid": lambda e, n: f"{n(e['seat'])} pays a {e['colour']} gem for the {e.get('for')}",
-    "gem_taken": lambda e, n: f"{n(e['seat'])} takes a {e['colour']} gem",
-    "tile_revealed": lambda e, n: f"pile {e['pile'] + 1} shows {e['tile']}",
-    "tile_reserved": lambda e, n: f"{n(e['seat'])} reserves {e['tile']}",
-    "reserved_tile_taken": lambda e, n: f"{n(e['seat'])} takes the reserved tile {e['tile']}",
-    "bloom_placed": lambda e, n: f"{n(e['seat'])} lays bloom token {e['token']}",
-    "skill_chosen": lambda e, n: f"{n(e['seat'])} chooses skill {e['skill']}",
-    "special_declined": lambda e, n: f"{n(e['seat'])} does no special action",
-    "special_unavailable": lambda e, n: f"{n(e['seat'])} cannot use the {e.get('icon')} icon",
-    "assistant_freed": lambda e, n: f"{n(e['seat'])} frees an assistant",
-    "display_refilled": lambda e, n: "the tree row is refilled: " + ", ".join(e["cards"]),
-    "turn_ended": lambda e, n: f"{n(e['seat'])} ends the turn",
-    "end_triggered": lambda e, n: f"{n(e['seat'])} triggers the end: last round",
-    "game_over": lambda e, n: (
-        "the match is over: scores "
-        + ", ".join(f"{n(i)} {s}" for i, s in enumerate(e.get("scores") or []))
-    ),
-}
 
 
 # The full screen -------------------------------------------------------------------------------

@@ -5,7 +5,8 @@ Drawn from the view's ``terrain`` (one row per ``r``: the first ``q`` and one co
 space) with ``laid`` on top in the order things were laid: tiles and bloom tokens set the
 flowers of their spaces (0: grass), trees and assistants stand on a space.
 
-Two densities (:mod:`clients.hexgrid` names the spaces: columns by letter on a ruler above and
+Two densities (the server names the spaces, the view's terrain rows say how: columns by letter on
+a ruler above and
 below, rows by number on both sides):
 
 - ``compact``, 2 characters per hex (80-column terminals): one character per space, ``·`` sand,
@@ -38,7 +39,7 @@ from typing import Any
 
 from rich.text import Text
 
-from clients.hexgrid import Grid, Hex, as_hex, column_name
+from clients.hexgrid import Grid, Hex, as_hex
 
 GEM_STYLE = {"purple": "magenta", "red": "red", "white": "bold white"}
 PLAYER_STYLE = {
@@ -198,12 +199,12 @@ def map_lines(
     ruler = Text(" " * (digits + 1), style="dim")
     letters = [" "] * width
     for c in range(grid.columns):
-        letters[c * 2 * step + step] = column_name(c)
+        letters[c * 2 * step + step] = grid.column_label(c + 1) or " "
     ruler.append("".join(letters).rstrip(), style="dim")
     lines = [ruler]
     for row in range(grid.rows):
         r = grid.top + row
-        line = Text(f"{row + 1:>{digits}} ", style="dim")
+        line = Text(f"{grid.row_label(row):>{digits}} ", style="dim")
         cells: dict[int, Hex] = {grid.x(at): at for at in grid.spaces if at[1] == r}
         x = 0
         while x < 2 * grid.columns:
@@ -220,7 +221,7 @@ def map_lines(
         line.rstrip()
         pad = width - (line.cell_len - digits - 1)
         line.append(" " * max(pad, 1))
-        line.append(f"{row + 1}", style="dim")
+        line.append(grid.row_label(row), style="dim")
         lines.append(line)
     lines.append(ruler.copy())
     return lines
@@ -290,7 +291,7 @@ def outlined_lines(game: Mapping[str, Any], grid: Grid, marks: Marks | None = No
     ruler = Text(" " * (digits + 1), style="dim")
     letters = [" "] * width
     for c in range(grid.columns):
-        letters[c * 4 + 2] = column_name(c)
+        letters[c * 4 + 2] = grid.column_label(c + 1) or " "
     ruler.append("".join(letters).rstrip(), style="dim")
     lines = [ruler]
     for row in range(grid.rows):
@@ -304,7 +305,7 @@ def outlined_lines(game: Mapping[str, Any], grid: Grid, marks: Marks | None = No
         for x in range(-2, 2 * grid.columns):
             if 0 <= 2 * x + 3 < width and side(here.get(x), here.get(x + 2)):
                 cells[2 * x + 3] = ("|", WALL_STYLE)
-        lines.append(text(cells, str(row + 1)))
+        lines.append(text(cells, grid.row_label(row)))
         if row == grid.rows - 1:
             break
         below = rows.get(r + 1, {})

@@ -181,7 +181,7 @@ def choice_lines(
             continue
         line = Text(f"{i + 1:>{width}} ", style="bold cyan")
         short = text(scene, choices[i]) if text is not None else None
-        line.append(short or label(scene.mirror.game, choices[i], grid, scene.game))
+        line.append(short or label(scene.mirror.game, choices[i], grid))
         out.append(line)
     return out
 
@@ -233,35 +233,6 @@ def paged(scene: Scene, top: list[Text], lines: list[Text]) -> Callable[[int], l
     return pager
 
 
-DECISIONS = {
-    "ishtar": {
-        "choose": "Choose your tile",
-        "pay": "Pay a gem",
-        "position": "Place your tile",
-        "rotation": "Turn your tile",
-        "special": "Special action",
-        "take_gem": "Take a gem",
-        "bloom": "Lay a bloom token",
-        "reserve_tree": "Reserve a tree card",
-        "reserve_tile": "Reserve a tile",
-        "plant": "Buy a tree, or end your turn",
-        "tree": "Plant your tree",
-    },
-    "yspahan": {
-        "yellow": "Buy yellow dice before the roll?",
-        "turn": "Take a group of dice",
-        "place": "Place your goods",
-        "steward": "Move the steward",
-        "after": "Play a card, build, or end your turn",
-        "amount": "How many?",
-        "build": "Build",
-        "keep": "Pay a camel to keep your good?",
-        "send": "Which good goes to the caravan first?",
-    },
-}
-"""Prompts for a server that sends none (``shared.turn.prompt``), by game and decision."""
-
-
 def _columns(lines: list[Text], column: int) -> list[Text]:
     """Two columns, numbers running down the first then the second."""
     half = (len(lines) + 1) // 2
@@ -276,14 +247,13 @@ def _columns(lines: list[Text], column: int) -> list[Text]:
 
 
 def prompt_of(scene: Scene) -> str:
-    """The server's prompt for this decision, or ours from the decision's name."""
+    """The server's prompt for this decision, or the decision's name from a server without."""
     given = scene.turn.get("prompt")
     if isinstance(given, str) and given.strip():
         text = printable(given).strip()
         return text[:1].upper() + text[1:]
     decision = str(scene.turn.get("decision") or "decide")
-    ours = DECISIONS.get(scene.mirror.game, {}).get(decision)
-    return ours or f"Your choice ({printable(decision).replace('_', ' ')})"
+    return f"Your choice ({printable(decision).replace('_', ' ')})"
 
 
 def log_panel(scene: Scene) -> Panel | None:

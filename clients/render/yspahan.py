@@ -10,8 +10,12 @@ decision offers show ``+``, squares a steward decision can reach are marked ``�
 name, and the steward stands in brackets (``[W2]``). A player types a shop (``br3.1``), a souk
 to fill (``br3``) or a square (``W9``) as well as a choice's number.
 
-The souk VP and the path's squares are printed on the board, not sent in the view, so they are
-written here (from the game's published data); anything unknown is still drawn, without them.
+The souks' quarters and points, the path's squares and the cards' effects are printed on the
+board, not sent in the view: they come from the game's static data (``GET /games/yspahan``,
+``data`` below), never from a table of the client's own. Without it (not fetched yet, or a
+server that does not serve it) the board is still drawn from the view alone: souks grouped by
+their prefix without points, the steward's square and the squares he may reach as a list, cards
+by their id.
 """
 
 from __future__ import annotations
@@ -23,9 +27,9 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from clients.choices import CARD_TEXT, QUARTER_OF_PREFIX, label
+from clients.choices import label
 from clients.printable import printable
-from clients.render.common import EventText, add_row, seat_label
+from clients.render.common import add_row, seat_label
 from clients.render.layout import GAP, SIDE_MIN, Body, Panel
 from clients.render.scene import (
     Scene,
@@ -37,13 +41,8 @@ from clients.render.scene import (
     prompt_of,
 )
 
-SOUK_VP = {
-    "sk3": 3, "sk4": 4, "sk5": 6, "sk6": 8,
-    "br2": 3, "br3": 4, "br4": 6, "br5": 8,
-    "ch2": 4, "ch3": 6, "ch4": 8,
-    "va1": 4, "va2": 6, "va3": 12,
-}  # fmt: skip
-ARMS = {"W": 10, "E": 7, "N": 4, "S": 7}
+Data = Mapping[str, Any] | None
+"""The static data of ``GET /games/yspahan`` (None: not available)."""
 SEAT_STYLE = ("bold yellow", "bold blue", "bold green", "bold red")
 
 
@@ -51,21 +50,70 @@ def _seat_style(seat: int) -> str:
     return SEAT_STYLE[seat % len(SEAT_STYLE)]
 
 
-def _city(game: Mapping[str, Any], highlight: set[str]) -> Table:
+def souks_by_quarter(city: Mapping[str, Any], data: Data) -> dict[str, list[str]]:
+    """The view's souks by quarter in the board's order (the data's), else by their prefix."""
+    quarters = data.get("quarters") if data else None
+    by_quarter: dict[str, list[str]] = {}
+    if isinstance(quarters, list):
+        for quarter in quarters:
+            if isinstance(quarter, Mapping) and isinstance(quarter.get("souks"), list):
+                name = printable(quarter.get("quarter"))
+                by_quarter[name] = [str(s) for s in quarter["souks"] if s in city]
+    listed = {s for souks in by_quarter.values() for s in souks}
+    for souk in sorted(city, key=_souk_order):
+        if souk not in listed:
+            by_quarter.setdefault(printable(souk.rstrip("0123456789")), []).append(souk)
+    return by_quarter
+
+
+def _souk_order(souk: str) -> tuple[str, int]:
+    prefix = souk.rstrip("0123456789")
+    number = souk[len(prefix) :]
+    return prefix, int(number) if number.isdigit() else 0
+
+
+def souk_points(data: Data) -> dict[str, int]:
+    """Each souk's points when complete, from the data."""
+    souks = data.get("souks") if data else None
+    return {
+        str(s.get("souk")): s["points"]
+        for s in (souks if isinstance(souks, list) else [])
+        if isinstance(s, Mapping) and type(s.get("points")) is int
+    }
+
+
+def steward_arms(data: Data) -> dict[str, list[str]] | None:
+    """The path's four arms from the centre outwards (``west``: ``W1``...), from the data."""
+    steward = data.get("steward") if data else None
+    arms = steward.get("arms") if isinstance(steward, Mapping) else None
+    if not isinstance(arms, Mapping):
+        return None
+    found = {str(k): [str(x) for x in v] for k, v in arms.items() if isinstance(v, list)}
+    return found if {"west", "east", "north", "south"} <= set(found) else None
+
+
+def card_text(data: Data, card: Any) -> str:
+    """``3 gold (receive 3 gold)``: a card's name and effect from the data, else its id."""
+    cards = data.get("cards") if data else None
+    for entry in cards if isinstance(cards, list) else []:
+        if isinstance(entry, Mapping) and entry.get("card") == card:
+            return printable(f"{entry.get('name')} ({entry.get('text')})")
+    return printable(card)
+
+
+def _city(game: Mapping[str, Any], highlight: set[str], data: Data) -> Table:
     table = Table(title="City", title_justify="left", show_edge=False, show_header=False)
     table.add_column("quarter", style="bold")
     table.add_column("souks")
     city = game.get("city") or {}
+    points = souk_points(data)
     # Patches may reorder the view's keys: draw quarters and souks in the board's order.
-    by_quarter: dict[str, list[str]] = {q: [] for q in QUARTER_OF_PREFIX.values()}
-    for souk in sorted(city, key=lambda s: (s[:2], int(s[2:]) if s[2:].isdigit() else 0)):
-        by_quarter.setdefault(QUARTER_OF_PREFIX.get(souk[:2], souk[:2]), []).append(souk)
-    for quarter, souks in by_quarter.items():
+    for quarter, souks in souks_by_quarter(city, data).items():
         if not souks:
             continue
         line = Text()
         for souk in souks:
-            vp = SOUK_VP.get(souk)
+            vp = points.get(souk)
             line.append(souk + (f"({vp})" if vp else ""), style="dim")
             line.append(" [")
             shops = city[souk]
@@ -89,20 +137,24 @@ def _square(text: Text, square: str, steward: str) -> None:
     text.append(" ")
 
 
-def steward_path(steward: str) -> Text:
-    """The cross of squares with the steward's square highlighted."""
+def steward_path(steward: str, data: Data = None) -> Text:
+    """The cross of squares with the steward's square highlighted (the data's squares)."""
     text = Text("Steward: ", style="bold")
-    for i in range(ARMS["W"], 0, -1):
-        _square(text, f"W{i}", steward)
+    arms = steward_arms(data)
+    if arms is None:
+        text.append(f"[{printable(steward)}]", style="bold black on yellow")
+        return text
+    for square in reversed(arms["west"]):
+        _square(text, square, steward)
     _square(text, "C", steward)
-    for i in range(1, ARMS["E"] + 1):
-        _square(text, f"E{i}", steward)
+    for square in arms["east"]:
+        _square(text, square, steward)
     text.append("\n         north ")
-    for i in range(ARMS["N"], 0, -1):
-        _square(text, f"N{i}", steward)
+    for square in reversed(arms["north"]):
+        _square(text, square, steward)
     text.append("| C | ")
-    for i in range(1, ARMS["S"] + 1):
-        _square(text, f"S{i}", steward)
+    for square in arms["south"]:
+        _square(text, square, steward)
     text.append("south")
     return text
 
@@ -187,14 +239,17 @@ def _status(game: Mapping[str, Any], info: Mapping[str, Any], stage: object) -> 
     return text
 
 
-def _hand(private: Mapping[str, Any]) -> Text:
+def _hand(private: Mapping[str, Any], data: Data) -> Text:
     hand = private.get("hand") or []
-    cards = "; ".join(f"{c} ({CARD_TEXT.get(c, '?')})" for c in hand) or "no cards"
+    cards = "; ".join(card_text(data, c) for c in hand) or "no cards"
     return Text(f"Your hand: {cards}", style="italic")
 
 
 def board(
-    view: Mapping[str, Any], info: Mapping[str, Any], choices: list[dict[str, Any]]
+    view: Mapping[str, Any],
+    info: Mapping[str, Any],
+    choices: list[dict[str, Any]],
+    data: Data = None,
 ) -> RenderableType:
     """The whole Yspahan screen for one audience; shops named by a choice are highlighted."""
     shared = view.get("shared") or {}
@@ -205,14 +260,14 @@ def board(
     highlight = {str(c["shop"]) for c in choices if isinstance(c.get("shop"), str)}
     parts: list[RenderableType] = [
         _status(game, info, stage),
-        _city(game, highlight),
-        steward_path(str(game.get("steward", ""))),
+        _city(game, highlight, data),
+        steward_path(str(game.get("steward", "")), data),
         _tower(game),
         _caravan(game),
         _players(game, info),
     ]
     if isinstance(own, dict) and isinstance(own.get("private"), dict):
-        parts.append(_hand(own["private"]))
+        parts.append(_hand(own["private"], data))
     return Group(*parts)
 
 
@@ -220,56 +275,20 @@ def _gain(e: Mapping[str, Any]) -> str:
     return ", ".join(f"{v} {k}" for k, v in e.items() if k not in ("kind", "seat"))
 
 
-EVENTS: dict[str, EventText] = {
-    "roll": lambda e, n: f"{n(e['seat'])} rolls: white {e.get('white')} yellow {e.get('yellow')}",
-    "take": lambda e, n: f"{n(e['seat'])} takes the {e['floor']} dice ({e.get('action')})",
-    "gain": lambda e, n: f"{n(e['seat'])} gains {_gain(e)}",
-    "place": lambda e, n: f"{n(e['seat'])} puts a good in {e['shop']}",
-    "move": lambda e, n: f"{n(e['seat'])} moves the steward {e['from']} -> {e['to']}",
-    "play": lambda e, n: f"{n(e['seat'])} plays {e['card']}",
-    "draw": lambda e, n: (
-        f"{n(e['seat'])} draws a card" + (f" ({e['card']})" if "card" in e else "")
-    ),
-    "build": lambda e, n: f"{n(e['seat'])} builds the {e['building']}",
-    "score": lambda e, n: f"{n(e['seat'])} scores {e['points']} VP ({e.get('reason')})",
-    "keep": lambda e, n: f"{n(e['seat'])} pays a camel to keep the good in {e['shop']}",
-    "caravan": lambda e, n: f"{n(e['seat'])} sends a good to the caravan ({e.get('from')})",
-    "caravan_emptied": lambda e, n: "the caravan is scored and emptied",
-    "city_emptied": lambda e, n: "the city's goods go back to their owners",
-    "extra_die": lambda e, n: f"{n(e['seat'])} discards {e['card']} as an extra die",
-    "swap": lambda e, n: f"{n(e['seat'])} exchanges {e['camels']} camels for {e['gold']} gold",
-    "end_turn": lambda e, n: f"{n(e['seat'])} ends the turn",
-    "day_end": lambda e, n: f"day {e['day']} of week {e['week']} ends",
-    "reshuffle": lambda e, n: f"the discard is shuffled into a new deck of {e['deck']}",
-    "day": lambda e, n: f"week {e['week']}, day {e['day']} begins",
-    "week_end": lambda e, n: f"week {e['week']} ends",
-    "game_end": lambda e, n: (
-        "the match is over: scores "
-        + ", ".join(f"{n(i)} {s}" for i, s in enumerate(e.get("scores") or []))
-    ),
-}
-
-
 # The full screen -------------------------------------------------------------------------------
 
 
-def _souks(city: Mapping[str, Any]) -> dict[str, list[str]]:
-    by_quarter: dict[str, list[str]] = {q: [] for q in QUARTER_OF_PREFIX.values()}
-    for souk in sorted(city, key=lambda s: (s[:2], int(s[2:]) if s[2:].isdigit() else 0)):
-        by_quarter.setdefault(QUARTER_OF_PREFIX.get(souk[:2], souk[:2]), []).append(souk)
-    return by_quarter
-
-
-def city_lines(game: Mapping[str, Any], offered: set[str]) -> list[Text]:
+def city_lines(game: Mapping[str, Any], offered: set[str], data: Data = None) -> list[Text]:
     """``sacks   sk3(3)[. 1 +] ...``: a line per quarter; ``+`` a shop the decision offers."""
     city = game.get("city") or {}
+    points = souk_points(data)
     lines = []
-    for quarter, souks in _souks(city).items():
+    for quarter, souks in souks_by_quarter(city, data).items():
         if not souks:
             continue
         line = Text(f"{quarter:<8}", style="bold")
         for souk in souks:
-            vp = SOUK_VP.get(souk)
+            vp = points.get(souk)
             line.append(printable(souk) + (f"({vp})" if vp else ""), style="dim")
             line.append("[")
             shops = city[souk] if isinstance(city[souk], list) else []
@@ -289,8 +308,9 @@ def city_lines(game: Mapping[str, Any], offered: set[str]) -> list[Text]:
     return lines
 
 
-def path_lines(steward: str, reachable: set[str]) -> list[Text]:
-    """The steward's cross on two lines: ``[W2]`` where he stands, ``›W9`` where he may go."""
+def path_lines(steward: str, reachable: set[str], data: Data = None) -> list[Text]:
+    """The steward's cross on two lines: ``[W2]`` where he stands, ``›W9`` where he may go
+    (without the data's squares: one line, the steward's square and the reachable ones)."""
 
     def square(text: Text, name: str) -> None:
         if name == steward:
@@ -300,17 +320,23 @@ def path_lines(steward: str, reachable: set[str]) -> list[Text]:
             text.append(name, style="bold black on cyan" if name in reachable else "dim")
 
     west_east = Text("Steward", style="bold")
-    for i in range(ARMS["W"], 0, -1):
-        square(west_east, f"W{i}")
+    arms = steward_arms(data)
+    if arms is None:
+        square(west_east, steward)
+        for name in sorted(reachable - {steward}):
+            square(west_east, name)
+        return [west_east]
+    for name in reversed(arms["west"]):
+        square(west_east, name)
     square(west_east, "C")
-    for i in range(1, ARMS["E"] + 1):
-        square(west_east, f"E{i}")
+    for name in arms["east"]:
+        square(west_east, name)
     north_south = Text("  north", style="dim")
-    for i in range(ARMS["N"], 0, -1):
-        square(north_south, f"N{i}")
+    for name in reversed(arms["north"]):
+        square(north_south, name)
     square(north_south, "C")
-    for i in range(1, ARMS["S"] + 1):
-        square(north_south, f"S{i}")
+    for name in arms["south"]:
+        square(north_south, name)
     north_south.append(" south", style="dim")
     return [west_east, north_south]
 
@@ -351,8 +377,8 @@ def body(scene: Scene) -> Body:
     reachable = {str(c["to"]) for c in shown if c.get("kind") == "move" and "to" in c}
     main = [
         _week_line(scene),
-        *city_lines(game, offered),
-        *path_lines(str(game.get("steward", "")), reachable),
+        *city_lines(game, offered, scene.data),
+        *path_lines(str(game.get("steward", "")), reachable, scene.data),
         tower_line(game),
         caravan_line(game),
     ]
@@ -387,21 +413,11 @@ def _dice_panel(scene: Scene, width: int) -> Panel:
     for i, choice in enumerate(scene.choices):
         if choice.get("kind") != "take":
             other = Text(f"{i + 1:>{digits}} ", style="bold cyan")
-            other.append(label("yspahan", choice, None, game))
+            other.append(label("yspahan", choice))
             others.append(other)
             continue
         floor = str(choice.get("floor"))
-        action = choice.get("action")
-        if action == "floor":
-            short = _floor_gain(floor, floors.get(floor), 1 if choice.get("extra") else 0)
-            if choice.get("extra"):
-                short = f"+{printable(choice['extra'])}: {short}"
-        elif action == "steward":
-            short = "steward"
-        elif action == "card":
-            short = "draw"
-        else:
-            short = printable(action)
+        short = _short(choice)
         by_floor.setdefault(floor, []).append((i + 1, short))
     lines = []
     for floor, items in by_floor.items():
@@ -427,13 +443,11 @@ def _dice_panel(scene: Scene, width: int) -> Panel:
     return Panel(prompt_of(scene), [hint, *lines], least=len(lines) + 2, pager=pager)
 
 
-def _floor_gain(floor: str, info: Mapping[str, Any] | None, extra: int) -> str:
-    dice = int((info or {}).get("white", 0)) + int((info or {}).get("yellow", 0)) + extra
-    if floor == "camels":
-        return f"take {dice} camel{'s' * (dice != 1)}"
-    if floor == "gold":
-        return f"take {dice} gold"
-    return f"place {dice} {floor if dice != 1 else floor.rstrip('s')}"
+def _short(choice: Mapping[str, Any]) -> str:
+    """A take's label without the group it comes from: ``gain 2 camels`` from ``gain 2 camels
+    (the camels group, 2 dice showing 1)`` (the floor heads the line already)."""
+    text = label("yspahan", choice)
+    return text.split(" (the ", 1)[0]
 
 
 def _effects_text(scene: Scene, choice: Mapping[str, Any]) -> str | None:
@@ -459,7 +473,7 @@ def _effects_text(scene: Scene, choice: Mapping[str, Any]) -> str | None:
         return text + (": sends " + ", ".join(sends) if sends else ": sends nothing")
     if kind == "place" and "souk" in effects:
         souk = printable(effects.get("souk"))
-        vp = SOUK_VP.get(souk)
+        vp = souk_points(scene.data).get(souk)
         done = " complete!" if effects.get("filled") == effects.get("shops") else ""
         text = f"{printable(choice.get('shop'))}: souk {souk} {effects.get('filled')} of"
         return text + f" {effects.get('shops')} filled{done}" + (f" ({vp} pts)" if vp else "")
@@ -525,6 +539,6 @@ def _players_panel(scene: Scene) -> Panel:
     private = own.get("private") if own else None
     if isinstance(private, dict):
         hand = private.get("hand") or []
-        cards = "; ".join(f"{printable(c)} ({CARD_TEXT.get(c, '?')})" for c in hand)
+        cards = "; ".join(card_text(scene.data, c) for c in hand)
         lines.append(Text(f"Your cards: {cards or 'none'}", style="italic"))
     return Panel("Players", lines, least=len(lines) + 1)

@@ -51,7 +51,7 @@ def test_words_filter_the_choices_by_their_text() -> None:
 
 
 def test_an_ishtar_space_chooses_the_choice_on_it() -> None:
-    grid = Grid.of([(0, 0), (1, 0), (0, 1)])
+    grid = Grid.of([(0, 0), (1, 0), (0, 1)], {(0, 0): "a1", (1, 0): "b1", (0, 1): "a2"})
     choices = [{"kind": "assistant", "at": [1, 0]}, {"kind": "pass"}]
     room = mirror("ishtar", choices)
     assert interpret("b1", room, grid) == Choose(0)
@@ -63,7 +63,7 @@ def test_an_ishtar_space_chooses_the_choice_on_it() -> None:
 
 
 def test_several_choices_on_one_space_are_shown_to_pick_from() -> None:
-    grid = Grid.of([(0, 0), (1, 0)])
+    grid = Grid.of([(0, 0), (1, 0)], {(0, 0): "a1", (1, 0): "b1"})
     choices = [
         {"kind": "bloom", "token": "t1", "cells": [[0, 0], [1, 0]]},
         {"kind": "bloom", "token": "t2", "cells": [[0, 0]]},

@@ -13,7 +13,15 @@ from clients.render import common, ishtar, yspahan
 from clients.render.common import to_text
 from clients.render.scene import Scene
 from protocol.mirror import Mirror
+from server.gamedata import document
 from tests.clients.samples import events, info, samples
+
+
+def static(game: str) -> dict[str, Any]:
+    """What ``GET /games/<game>`` answers, as the client reads it."""
+    value = document(game).value
+    assert isinstance(value, dict)
+    return value
 
 
 def screen_text(game: str, view: dict[str, Any], width: int = 140) -> str:
@@ -57,7 +65,10 @@ def test_the_final_screen_shows_the_scores_with_their_breakdown(game: str) -> No
 
 def test_the_ishtar_map_puts_everything_on_its_space() -> None:
     game = {
-        "terrain": [{"r": 0, "q": 0, "cells": ".pTF"}, {"r": 1, "q": -1, "cells": ". .."}],
+        "terrain": [
+            {"r": 0, "q": 0, "cells": ".pTF", "names": ["b1", "c1", "d1", "e1"]},
+            {"r": 1, "q": -1, "cells": ". ..", "names": ["a2", None, "b2", "c2"]},
+        ],
         "fountains": [{"at": [3, 0], "colour": "red"}],
         "rock_gems": {"1,0": "purple"},
         "laid": [
@@ -122,14 +133,33 @@ def test_the_ishtar_screen_shows_piles_can_tree_row_players_and_own_trees() -> N
 def test_the_yspahan_city_shows_every_good_and_the_steward() -> None:
     for sample in samples("yspahan"):
         game = sample.view["shared"]["game"]
-        text = to_text(yspahan.board(sample.view, info("yspahan"), []), 140)
+        text = to_text(yspahan.board(sample.view, info("yspahan"), [], static("yspahan")), 140)
         for souk, shops in game["city"].items():
             drawn = re.search(rf"{souk}\(\d+\) \[([^\]]*)\]", text)
             assert drawn, souk
             want = " ".join("." if s is None else str(s + 1) for s in shops)
             assert drawn[1] == want, souk
         assert f"[{game['steward']}]" in text
+        assert "W10" in text and "S7" in text, "the whole path, from the data"
         assert f"Caravan ({len(game['caravan']['goods'])}/" in text
+
+
+def test_without_the_static_data_the_yspahan_board_is_drawn_from_the_view_alone() -> None:
+    sample = next(s for s in samples("yspahan") if s.decision == "turn")
+    game = sample.view["shared"]["game"]
+    text = to_text(yspahan.board(sample.view, info("yspahan"), []), 140)
+    for souk in game["city"]:
+        assert re.search(rf"{souk} \[", text), souk  # no points without the data
+    assert f"[{game['steward']}]" in text and "W10" not in text
+    lines = yspahan.path_lines(str(game["steward"]), {"W9", "E2"})
+    assert len(lines) == 1 and "›E2" in lines[0].plain and "›W9" in lines[0].plain
+
+
+def test_cards_in_hand_show_their_name_and_effect_from_the_data() -> None:
+    data = static("yspahan")
+    entry = data["cards"][0]
+    assert yspahan.card_text(data, entry["card"]) == f"{entry['name']} ({entry['text']})"
+    assert yspahan.card_text(None, entry["card"]) == entry["card"]
 
 
 def test_the_yspahan_screen_shows_the_own_hand() -> None:
@@ -187,7 +217,8 @@ def test_parts_a_newer_server_adds_to_the_view_are_shown_as_data() -> None:
 
 def _full_text(game: str, view: dict[str, Any], width: int = 160, height: int = 50) -> str:
     mirror = Mirror("r1", rev=3, view=view, info=info(game), seat=0)
-    return "\n".join(line.plain for line in render.full(Scene(mirror, width=width, height=height)))
+    scene = Scene(mirror, width=width, height=height, data=static(game))
+    return "\n".join(line.plain for line in render.full(scene))
 
 
 def test_what_the_server_explains_of_ishtar_is_on_the_screen() -> None:
