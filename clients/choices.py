@@ -7,12 +7,13 @@ protocol 1.0) gets a generic form, its ``kind`` and arguments in words. Numbers 
 start at 1; the index sent in ``act`` is the number minus one.
 
 A choice that names one Ishtar space (``at``) is prefixed with the space's name (``f7:``) when a
-:class:`~clients.hexgrid.Grid` is given and the label does not already say it, so the list and
-the map agree.
+:class:`~clients.hexgrid.Grid` is given, so the list and the map agree and a narrow column that
+cuts a long label still shows where (the label's own ``on f7`` then reads ``here``).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -49,8 +50,8 @@ def label(game: str, choice: Choice, grid: Grid | None = None) -> str:
     at = space_of(choice) if grid is not None and choice.get("kind") != "rotation" else None
     if grid is not None and at is not None and at in grid.spaces:
         name = grid.name(at)
-        if name not in text:
-            return f"{name}: {text}"
+        said = re.compile(rf"\b(on|at) {re.escape(name)}\b")
+        return f"{name}: {said.sub('here', text, count=1)}"
     return text
 
 

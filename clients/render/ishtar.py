@@ -271,10 +271,11 @@ def body(scene: Scene) -> Body:
         decision,
         _status_panel(scene),
         kept_panel(scene),
-        *((display, piles) if trees else ()),
-        _standings_panel(scene),
+        *((display,) if trees else ()),
         _players_panel(scene),
-        *(() if trees else (piles, display)),
+        _standings_panel(scene),
+        piles,
+        *(() if trees else (display,)),
     ]
     key = [ishtar_map.legend(roomy=roomy)]
     if outlined:
@@ -366,6 +367,7 @@ def _players_panel(scene: Scene) -> Panel:
         line = Text(seat_label(info, seat), style=player_style(colours, seat))
         if seat == scene.mirror.seat:
             line.append(" (you)")
+        line.append(_score(scene, seat), style="bold")
         line.append(" ")
         line.append_text(_gems(p.get("gems") or {}))
         line.append(f"· trees {p.get('planted')}")
@@ -394,7 +396,25 @@ def _players_panel(scene: Scene) -> Panel:
         lines.append(
             Text(f"Your tree cards: {cards or 'none'} = {private.get('planted_points', 0)} pts")
         )
-    return Panel("Players (gems: purple red white)", lines, least=len(lines) + 1)
+    return Panel("Players: points so far, gems p r w", lines, least=len(lines) + 1)
+
+
+def _score(scene: Scene, seat: int) -> str:
+    """`` 12 pts`` (provisional, public: the view's ``provisional``), with one's own planted
+    trees for oneself (`` 12+4 pts``) and a ``+?`` for the others' face-down trees."""
+    provisional = scene.game.get("provisional")
+    if not isinstance(provisional, list) or not 0 <= seat < len(provisional):
+        return ""
+    entry = provisional[seat]
+    if not isinstance(entry, dict):
+        return ""
+    total = entry.get("total", sum(v for v in entry.values() if type(v) is int))
+    if seat != scene.mirror.seat:
+        return f" {total}+? pts" if scene.mirror.seat is not None else f" {total} pts"
+    own = scene.mirror.own
+    private = own.get("private") if own else None
+    mine = private.get("planted_points", 0) if isinstance(private, dict) else 0
+    return f" {total}+{mine} pts" if mine else f" {total} pts"
 
 
 def _piles_panel(scene: Scene) -> Panel:
@@ -441,28 +461,15 @@ def _standings_panel(scene: Scene) -> Panel | None:
             at = as_hex(fountain.get("at"))
             where = grid.name(at) if at and at in grid.spaces else "?"
             points = fountain.get("points")
-            line = Text(f"{printable(fountain.get('colour'))} fountain {where}")
-            line.append(f" ({points} pts): " if points is not None else ": ")
+            line = Text(f"{where} {printable(fountain.get('colour'))}")
+            line.append(f" {points}pts: " if points is not None else ": ")
             who = ", ".join(f"P{s + 1}" for s in leaders if type(s) is int)
             line.append(f"{who} lead{'s' * (len(leaders) == 1)}" if who else "nobody yet")
             counts = fountain.get("spaces")
             if isinstance(counts, list) and any(counts):
                 line.append(" (" + " ".join(f"P{i + 1}:{n}" for i, n in enumerate(counts)) + ")")
             lines.append(line)
-    provisional = game.get("provisional")
-    if isinstance(provisional, list):
-        own = scene.mirror.own
-        private = own.get("private") if own else None
-        mine = private.get("planted_points", 0) if isinstance(private, dict) else 0
-        for seat, entry in enumerate(provisional):
-            if isinstance(entry, dict):
-                total = entry.get("total", sum(v for v in entry.values() if type(v) is int))
-                line = Text(f"{seat_label(info, seat)}: {total} points so far")
-                if seat == scene.mirror.seat and mine:
-                    line.append(f", {total + mine} with your trees")
-                elif seat != scene.mirror.seat:
-                    line.append(" + hidden trees", style="dim")
-                lines.append(line)
     if not lines:
         return None
-    return Panel("Standings now (flower spaces per fountain)", lines, least=min(len(lines), 4) + 1)
+    del info
+    return Panel("Fountains: who leads (flower spaces)", lines, least=min(len(lines), 4) + 1)

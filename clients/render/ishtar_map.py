@@ -11,8 +11,9 @@ below, rows by number on both sides):
 
 - ``compact``, 2 characters per hex (80-column terminals): one character per space, ``·`` sand,
   ``T`` tablet, ``F`` fountain, ``P R W`` a rock still holding a purple, red or white gem,
-  ``^`` a rock without, ``,`` grass, ``1``-``4`` flowers, ``@¹`` an assistant of P1 and ``Y¹`` a
-  tree of P1 (the seat's superscript takes the gap after the space);
+  ``^`` a rock without, ``,`` grass, ``1``-``4`` flowers, ``2¹`` the flowers of a flowerbed P1
+  controls, ``@¹`` an assistant of P1 and ``Y¹`` a tree of P1 (the seat's superscript takes the
+  gap after the space);
 - ``roomy``, 4 characters per hex: `` · ``, ``[T]``, `` Fp`` (the fountain's colour), ``<p>``,
   ``< >``, `` , ``, `` 2 ``, ``2@1``, `` Y1``, and `` 2¹`` for the flowers of a flowerbed P1
   controls (the view's ``beds``; in the narrow map the bed takes its controller's colour).
@@ -138,8 +139,10 @@ def spaces(game: Mapping[str, Any]) -> dict[Hex, Space]:
             space = out.get(spot) if spot is not None else None
             if spot is None or space is None or "@" in space.roomy or "Y" in space.roomy:
                 continue
-            glyph = f" {flowers.get(spot, 0)}{_sup(owner)}"
-            out[spot] = Space(space.compact, glyph, player_style(colours, owner), space.tile)
+            n = flowers.get(spot, 0)
+            out[spot] = Space(
+                f"{n}{_sup(owner)}", f" {n}{_sup(owner)}", player_style(colours, owner), space.tile
+            )
     return out
 
 
@@ -329,8 +332,8 @@ def legend(*, roomy: bool) -> Text:
         )
     else:
         text = (
-            "· sand T tablet F fountain P/R/W rock with a gem , grass 2 flowers @¹ assistant"
-            " of P1 Y¹ tree of P1 f a space you may choose (column f)"
+            "· sand T tablet F fountain P/R/W rock with a gem , grass 2 flowers 2¹ in a bed P1"
+            " controls @¹ assistant of P1 Y¹ tree of P1 f a space you may choose (column f)"
         )
     return Text(text, style="dim")
 

@@ -49,10 +49,12 @@ def test_a_label_from_the_server_is_shown_as_it_is_sent_but_made_printable() -> 
     assert generic({"kind": "x\x1b[2J", "y": "z\x07"}) == "x: y=z"
 
 
-def test_a_choice_on_an_ishtar_space_is_prefixed_with_its_name_unless_the_label_says_it() -> None:
+def test_a_choice_on_an_ishtar_space_starts_with_its_name() -> None:
     grid = Grid.of([(0, 0), (1, 0), (0, 1)], {(0, 0): "a1", (1, 0): "b1", (0, 1): "a2"})
-    said = {"kind": "assistant", "at": [1, 0], "label": "put an assistant on b1"}
-    assert label("ishtar", said, grid) == "put an assistant on b1"
+    said = {"kind": "assistant", "at": [1, 0], "label": "put an assistant on a bed at b1"}
+    assert label("ishtar", said, grid) == "b1: put an assistant on a bed here"
+    first = {"kind": "position", "at": [0, 0], "label": "put the first space on a1 (2 ways)"}
+    assert label("ishtar", first, grid) == "a1: put the first space here (2 ways)"
     unsaid = {"kind": "bloom", "token": "t", "cells": [[0, 1]], "label": "lay a token"}
     assert label("ishtar", unsaid, grid) == "a2: lay a token"
     turn = {"kind": "rotation", "at": [0, 0], "rotation": 1, "label": "rotation 1"}

@@ -26,7 +26,11 @@ def host(url: str, game: str, seed: int, *extra: str) -> list[str]:
 
 
 async def room_on_screen(term: Tmux) -> str:
-    lines = await term.wait(r"Seats: Waiting for players", what="the waiting room")
+    def waiting(lines: list[str]) -> bool:  # the seats are drawn a moment before the hint
+        text = "\n".join(lines)
+        return "Seats: Waiting for players" in text and lines[-2].startswith("Others join")
+
+    lines = await term.wait(waiting, what="the waiting room and how others join")
     found = re.search(r"room (\w+)", lines[0])
     assert found, lines[0]
     assert lines[-2].startswith(f"Others join with: oasis join {found[1]} --server ws://")

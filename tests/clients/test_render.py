@@ -236,12 +236,14 @@ def test_what_the_server_explains_of_ishtar_is_on_the_screen() -> None:
     game["provisional"] = [{"flowers": 2, "fountains": 0, "total": 2},
                            {"flowers": 5, "fountains": 4, "total": 9}]  # fmt: skip
     view["shared"]["turn"]["prompt"] = "buy a tree card, or end your turn"
-    text = _full_text("ishtar", view)
-    assert f" {flower[2]}²" in text, "the bed shows its controller"
-    assert re.search(r"fountain \w+\d+ \(4 pts\): P2 leads \(P1:1 P2:3\)", text)
-    assert "P2 bot 2: 9 points so far + hidden trees" in text
-    assert "P1 ann: 2 points so far" in text
-    assert "Buy a tree card, or end your turn" in text, "the server's prompt, capitalised"
+    view["own"]["private"]["planted_points"] = 3
+    for size in ((160, 50), (80, 24)):
+        text = _full_text("ishtar", view, *size)
+        assert f"{flower[2]}²" in text, "the bed shows its controller"
+        assert re.search(r"[a-z]+\d+ \w+ 4pts: P2 leads \(P1:1 P2:3\)", text), size
+        assert "P2 bot 2 9+? pts" in text, "the others' face-down trees are unknown"
+        assert "P1 ann (you) 2+3 pts" in text, "one's own planted trees count for oneself"
+        assert "Buy a tree card, or end your turn" in text, "the server's prompt, capitalised"
 
 
 def test_yspahan_steward_moves_and_goods_say_what_they_do_from_their_effects() -> None:
