@@ -481,6 +481,8 @@ class Player:
         for event in events[start:cut]:
             if event.get("kind") == "score" and type(event.get("seat")) is int:
                 reason = printable(event.get("reason") or event.get("category") or "")
+                if event.get("category") == "bazaar":  # a souk scored twice: say why
+                    reason = f"Bazaar {reason}"
                 scored.setdefault(event["seat"], []).append(f"{event.get('points')} ({reason})")
         lines = []
         for seat in sorted(scored):

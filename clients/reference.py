@@ -38,20 +38,21 @@ MAX_LINES = 2000
 CLIENT = {
     "ishtar": [
         "Spaces: the map's columns have letters (a, b, ...) on the rulers above and below, its"
-        " rows numbers on both sides. A space is named column then row: f7. The spaces you may"
+        " rows numbers on both sides. A space is named column then row: f7, the names the"
+        " server gives the spaces and writes in every choice and log line. The spaces you may"
         " choose show their column letter (or, on a wide screen, their whole name); type the name"
         " and Enter. q,r (the server's axial coordinates) works too.",
         "Placing a tile: first type the space where its first space goes; then each way it can"
         " turn is drawn over the terrain around it, numbered: type the number.",
         "Map key (narrow): · sand, T tablet, F fountain, P R W a rock with a purple, red or white"
-        " gem, , grass, 1-4 flowers, @¹ an assistant of P1, Y¹ a tree of P1, * the tile's first"
-        " space. Wide: [T] tablet, Fp fountain of that colour, <p> rock with its gem, 2@1 an"
-        " assistant of P1 on 2 flowers, Y1 a tree of P1.",
+        " gem, , grass, 1-4 flowers, 2¹ flowers of a flowerbed P1 controls, @¹ an assistant of P1,"
+        " Y¹ a tree of P1, * the tile's first space. Wide: [T] tablet, Fp fountain of that"
+        " colour, <p> rock with its gem, 2@1 an assistant of P1 on 2 flowers, Y1 a tree of P1.",
     ],
     "yspahan": [
         "The city: a line per quarter; each souk is its name (sk3 = the 3-shop souk of sacks)"
-        " with its points when complete, then its shops: . empty, 1 a good of P1, + a shop you"
-        " may fill now.",
+        " with its points when complete, then its shops, numbered from 0 as the server numbers"
+        " them (sk3.0 sk3.1 sk3.2): . empty, 1 a good of P1, + a shop you may fill now.",
         "Placing goods: type a shop (br3.1), several shops in order (br3.0 br3.2), or a souk"
         " (br3) to fill its free shops in one go when your goods cover them all.",
         "The steward walks the cross of squares W10..W1 C E1..E7 and N4..N1 C S1..S7; [W2] is"

@@ -278,8 +278,14 @@ def _gain(e: Mapping[str, Any]) -> str:
 # The full screen -------------------------------------------------------------------------------
 
 
-def city_lines(game: Mapping[str, Any], offered: set[str], data: Data = None) -> list[Text]:
-    """``sacks   sk3(3)[. 1 +] ...``: a line per quarter; ``+`` a shop the decision offers."""
+def city_lines(
+    game: Mapping[str, Any],
+    offered: set[str],
+    data: Data = None,
+    leaving: frozenset[str] = frozenset(),
+) -> list[Text]:
+    """``sacks   sk3(3)[. 1 +] ...``: a line per quarter; ``+`` a shop the decision offers; the
+    goods of ``leaving`` (shops a steward move offered would empty) in reverse video."""
     city = game.get("city") or {}
     points = souk_points(data)
     lines = []
@@ -295,7 +301,8 @@ def city_lines(game: Mapping[str, Any], offered: set[str], data: Data = None) ->
             for i, seat in enumerate(shops):
                 shop = f"{souk}.{i}"
                 if isinstance(seat, int):
-                    line.append(str(seat + 1), style=_seat_style(seat))
+                    style = _seat_style(seat) + (" reverse" if shop in leaving else "")
+                    line.append(str(seat + 1), style=style)
                 elif shop in offered:
                     line.append("+", style="bold black on cyan")
                 else:
@@ -377,7 +384,7 @@ def body(scene: Scene) -> Body:
     reachable = {str(c["to"]) for c in shown if c.get("kind") == "move" and "to" in c}
     main = [
         _week_line(scene),
-        *city_lines(game, offered, scene.data),
+        *city_lines(game, offered, scene.data, _leaving(shown)),
         *path_lines(str(game.get("steward", "")), reachable, scene.data),
         tower_line(game),
         caravan_line(game),
@@ -478,6 +485,18 @@ def _effects_text(scene: Scene, choice: Mapping[str, Any]) -> str | None:
         text = f"{printable(choice.get('shop'))}: souk {souk} {effects.get('filled')} of"
         return text + f" {effects.get('shops')} filled{done}" + (f" ({vp} pts)" if vp else "")
     return None
+
+
+def _leaving(choices: list[dict[str, Any]]) -> frozenset[str]:
+    """The shops the steward moves offered would empty (their ``effects``, from the server)."""
+    found: set[str] = set()
+    for choice in choices:
+        effects = choice.get("effects") if choice.get("kind") == "move" else None
+        sends = effects.get("sends") if isinstance(effects, dict) else None
+        for sent in sends if isinstance(sends, list) else []:
+            if isinstance(sent, dict) and isinstance(sent.get("shop"), str):
+                found.add(sent["shop"])
+    return frozenset(found)
 
 
 def _column_width(scene: Scene, main: list[Text]) -> int:

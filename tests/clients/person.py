@@ -113,6 +113,8 @@ class Person:
     refused: int = 0
     lone: set[str] = field(default_factory=set)
     """Lone choices seen on the screen (they are sent by themselves)."""
+    kept: int = 0
+    """Screens acted on that still showed a kept panel (Yspahan's week scoring)."""
     acted: list[str] | None = None
     """The screen last answered (without its input line): the next one must differ."""
 

@@ -84,6 +84,8 @@ async def play_through(
     while True:
         screen = await person.look(wait=120)
         check_fits(screen, game, cols, rows)
+        if "scoring (Enter to dismiss)" in "\n".join(screen.body):
+            person.kept += 1
         if "press Enter to leave" in screen.hint:
             if record:
                 save(game, size, "final", screen.lines)
@@ -105,7 +107,8 @@ async def play_through(
         answered += 1
         if record:
             # One screen per kind of decision: the prompt without what varies (numbers, spaces).
-            kind = re.sub(r"\(?-?\d+(?:,-?\d+)?\)?", "", person.prompt.split(":")[0])
+            kind = re.sub(r"\b[a-z]{1,2}\d+\b", "", person.prompt.split(":")[0])  # f7
+            kind = re.sub(r"\(?-?\d+(?:,-?\d+)?\)?", "", kind)
             kind = re.sub(r"\s+", " ", kind).strip()
             if kind not in recorded:
                 recorded.add(kind)
@@ -142,6 +145,7 @@ async def test_a_whole_match_against_the_bot_read_and_typed_as_a_person_would(
         if game == "ishtar":  # spaces typed, as read off the map
             assert sum(bool(re.fullmatch(r"[a-z]\d+", t)) for t in person.typed) > 5
         else:
+            assert person.kept >= 2, "the week's scoring stays on screen until dismissed"
             assert any(re.fullmatch(r"[WENS]\d+|C", t) for t in person.typed)
             assert any(re.fullmatch(r"(sk|br|ch|va)\d(\.\d)?", t) for t in person.typed)
     finally:

@@ -268,3 +268,12 @@ def test_yspahan_steward_moves_and_goods_say_what_they_do_from_their_effects() -
     text = _full_text("yspahan", view, 80, 24)
     assert "1 br4.0: souk br4 4 of 4 filled complete! (6 pts)" in text
     assert "br4(6)[+ " in text, "the shop offered is marked in the city"
+
+
+def test_the_goods_a_steward_move_would_send_away_stand_out_in_the_city() -> None:
+    game = {"city": {"sk3": [1, None, 0]}}
+    lines = yspahan.city_lines(game, set(), static("yspahan"), frozenset({"sk3.0"}))
+    line = lines[0]
+    assert "sk3(3)[2 . 1]" in line.plain
+    styles = {line.plain[span.start : span.end]: str(span.style) for span in line.spans}
+    assert "reverse" in styles["2"] and "reverse" not in styles["1"]
