@@ -76,13 +76,19 @@ async def rooms(args: argparse.Namespace) -> int:
         frame: dict[str, Any] = {"type": "list_rooms"}
         if args.game:
             frame["game"] = args.game
+        if getattr(args, "after", None):
+            frame["after"] = args.after
         answer = await opened.request(frame)
     listing = [r for r in answer.get("rooms") or [] if isinstance(r, dict)]
+    following = answer.get("next") if isinstance(answer.get("next"), str) else None
     if not args.all:
         listing = [r for r in listing if r.get("state") != "finished"]
+    more = f"oasis rooms --after {following}" + (f" --game {args.game}" if args.game else "")
     if not listing:
         what = "public rooms" if args.all else "open or running public rooms"
         screen.line(f"No {what}." + (f" (game {args.game})" if args.game else ""))
+        if following:
+            screen.line(f"More rooms: {more}")
         return 0
     table = Table(title="Public rooms", title_justify="left")
     for column in ("room", "game", "players", "state", "seats", "spectators"):
@@ -100,6 +106,8 @@ async def rooms(args: argparse.Namespace) -> int:
             str(info.get("spectators", 0)),
         )
     screen.console.print(table)
+    if following:
+        screen.line(f"More rooms: {more}")
     return 0
 
 

@@ -122,6 +122,7 @@ def _client_commands(commands: Any) -> None:
     rooms = add("rooms", "list the public rooms", "lobby", "rooms")
     rooms.add_argument("--game", help="only rooms of this game")
     rooms.add_argument("--all", action="store_true", help="finished rooms too")
+    rooms.add_argument("--after", help="the next page: the cursor the previous page printed")
 
     create = add("create", "create a room, take seat 1 and play as its host", "lobby", "create")
     room_settings(create)

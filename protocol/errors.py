@@ -5,6 +5,7 @@
     ProtocolError                 base; ``code`` is an :class:`ErrorCode`
     +-- FrameError                the bytes are not an acceptable frame: the connection closes
     +-- RequestError              a well-formed frame the server refuses: the connection survives
+    |   +-- QuotaExceeded         refused by a quota or budget; ``limit`` names it
     +-- ServerFrameError          (a client's side) a server frame not as SPEC section 8 says
 
 Every error that reaches a client is an ``error`` frame ``{type: "error", code, message, id?}``
@@ -22,6 +23,7 @@ __all__ = [
     "ErrorCode",
     "FrameError",
     "ProtocolError",
+    "QuotaExceeded",
     "RequestError",
     "ServerFrameError",
 ]
@@ -40,6 +42,7 @@ class ErrorCode(StrEnum):
     UNSUPPORTED_VERSION = "unsupported_version"
     # Requests (the connection survives)
     SLOW_DOWN = "slow_down"
+    QUOTA_EXCEEDED = "quota_exceeded"
     UNKNOWN_TYPE = "unknown_type"
     BAD_REQUEST = "bad_request"
     NOT_ALLOWED = "not_allowed"
@@ -91,6 +94,16 @@ class FrameError(ProtocolError):
 
 class RequestError(ProtocolError):
     """A well-formed request that is refused; the connection survives."""
+
+
+class QuotaExceeded(RequestError):
+    """A request refused by one of the server's quotas or budgets (SPEC section 14); ``limit``
+    is that limit's stable name (``rooms_per_address``, ``list_per_connection``, ...), sent in
+    the error frame's ``limit`` field. The connection survives."""
+
+    def __init__(self, limit: str, message: str) -> None:
+        super().__init__(ErrorCode.QUOTA_EXCEEDED, message)
+        self.limit = limit
 
 
 class ServerFrameError(ProtocolError):

@@ -84,14 +84,19 @@ class Welcome:
 
 @dataclass(frozen=True, slots=True)
 class Rooms:
-    """The answer to ``list_rooms``: each room's ``info``."""
+    """The answer to ``list_rooms``: one page of rooms' ``info``; ``next`` (when more may
+    follow) is the cursor to send as ``after`` for the next page."""
 
     TYPE: ClassVar[str] = "rooms"
     id: RequestId
     rooms: list[dict[str, Any]]
+    next: str | None = None
 
     def to_wire(self) -> dict[str, Any]:
-        return _with_id({"type": "rooms", "rooms": self.rooms}, self.id)
+        frame: dict[str, Any] = {"type": "rooms", "rooms": self.rooms}
+        if self.next is not None:
+            frame["next"] = self.next
+        return _with_id(frame, self.id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,19 +217,28 @@ class ErrorFrame:
     code: str
     message: str
     room: str | None = None
+    limit: str | None = None
+    """``quota_exceeded``: the name of the limit that refused the request (SPEC section 14)."""
 
     def to_wire(self) -> dict[str, Any]:
         frame: dict[str, Any] = {"type": "error", "code": self.code, "message": self.message}
         if self.room is not None:
             frame["room"] = self.room
+        if self.limit is not None:
+            frame["limit"] = self.limit
         return _with_id(frame, self.id)
 
     @classmethod
     def of(
-        cls, rid: RequestId, code: ErrorCode, message: str, room: str | None = None
+        cls,
+        rid: RequestId,
+        code: ErrorCode,
+        message: str,
+        room: str | None = None,
+        limit: str | None = None,
     ) -> ErrorFrame:
         """The frame of ``code`` (the server's side, where codes are :class:`ErrorCode`)."""
-        return cls(rid, code.value, message, room)
+        return cls(rid, code.value, message, room, limit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -489,12 +503,18 @@ def _ack(r: _Reader) -> Ack:
 
 
 def _error(r: _Reader) -> ErrorFrame:
-    return ErrorFrame(r.rid(), r.str_("code"), r.str_("message"), r.str_("room", optional=True))
+    return ErrorFrame(
+        r.rid(),
+        r.str_("code"),
+        r.str_("message"),
+        r.str_("room", optional=True),
+        r.str_("limit", optional=True),
+    )
 
 
 _PARSERS: dict[str, Callable[[_Reader], ServerFrame]] = {
     "welcome": _welcome,
-    "rooms": lambda r: Rooms(r.rid(), r.maps("rooms")),
+    "rooms": lambda r: Rooms(r.rid(), r.maps("rooms"), r.str_("next", optional=True)),
     "joined": _joined,
     "state": _state,
     "patch": _patch,

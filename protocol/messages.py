@@ -22,10 +22,13 @@ from protocol.errors import ErrorCode, RequestError
 __all__ = [
     "CLIENT_TYPES",
     "DEFAULT_REPLAY_INTERVAL",
+    "LISTED_STATES",
     "MAX_CHAT_CHARS",
+    "MAX_CURSOR_CHARS",
     "MAX_DELAY_SECONDS",
     "MAX_ID_CHARS",
     "MAX_NAME_CHARS",
+    "MAX_PAGE",
     "MAX_REPLAY_INTERVAL",
     "MAX_ROOM_CHARS",
     "MAX_TOKEN_CHARS",
@@ -58,6 +61,11 @@ MAX_ROOM_CHARS = 64
 MAX_TOKEN_CHARS = 128
 MAX_CHAT_CHARS = 500
 MAX_DELAY_SECONDS = 3600.0
+MAX_PAGE = 100
+"""The most rooms one ``rooms`` page holds (``list_rooms.limit``)."""
+MAX_CURSOR_CHARS = 128
+LISTED_STATES = ("open", "playing")
+"""What ``list_rooms.state`` may ask for."""
 MAX_REPLAY_INTERVAL = 60.0
 DEFAULT_REPLAY_INTERVAL = 1.0
 
@@ -71,8 +79,17 @@ class Hello:
 
 @dataclass(frozen=True, slots=True)
 class ListRooms:
+    """One page of the public rooms, oldest first (SPEC section 7): at most ``limit`` rooms
+    after the cursor ``after`` (a page's ``next``), of ``game``, in ``state`` (``open`` or
+    ``playing``), with a free seat when ``free``."""
+
     id: RequestId
     game: str | None
+    state: str | None = None
+    free: bool = False
+    after: str | None = None
+    limit: int = 0
+    """0: the server's default page size."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,7 +296,17 @@ def _hello(f: _Fields, rid: RequestId) -> Hello:
 
 
 def _list_rooms(f: _Fields, rid: RequestId) -> ListRooms:
-    return ListRooms(rid, f.str_("game", limit=MAX_NAME_CHARS))
+    state = f.str_("state", limit=MAX_NAME_CHARS)
+    if state is not None and state not in LISTED_STATES:
+        raise f._bad("state", " or ".join(repr(s) for s in LISTED_STATES))
+    return ListRooms(
+        rid,
+        f.str_("game", limit=MAX_NAME_CHARS),
+        state,
+        f.bool_("free", False),
+        f.str_("after", limit=MAX_CURSOR_CHARS),
+        f.int_("limit", lo=1, hi=MAX_PAGE, default=0) or 0,
+    )
 
 
 def _create(f: _Fields, rid: RequestId) -> Create:

@@ -11,6 +11,16 @@ HTTP on the same port (``process_request``): ``/healthz`` (the process answers),
 game data, ``/games`` and ``/games/<name>`` (:mod:`server.gamedata`), and the browser client's
 pages and files (:mod:`server.web`) for requests that are not a WebSocket handshake.
 
+Resource control (STYLE 11, :mod:`server.quotas`, :mod:`server.gate`): TCP connections are
+counted from accept (per node, and half-open per address) and a refused one is aborted; the
+costly requests (``list_rooms``, ``create``, ``start`` with bots, ``replay``, a ``quick`` that
+opens a room) spend per-connection and per-address budgets before any work. Fairness: each
+connection's frames wait in its own receive queue (``max_queue`` frames; beyond it the socket is
+not read, so TCP pushes back on the sender) and are handled one at a time; after each frame the
+connection yields to the loop, so a connection with a full queue takes its turn like the others
+instead of running its whole queue at once. A probe measures the loop's lag
+(``oasis_loop_lag_seconds``), the figure every flood is judged by.
+
 Graceful stop (SIGTERM in :mod:`server.main`): not ready, stop accepting, let each room finish
 what is in its inbox, send ``bye`` to everyone, close every socket with 1001, close the store.
 """
@@ -33,16 +43,18 @@ from protocol import PROTOCOL_MINOR, PROTOCOL_VERSION
 from protocol import frames as f
 from protocol import messages as m
 from protocol.codec import Limits, decode
-from protocol.errors import ErrorCode, FrameError, RequestError
+from protocol.errors import ErrorCode, FrameError, QuotaExceeded, RequestError
 from server import gamedata
 from server import logging as oasis_logging
 from server.config import Config
 from server.connection import Connection, ConnEvent
 from server.errors import Closing, close_code, wire_error
 from server.forwarded import client_address, parse_networks
+from server.gate import Gate, GatedConnection
 from server.limits import IpCounter, SendBuffer, TokenBucket
 from server.lobby import Lobby
-from server.metrics import Metrics
+from server.metrics import LAG_PROBE_SECONDS, Metrics
+from server.quotas import Quotas
 from server.room_state import Gone, Resync
 from server.store import MemoryStore, Store
 from server.web import WebFiles, to_response, wants_websocket
@@ -58,10 +70,15 @@ class App:
         self.config = config
         self.store: Store = store if store is not None else MemoryStore()
         self.metrics = Metrics()
-        self.lobby = Lobby(config, self.store, self.metrics)
+        self.quotas = Quotas(config.quota_settings(), self._refused)
+        self.lobby = Lobby(config, self.store, self.metrics, self.quotas)
         self.limits = Limits(max_frame_bytes=config.max_frame_bytes)
         self.ips = IpCounter(config.max_connections_per_ip)
         self.proxies = parse_networks(config.trusted_proxies)
+        self.gate = Gate(config.max_connections, self.quotas.half_open, self.proxies, self._refused)
+        self.metrics.spectators.set_function(lambda: self.quotas.spectators.total())
+        self.metrics.half_open.set_function(lambda: self.gate.upgrading)
+        self._probe: asyncio.Task[None] | None = None
         self.connections: set[Connection] = set()
         self.server: Server | None = None
         self.stopping = False
@@ -91,14 +108,31 @@ class App:
             # "encode once per audience" (and its buffers cost memory per connection).
             compression=None,
             server_header=SERVER_NAME,
+            create_connection=self.gate.connection_class(),
         )
+        self._probe = asyncio.get_running_loop().create_task(self._lag_probe())
         self.log.info("listening", host=c.host, port=self.port)
+
+    async def _lag_probe(self) -> None:
+        """How late the loop wakes a timer: the event-loop lag gauge and histogram."""
+        loop = asyncio.get_running_loop()
+        while True:
+            armed = loop.time()
+            await asyncio.sleep(LAG_PROBE_SECONDS)
+            lag = max(0.0, loop.time() - armed - LAG_PROBE_SECONDS)
+            self.metrics.loop_lag.set(lag)
+            self.metrics.loop_lag_seconds.observe(lag)
+
+    def _refused(self, limit: str) -> None:
+        self.metrics.refused.labels(limit).inc()
 
     async def stop(self) -> None:
         """Graceful stop; idempotent."""
         if self.stopping or self.server is None:
             return
         self.stopping = True
+        if self._probe is not None:
+            self._probe.cancel()
         self.log.info("stopping", connections=len(self.connections))
         self.server.close(close_connections=False)
         await self.lobby.stop()
@@ -148,6 +182,8 @@ class App:
     # WebSocket -----------------------------------------------------------------------------
 
     async def _serve(self, ws: ServerConnection) -> None:
+        if isinstance(ws, GatedConnection):
+            ws.upgraded()
         ip = self._ip(ws, ws.request)
         if not self.ips.acquire(ip):
             self.metrics.rejected.labels("per_ip").inc()
@@ -182,6 +218,7 @@ class App:
             self.connections.discard(conn)
             self.metrics.connections.dec()
             self.ips.release(ip)
+            self.quotas.forget(conn.session)
             for room_id in list(conn.rooms):
                 room = self.lobby.rooms.get(room_id)
                 if room is not None:
@@ -204,6 +241,7 @@ class App:
                 data = await conn.ws.recv()
                 conn.last_frame = loop.time()
                 await self._frame(conn, data, log)
+                await asyncio.sleep(0)  # fairness: the others' frames go next (module doc)
                 now = conn.last_frame = loop.time()  # time spent on the frame does not count
                 deadline = now + self._waiting(conn)
                 timer = conn.idle_timer
@@ -245,8 +283,10 @@ class App:
             raise Closing(exc.close_code or 1002, exc.code.value) from None
         rid = m.request_id(frame)
         kind = frame["type"]
-        self.metrics.frames_in.labels(kind if kind in m.CLIENT_TYPES else "unknown").inc()
+        known = kind if kind in m.CLIENT_TYPES else "unknown"
+        self.metrics.frames_in.labels(known).inc()
         room = frame.get("room") if isinstance(frame.get("room"), str) else None
+        started = time.perf_counter()
         try:
             request = m.parse(frame)
             conn.handle(ConnEvent.HELLO if isinstance(request, m.Hello) else ConnEvent.REQUEST)
@@ -255,16 +295,25 @@ class App:
             code, message, expected = wire_error(exc)
             if not expected:
                 log.exception("request_failed", type=kind)
-            self._error(conn, rid, code, message, room)
+            limit = exc.limit if isinstance(exc, QuotaExceeded) else None
+            self._error(conn, rid, code, message, room, limit)
             closing = close_code(code)
             if closing is not None:
                 raise Closing(closing, code.value) from None
+        finally:
+            self.metrics.request_seconds.labels(known).observe(time.perf_counter() - started)
 
     def _error(
-        self, conn: Connection, rid: m.RequestId, code: ErrorCode, message: str, room: str | None
+        self,
+        conn: Connection,
+        rid: m.RequestId,
+        code: ErrorCode,
+        message: str,
+        room: str | None,
+        limit: str | None = None,
     ) -> None:
         self.metrics.errors.labels(code.value).inc()
-        conn.send(f.ErrorFrame.of(rid, code, message, room))
+        conn.send(f.ErrorFrame.of(rid, code, message, room, limit))
 
     async def _dispatch(self, conn: Connection, req: m.Request) -> None:
         if self.stopping and not isinstance(req, m.Ping):
@@ -290,22 +339,29 @@ class App:
         elif isinstance(req, m.Ping):
             conn.send(f.Pong(req.id, time.time()))
         elif isinstance(req, m.ListRooms):
+            self.quotas.spend("list", conn.session, conn.ip)
             if self.cluster is not None:
-                listing = await self.cluster.listing(req.game)
+                listing, after = await self.cluster.page(req)
             else:
-                listing = self.lobby.listing(req.game)
-            conn.send(f.Rooms(req.id, listing))
+                listing, after = self.lobby.page(req)
+            conn.send(f.Rooms(req.id, listing, after))
         elif isinstance(req, m.Create):
-            room = await self.lobby.create(req, conn.session)
+            self.quotas.spend("create", conn.session, conn.ip)
+            room = await self.lobby.create(req, conn.session, conn=conn)
             conn.send(f.Ack(req.id, room.id, 0, room.info()))
         elif isinstance(req, m.Replay):
+            self.quotas.spend("replay", conn.session, conn.ip)
             await self.lobby.replay(req, conn)
         elif isinstance(req, m.Quick):
+            # The game first: a quick match nobody can play reads nothing from the store.
+            registry.get(req.game).check_options(req.players, {})
             if self.cluster is not None and await self.cluster.quick(conn, req):
                 return
-            room = await self.lobby.quick(req, conn.session)
+            room = await self.lobby.quick(req, conn.session, conn)
             room.submit(conn, m.Join(req.id, room.id, None, req.name, None, None))
         else:
+            if isinstance(req, m.Start) and req.bots:
+                self.quotas.spend("create", conn.session, conn.ip)
             if self.cluster is not None and await self.cluster.route(conn, req.room, req.id):
                 return
             self.lobby.get(req.room).submit(conn, req)

@@ -15,9 +15,11 @@ One :class:`Cluster` per node (when the store is Redis), beside the :class:`~ser
   with a ``redirect`` frame naming the owner's public address; a room with no owner is taken
   over here on the spot (so a client of a dead or stopping node's room is served as soon as the
   lease is free, without waiting for the loop).
-- **Lobby across nodes**: ``list_rooms`` and ``quick`` read every live room's meta from Redis
-  (:meth:`Cluster.listing`, :meth:`Cluster.quick`); a quick match in another node's room is a
-  ``redirect`` there.
+- **Lobby across nodes**: ``list_rooms`` pages through Redis's index of live rooms (by creation
+  time), reading the listed fields of at most :data:`~server.listing.MAX_SCAN` other nodes'
+  rooms per page (:meth:`Cluster.page`); ``quick`` looks at the oldest :data:`QUICK_SCAN` live
+  rooms the same way (:meth:`Cluster.quick`); a quick match in another node's room is a
+  ``redirect`` there. Neither reads every room's meta.
 - **Stopping** (:meth:`Cluster.hand_off`, on SIGTERM after the rooms finished their inboxes):
   snapshot each room, release its lease, leave the registry and name a live peer, which the
   ``bye`` frame passes on to the clients; that peer (or any) takes the rooms over at once when
@@ -34,7 +36,6 @@ import asyncio
 import contextlib
 import random
 import socket
-import time
 from typing import TYPE_CHECKING, Any
 
 from protocol import frames as f
@@ -45,6 +46,7 @@ from server import records
 from server.config import Config
 from server.connection import Connection
 from server.lease import Holder, Leases, node_id
+from server.listing import MAX_SCAN, Filters, Key, cut, page_size, parse_cursor
 from server.recovery import RecoveryError, rebuild
 from server.redis_store import RedisStore
 from server.room import Room
@@ -54,8 +56,10 @@ from server.store import StoreError
 if TYPE_CHECKING:
     from server.app import App
 
-LISTING_CACHE_SECONDS = 1.0
-"""How stale the other nodes' rooms in ``list_rooms`` may be (one Redis read per second)."""
+QUICK_SCAN = 2000
+"""Live rooms (oldest first) a ``quick`` looks at for another node's waiting room; past them it
+opens a room here."""
+QUICK_FIELDS = ("quick", "public", "game", "players", "state", "seats")
 
 
 def default_url(config: Config, port: int) -> str:
@@ -80,7 +84,6 @@ class Cluster:
         self._evicting: set[str] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._loop_task: asyncio.Task[None] | None = None
-        self._listing: tuple[float, list[tuple[str, dict[str, Any]]]] = (0.0, [])
         self.log = oasis_logging.get(component="cluster", node=self.leases.node)
 
     @property
@@ -323,50 +326,85 @@ class Cluster:
 
     # The lobby across nodes --------------------------------------------------------------------
 
-    async def _metas(self, fresh: bool) -> list[tuple[str, dict[str, Any]]]:
-        """Every live room's meta, oldest first (cached for a second unless ``fresh``)."""
-        stamp, cached = self._listing
-        if not fresh and time.monotonic() - stamp < LISTING_CACHE_SECONDS:
-            return cached
-        rooms = await self.store.unfinished_rooms()
+    async def _scan(
+        self, after: Key | None, count: int, fields: tuple[str, ...]
+    ) -> list[tuple[Key, dict[str, Any] | None]]:
+        """Up to ``count`` live rooms after ``after`` in Redis's index of live rooms (by the time
+        they were created), each with ``fields`` of its stored meta (None for this node's own
+        rooms, which are read from memory instead). One ZRANGEBYSCORE and one pipelined HMGET:
+        the work is bounded by ``count``, never by the number of rooms."""
+        key = f"{self.store.prefix}:rooms"
+        low: float | str = "-inf" if after is None else after[0]
+        redis = self.store.redis
 
-        async def op() -> list[Any]:
-            pipe = self.store.redis.pipeline(transaction=False)
-            for room in rooms:
-                pipe.hgetall(self.store.keys(room).meta)
+        async def scan() -> list[Any]:
+            return list(
+                await redis.zrangebyscore(key, low, "+inf", start=0, num=count, withscores=True)
+            )
+
+        found: list[tuple[Key, str]] = []
+        for member, score in await self.store.call("list live rooms", scan):
+            room = member.decode() if isinstance(member, bytes) else str(member)
+            k = (float(score), room)
+            if after is None or k > after:
+                found.append((k, room))
+        remote = [room for _, room in found if room not in self.app.lobby.rooms]
+
+        async def read() -> list[Any]:
+            pipe = redis.pipeline(transaction=False)
+            for room in remote:
+                pipe.hmget(self.store.keys(room).meta, list(fields))
             return list(await pipe.execute())
 
-        raw = await self.store.call(f"read {len(rooms)} metas", op) if rooms else []
-        out: list[tuple[str, dict[str, Any]]] = []
-        for room, fields in zip(rooms, raw, strict=True):
-            if not fields:
-                continue
-            with contextlib.suppress(records.CorruptRecordError):
-                out.append((room, records.unpack_fields(room, fields)))
-        self._listing = (time.monotonic(), out)
+        raw = await self.store.call(f"read {len(remote)} metas", read) if remote else []
+        metas: dict[str, dict[str, Any] | None] = {}
+        for room, values in zip(remote, raw, strict=True):
+            packed = {n.encode(): v for n, v in zip(fields, values, strict=True) if v is not None}
+            try:
+                metas[room] = records.unpack_fields(room, packed) if packed else None
+            except records.CorruptRecordError:
+                metas[room] = None
+        out: list[tuple[Key, dict[str, Any] | None]] = []
+        for k, room in found:
+            if room in self.app.lobby.rooms:
+                out.append((k, None))
+            elif metas.get(room) is not None:
+                out.append((k, metas[room]))
         return out
 
-    async def listing(self, game: str | None) -> list[dict[str, Any]]:
-        """Public rooms of every node, oldest first: this node's as they are now, the others' as
-        their meta was last stored (seats and state; ``rev`` may lag). Without Redis: this
-        node's rooms only."""
+    async def page(self, req: m.ListRooms) -> tuple[list[dict[str, Any]], str | None]:
+        """One page of the public rooms of every node, oldest first: this node's as they are
+        now, the others' as their meta was last stored (seats and state; ``rev`` may lag).
+        At most :data:`~server.listing.MAX_SCAN` rooms are looked at per page. Without Redis:
+        this node's rooms only."""
         lobby = self.app.lobby
-        local = {info["room"]: info for info in lobby.listing(game)}
+        after = None if req.after is None else parse_cursor(req.after)
         try:
-            metas = await self._metas(fresh=False)
+            scanned = await self._scan(after, MAX_SCAN + 1, LISTED_FIELDS)
         except StoreError:
-            return list(local.values())
-        out: list[dict[str, Any]] = []
-        for room, meta in metas:
-            if room in lobby.rooms:
-                if room in local:
-                    out.append(local.pop(room))
-                continue
-            if not meta.get("public", True) or (game is not None and meta.get("game") != game):
-                continue
-            out.append(_info(room, meta))
-        out.extend(local.values())
-        return out
+            return lobby.page(req)
+        filters = Filters.of(req)
+        size = page_size(req, self.app.config.list_page)
+        metas = {k[1]: meta for k, meta in scanned}
+
+        def lookup(room: str) -> tuple[str, int, Any] | None:
+            meta = metas.get(room)
+            if meta is None:
+                here = lobby.rooms.get(room)
+                if here is None or not here.settings.public or here.settings.replay_of:
+                    return None
+                if req.game is not None and here.settings.game != req.game:
+                    return None
+                return lobby.lookup(room)
+            if not meta.get("public", True) or (
+                req.game is not None and meta.get("game") != req.game
+            ):
+                return None
+            free = sum(1 for seat in meta.get("seats") or [] if not seat.get("taken"))
+            return str(meta.get("state", "open")), free, lambda: _info(room, meta)
+
+        keys = [(k, i < len(scanned) - 1) for i, (k, _) in enumerate(scanned)]
+        return cut(iter(keys), lookup, filters, size)
 
     async def quick(self, conn: Connection, req: m.Quick) -> bool:
         """True if the quick match was sent to another node's open quick room (``redirect``).
@@ -389,9 +427,9 @@ class Cluster:
             ):
                 return False  # the lobby finds it
         candidates = [
-            room
-            for room, meta in await self._metas(fresh=True)
-            if room not in self.app.lobby.rooms
+            k[1]
+            for k, meta in await self._scan(None, QUICK_SCAN, QUICK_FIELDS)
+            if meta is not None
             and meta.get("quick")
             and meta.get("public", True)
             and meta.get("game") == req.game
@@ -468,6 +506,9 @@ _INFO_KEYS = frozenset(
 )
 """What ``info`` holds (SPEC section 8): a stored room's meta also keeps what clients are not
 shown (token digests, the host, the seed, the bots' kind, the clock state)."""
+
+LISTED_FIELDS = tuple(sorted(_INFO_KEYS - {"room"}))
+"""The meta fields a page of ``list_rooms`` reads of another node's room."""
 
 
 def _info(room: str, meta: dict[str, Any]) -> dict[str, Any]:

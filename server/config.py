@@ -14,6 +14,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
+from protocol.messages import MAX_PAGE
+from server.quotas import QuotaSettings
+
 LOOPS = ("uvloop", "asyncio")
 STORES = ("redis", "memory")
 
@@ -82,6 +85,38 @@ class Config:
     room_idle_ttl: float = 600.0
     """A room nobody is connected to is closed after this many seconds."""
     max_rooms: int = 10_000
+    """Rooms in memory on this node (replay rooms included); checked before the store is
+    touched, counting the rooms being created (no race past it)."""
+
+    # Quotas and budgets (server.quotas; SPEC section 14). A person needs a few of each.
+    max_connections: int = 10_000
+    """TCP connections on this node, upgraded or not; the next is aborted at once."""
+    half_open_per_address: int = 16
+    """Connections of one address still in the WebSocket upgrade; the next is aborted."""
+    rooms_per_connection: int = 4
+    """Rooms (open or playing) a connection created that are still open or playing."""
+    rooms_per_address: int = 16
+    bot_matches_per_address: int = 2
+    """Matches with no seat held by a person, started from one address, still playing."""
+    replays_per_connection: int = 2
+    spectators_per_room: int = 500
+    spectators_per_node: int = 10_000
+    room_chat_per_minute: int = 60
+    """Chat lines per minute in one room from all its members together (bursts of 10)."""
+    list_per_second: float = 2.0
+    """``list_rooms`` per connection per second (bursts of ``list_burst``)."""
+    list_burst: int = 10
+    create_per_minute: float = 12.0
+    """Rooms opened (``create``, a ``quick`` that opens one, ``start`` with bots) per
+    connection per minute (bursts of ``create_burst``)."""
+    create_burst: int = 5
+    replay_per_minute: float = 12.0
+    replay_burst: int = 3
+    address_budget_factor: float = 4.0
+    """An address's budgets are this many connections' worth (more connections do not buy
+    more)."""
+    list_page: int = 50
+    """Rooms in a ``rooms`` page when ``list_rooms`` asks for no ``limit`` (at most 100)."""
 
     bot_delay: float = 0.0
     """Seconds a server-side bot waits before it moves (0: at once, for tests and load runs)."""
@@ -111,6 +146,24 @@ class Config:
         if self.store not in STORES:
             raise ValueError(f"store must be one of {', '.join(STORES)}, not {self.store!r}")
 
+    def quota_settings(self) -> QuotaSettings:
+        return QuotaSettings(
+            rooms_per_connection=self.rooms_per_connection,
+            rooms_per_address=self.rooms_per_address,
+            bot_matches_per_address=self.bot_matches_per_address,
+            replays_per_connection=self.replays_per_connection,
+            spectators_per_room=self.spectators_per_room,
+            spectators_per_node=self.spectators_per_node,
+            half_open_per_address=self.half_open_per_address,
+            list_per_second=self.list_per_second,
+            list_burst=self.list_burst,
+            create_per_minute=self.create_per_minute,
+            create_burst=self.create_burst,
+            replay_per_minute=self.replay_per_minute,
+            replay_burst=self.replay_burst,
+            address_factor=self.address_budget_factor,
+        )
+
     def limits(self) -> dict[str, Any]:
         """The limits a client is told in ``welcome``."""
         return {
@@ -120,6 +173,10 @@ class Config:
             "idle_timeout": self.idle_timeout,
             "chat_per_minute": self.chat_per_minute,
             "patch_buffer": self.patch_buffer,
+            "list_page": min(self.list_page, MAX_PAGE),
+            "list_per_second": self.list_per_second,
+            "create_per_minute": self.create_per_minute,
+            "rooms_per_connection": self.rooms_per_connection,
         }
 
 

@@ -3,6 +3,13 @@
 Owned by the :class:`~server.app.App` (no module-global registry of rooms, STYLE "Not to
 copy"). Everything here is synchronous except the store call on create; what happens inside a
 room is the room's business, reached through its inbox.
+
+Resource control (:mod:`server.quotas`): ``max_rooms`` counts the rooms being created as well
+as the ones served, checked and reserved before the first ``await``, so concurrent creates never
+pass it; each room created holds a place in its creator's ``rooms_per_connection`` and
+``rooms_per_address`` (and a replay room in ``replays_per_connection``) until it finishes or
+closes. The public rooms are also kept in a :class:`~server.listing.RoomIndex` for
+``list_rooms``, updated as rooms are added and closed.
 """
 
 from __future__ import annotations
@@ -19,19 +26,26 @@ from server.bots import BOT_KINDS
 from server.clock import parse_clock
 from server.config import Config
 from server.connection import Connection
+from server.listing import Filters, Key, RoomIndex, cut, page_size, parse_cursor
 from server.metrics import Metrics
+from server.quotas import Holdings, Quotas
 from server.records import ArchiveRecord
 from server.room import Room
-from server.room_state import RoomSettings, StoreReady
+from server.room_state import RoomSettings, RoomState, StoreReady
 from server.store import MemoryStore, Store, StoreError
 
 
 class Lobby:
-    def __init__(self, config: Config, store: Store, metrics: Metrics) -> None:
+    def __init__(self, config: Config, store: Store, metrics: Metrics, quotas: Quotas) -> None:
         self.config = config
         self.store = store
         self.metrics = metrics
+        self.quotas = quotas
         self.rooms: dict[str, Room] = {}
+        self.index = RoomIndex()
+        """The public rooms, for :meth:`page`."""
+        self._keys: dict[str, tuple[Key, str]] = {}
+        """Room id -> its key in the index and its game."""
         self._resume: asyncio.TimerHandle | None = None
         """The pending resume of the paused rooms (see :meth:`_store_ready`)."""
         self.creating: set[str] = set()
@@ -79,17 +93,48 @@ class Lobby:
             raise RequestError(ErrorCode.NOT_FOUND, f"no room {room_id!r}")
         return room
 
-    def listing(self, game: str | None) -> list[dict[str, Any]]:
-        """Public rooms, oldest first (optionally of one game)."""
-        return [
-            room.info()
-            for room in self.rooms.values()
-            if room.settings.public and (game is None or room.settings.game == game)
-        ]
+    def page(self, req: m.ListRooms) -> tuple[list[dict[str, Any]], str | None]:
+        """One page of this node's public rooms, oldest first, and the cursor of the next."""
+        after = None if req.after is None else parse_cursor(req.after)
+        keys = self.index.after(req.game, after)
+        size = page_size(req, self.config.list_page)
+        return cut(keys, self.lookup, Filters.of(req), size)
 
-    async def create(self, req: m.Create, host: str, *, quick: bool = False) -> Room:
-        if len(self.rooms) >= self.config.max_rooms:
+    def lookup(self, room_id: str) -> tuple[str, int, Any] | None:
+        """A served room's state, free seats and ``info`` getter (for :func:`cut`)."""
+        room = self.rooms.get(room_id)
+        if room is None:
+            return None
+        return room.state.value, room.free_seats(), room.info
+
+    def _reserve(self) -> None:
+        """Refuse a new room when the rooms served and being created reach ``max_rooms``."""
+        if len(self.rooms) + len(self.creating) >= self.config.max_rooms:
+            self.metrics.refused.labels("max_rooms").inc()
             raise RequestError(ErrorCode.UNAVAILABLE, "this server holds all the rooms it can")
+
+    def _holdings(self, conn: Connection | None) -> Holdings:
+        """A new room's places in its creator's room quotas (refused: nothing is held)."""
+        held = Holdings()
+        if conn is None:
+            return held
+        q = self.quotas
+        q.rooms_per_connection.check(conn.session)
+        q.rooms_per_address.check(conn.ip)
+        held.take(q.rooms_per_connection, conn.session)
+        held.take(q.rooms_per_address, conn.ip)
+        return held
+
+    async def create(
+        self,
+        req: m.Create,
+        host: str,
+        *,
+        quick: bool = False,
+        conn: Connection | None = None,
+    ) -> Room:
+        """A new room (``conn``: its creator, whose quotas it counts in; None for tests)."""
+        self._reserve()
         game = registry.get(req.game)
         options = game.check_options(req.players, req.options)
         if req.seed is not None and not self.config.allow_seed:
@@ -120,13 +165,19 @@ class Lobby:
             seat.bot, seat.name, seat.bot_kind = True, f"bot {seat.index + 1}", req.bot
         meta = room.meta()
         meta["seed"] = seed
+        held = self._holdings(conn)
         # While the store writes the room, it is live there but not in ``rooms`` yet: the
         # cluster's orphan scan must not take it for a dead node's room (server.cluster).
+        # Counted by _reserve too, from here on: no await came between the check and this.
         self.creating.add(room.id)
         try:
             await self.store.create_room(room.id, meta)
+        except BaseException:
+            held.release()
+            raise
         finally:
             self.creating.discard(room.id)
+        room.holdings = held
         self._add(room)
         return room
 
@@ -166,13 +217,18 @@ class Lobby:
 
         The room plays the archive's choices by itself on a throwaway in-memory store (nothing
         of a replay is stored); it starts only after the spectator is in, so the first patch
-        it sees is rev 1."""
-        if len(self.rooms) >= self.config.max_rooms:
-            raise RequestError(ErrorCode.UNAVAILABLE, "this server holds all the rooms it can")
+        it sees is rev 1. The room closes as soon as its last spectator leaves, and holds a
+        place in ``replays_per_connection`` until then."""
+        self._reserve()
+        self.quotas.replays.check(conn.session)
+        placeholder = "replay-" + secrets.token_hex(5)
+        self.creating.add(placeholder)  # counted by _reserve while the archive is read
         try:
             archive = await self.store.load_archive(req.room)
         except StoreError as exc:
             raise RequestError(ErrorCode.UNAVAILABLE, f"cannot read the archive ({exc})") from None
+        finally:
+            self.creating.discard(placeholder)
         if archive is None:
             raise RequestError(ErrorCode.NOT_FOUND, f"no finished match {req.room!r}")
         match = self._replayed(archive)
@@ -188,9 +244,10 @@ class Lobby:
             replay_of=archive.room,
             replay_interval=req.interval,
         )
-        room = self._room(
-            "replay-" + secrets.token_hex(5), settings, match, archive.seed, MemoryStore()
-        )
+        held = Holdings()
+        held.take(self.quotas.replays, conn.session)  # (refused here: nothing was made yet)
+        room = self._room(placeholder, settings, match, archive.seed, MemoryStore())
+        room.holdings = held
         room.replay(archive.actions)
         room.submit(conn, m.Spectate(req.id, room.id, None))
         self._add(room)
@@ -226,20 +283,41 @@ class Lobby:
             chat_per_minute=c.chat_per_minute,
             chat_log=c.chat_log,
             bot_delay=c.bot_delay,
-            idle_ttl=c.room_idle_ttl,
+            idle_ttl=0.0 if settings.replay_of is not None else c.room_idle_ttl,
             seed=seed,
             snapshot_every=c.snapshot_every,
             on_close=self._closed,
             takeover_grace=c.takeover_grace,
+            quotas=self.quotas,
+            room_chat_per_minute=c.room_chat_per_minute,
         )
 
     def _add(self, room: Room) -> None:
         self.rooms[room.id] = room
+        if room.settings.public and room.settings.replay_of is None:
+            key = (room.created, room.id)
+            self._keys[room.id] = (key, room.settings.game)
+            self.index.add(key, room.settings.game)
         self.metrics.rooms.labels(room.state.value).inc()
         room.start_task()
 
-    async def quick(self, req: m.Quick, host: str) -> Room:
-        """The oldest open public quick room of this game and size with a free seat, or a new."""
+    def forget(self, room_id: str) -> Room | None:
+        """Take a room out of the lobby (closed, or gone to another node), its quotas freed."""
+        room = self.rooms.pop(room_id, None)
+        entry = self._keys.pop(room_id, None)
+        if entry is not None:
+            self.index.remove(*entry)
+        if room is not None:
+            room.release()
+        return room
+
+    async def quick(self, req: m.Quick, host: str, conn: Connection | None = None) -> Room:
+        """The oldest open public quick room of this game and size with a free seat, or a new.
+
+        The game and player count are checked first: a quick match nobody could play costs
+        no scan and no storage."""
+        game = registry.get(req.game)
+        game.check_options(req.players, {})
         for room in self.rooms.values():
             s = room.settings
             if (
@@ -247,15 +325,17 @@ class Lobby:
                 and s.public
                 and s.game == req.game
                 and s.players == req.players
-                and room.state.value == "open"
+                and room.state is RoomState.OPEN
                 and room.free_seats() > 0
             ):
                 return room
+        if conn is not None:
+            self.quotas.spend("create", conn.session, conn.ip)
         create = m.Create(req.id, req.game, req.players)
-        return await self.create(create, host, quick=True)
+        return await self.create(create, host, quick=True, conn=conn)
 
     def _closed(self, room: Room) -> None:
-        self.rooms.pop(room.id, None)
+        self.forget(room.id)
 
     async def stop(self) -> None:
         if self._resume is not None:

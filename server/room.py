@@ -44,7 +44,7 @@ from games.base import Match
 from protocol import frames as f
 from protocol import messages as m
 from protocol.codec import encode
-from protocol.errors import ErrorCode, RequestError
+from protocol.errors import ErrorCode, QuotaExceeded, RequestError
 from server import logging as oasis_logging
 from server.bots import Bot, make_bot
 from server.chat import ChatLog
@@ -54,6 +54,7 @@ from server.errors import wire_error
 from server.keeper import Keeper
 from server.membership import Membership
 from server.metrics import Metrics
+from server.quotas import Holdings, Quotas
 from server.room_state import (
     TRANSITIONS,
     BotTurn,
@@ -102,6 +103,8 @@ class Room(Membership, Takeover, Timekeeping):
         snapshot_every: int = 50,
         on_close: Any = None,
         takeover_grace: float = -1.0,
+        quotas: Quotas | None = None,
+        room_chat_per_minute: int = 0,
     ) -> None:
         self.id = room_id
         self.settings = settings
@@ -115,7 +118,10 @@ class Room(Membership, Takeover, Timekeeping):
         self.clocks = None if settings.clock is None else Clocks(settings.clock, settings.players)
         self.views = Views(room_id, match, settings.players, self._clock_parts(), lazy=True)
         self.buffer: deque[Revision] = deque(maxlen=max(1, patch_buffer))
-        self.chat = ChatLog(chat_per_minute, chat_log)
+        self.quotas = quotas
+        self.holdings = Holdings()
+        """What this room holds of its creator's quotas, given back when it finishes or goes."""
+        self.chat = ChatLog(chat_per_minute, chat_log, room_chat_per_minute)
         self._bot_delay = bot_delay
         self._bots: dict[int, Bot] = {}
         self._takeover_grace = takeover_grace
@@ -197,7 +203,8 @@ class Room(Membership, Takeover, Timekeeping):
                 rid = getattr(command, "id", None)
                 if conn is not None:
                     self.metrics.errors.labels(code.value).inc()
-                    conn.send(f.ErrorFrame.of(rid, code, message, self.id))
+                    limit = exc.limit if isinstance(exc, QuotaExceeded) else None
+                    conn.send(f.ErrorFrame.of(rid, code, message, self.id, limit))
             took = time.perf_counter() - started
             if took > SLOW_COMMAND_SECONDS:
                 self._slow += 1
@@ -268,6 +275,13 @@ class Room(Membership, Takeover, Timekeeping):
         self.metrics.rooms.labels(self.state.value).dec()
         self.metrics.rooms.labels(new.value).inc()
         self.state = new
+        if new in (RoomState.FINISHED, RoomState.CLOSED):
+            self.holdings.release()
+
+    def release(self) -> None:
+        """The room leaves its lobby (closed, evicted): every quota it holds is given back."""
+        self.holdings.release()
+        self.spectators.release()
 
     # Who is here ------------------------------------------------------------------------------
 
@@ -355,7 +369,19 @@ class Room(Membership, Takeover, Timekeeping):
                 raise RequestError(ErrorCode.NOT_ALLOWED, f"{len(free)} seats are still free")
             if conn.session != self.settings.host:
                 raise RequestError(ErrorCode.NOT_ALLOWED, "only the host may start with bots")
-        await self._begin(free)
+        bots_only = all(seat.bot or not seat.taken for seat in self.seats)
+        counted = bots_only and self.quotas is not None
+        if counted:
+            # A match nobody plays in is the costliest thing a client can ask for: counted.
+            assert self.quotas is not None
+            self.holdings.take(self.quotas.bot_matches, conn.ip)
+        try:
+            await self._begin(free)
+        except BaseException:
+            if counted:
+                assert self.quotas is not None
+                self.holdings.give_back(self.quotas.bot_matches, conn.ip)
+            raise
         conn.send(f.Ack(req.id, self.id, self.rev))
 
     async def _begin(self, bots: list[Seat] | None = None) -> None:
@@ -429,9 +455,9 @@ class Room(Membership, Takeover, Timekeeping):
         """A spectator feed at the current rev (the view is computed only for a delayed one)."""
         delay = self.settings.spectator_delay
         if delay <= 0:
-            return SpectatorFeed(0.0, {}, "", self.rev)
+            return SpectatorFeed(0.0, {}, "", self.rev, self.quotas)
         view, view_hash = self.views.full(None)
-        return SpectatorFeed(delay, view, view_hash, self.rev)
+        return SpectatorFeed(delay, view, view_hash, self.rev, self.quotas)
 
     def replay(self, actions: list[Action]) -> None:
         """Make this a replay room: it plays ``actions`` by itself, seats held by nobody."""
@@ -566,7 +592,7 @@ class Room(Membership, Takeover, Timekeeping):
         seat = conn.rooms[self.id]
         if seat is None and not self.settings.spectator_chat:
             raise RequestError(ErrorCode.NOT_ALLOWED, "spectators may not chat in this room")
-        self.chat.check_rate(conn.session)
+        self.chat.check_rate(conn.session, self.quotas)
         name = self.seats[seat].name if seat is not None else f"spectator {conn.session[:6]}"
         line = f.ChatLine(self.id, seat, name, req.text, self.rev, time.time()).to_wire()
         try:

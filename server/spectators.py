@@ -6,6 +6,10 @@ released ops, so a newcomer, a ``sync`` or a resume gets the view as of the late
 is at least the delay old, never a newer one. Only one timer is armed at a time: when the queue
 becomes non-empty, then re-armed by :meth:`SpectatorFeed._release` while frames remain, so the
 loop's clock and :func:`time.monotonic` can never disagree into a stuck queue.
+
+Quotas: a room takes at most ``spectators_per_room`` spectators and the node
+``spectators_per_node`` (:mod:`server.quotas`); the feed counts its members in the node's
+tally as they come and go, and gives back the ones left when the room goes (:meth:`release`).
 """
 
 from __future__ import annotations
@@ -19,7 +23,11 @@ from typing import Any
 
 from protocol.patch import apply
 from server.connection import Connection
+from server.quotas import Quotas
 from server.views import Revision
+
+NODE = ""
+"""The one key of the node-wide spectator tally."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,8 +43,16 @@ class SpectatorFeed:
     ``view``, ``rev``, ``view_hash``: the spectators' view now (used only with a delay; the
     room passes an empty one without, so that no view is computed for it)."""
 
-    def __init__(self, delay: float, view: dict[str, Any], view_hash: str, rev: int = 0) -> None:
+    def __init__(
+        self,
+        delay: float,
+        view: dict[str, Any],
+        view_hash: str,
+        rev: int = 0,
+        quotas: Quotas | None = None,
+    ) -> None:
         self.delay = delay
+        self.quotas = quotas
         self.members: set[Connection] = set()
         self._pending: deque[_Delayed] = deque()
         self._doc = view
@@ -54,10 +70,28 @@ class SpectatorFeed:
         return conn in self.members
 
     def add(self, conn: Connection) -> None:
+        """A new spectator, or ``quota_exceeded`` (``spectators_per_room`` or ``_per_node``)."""
+        if conn in self.members:
+            return
+        q = self.quotas
+        if q is not None:
+            if len(self.members) >= q.spectators_per_room:
+                raise q.refuse(
+                    "spectators_per_room", f"at most {q.spectators_per_room} spectators per room"
+                )
+            q.spectators.acquire(NODE)
         self.members.add(conn)
 
     def discard(self, conn: Connection) -> None:
-        self.members.discard(conn)
+        if conn in self.members:
+            self.members.discard(conn)
+            if self.quotas is not None:
+                self.quotas.spectators.release(NODE)
+
+    def release(self) -> None:
+        """The room goes: its spectators leave the node's tally (idempotent)."""
+        for conn in list(self.members):
+            self.discard(conn)
 
     @property
     def delayed(self) -> bool:

@@ -1,10 +1,12 @@
 // The lobby: your name, a new match (game, players, bots, public or private, clock), quick
 // match, join or watch by id, and the public rooms, refreshed every few seconds (the protocol
-// has no lobby subscription: `list_rooms` is cheap and bounded).
+// has no lobby subscription: `list_rooms` is cheap and bounded). The rooms come in pages: the
+// first one, then as many more as "More rooms" asked for (at most MAX_PAGES).
 
 import { h, fill, explain, words } from "./ui.js";
 
 const REFRESH_MS = 3000;
+const MAX_PAGES = 5;
 const CLOCKS = [
   ["", "No clock"],
   ["120+3", "2 min + 3 s per decision"],
@@ -104,14 +106,28 @@ export function lobbyView(ctx) {
   const updated = h("span", { class: "hint", id: "rooms-updated" });
   const table = h("table", { class: "rooms" },
     h("thead", {}, h("tr", {}, ["Room", "Game", "Seats", "State", "Watching", ""].map((t) => h("th", {}, t)))), rooms);
-  const listing = h("section", { class: "card wide" }, h("h2", {}, "Public rooms ", updated), table);
+  const more = h("button", { type: "button", id: "rooms-more", hidden: true }, "More rooms");
+  const listing = h("section", { class: "card wide" }, h("h2", {}, "Public rooms ", updated), table, more);
+  let pages = 1;
+  more.addEventListener("click", () => {
+    pages = Math.min(MAX_PAGES, pages + 1);
+    refresh();
+  });
 
   async function refresh() {
     if (disposed) return;
     try {
-      const list = await session.listRooms();
+      const list = [];
+      let after = null;
+      for (let page = 0; page < pages; page++) {
+        const answer = await session.listRoomsPage(after ? { after } : {});
+        list.push(...answer.rooms);
+        after = answer.next;
+        if (!after) break;
+      }
       if (disposed) return;
       fill(rooms, list.length ? list.map(roomRow) : h("tr", {}, h("td", { colspan: 6, class: "hint" }, "No public rooms right now: create one.")));
+      more.hidden = !after || pages >= MAX_PAGES;
       updated.textContent = `updated ${new Date().toLocaleTimeString()}`;
     } catch (err) {
       updated.textContent = explain(err);

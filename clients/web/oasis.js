@@ -484,10 +484,22 @@ export class Session extends EventTarget {
     return go;
   }
 
+  /** The first page of the public rooms (of `game`), oldest first: an array of `info`. */
   listRooms(game) {
-    return this.request(game ? { type: "list_rooms", game } : { type: "list_rooms" }).then(
-      (answer) => answer.rooms ?? [],
-    );
+    return this.listRoomsPage(game ? { game } : {}).then((page) => page.rooms);
+  }
+
+  /**
+   * One page of the public rooms (SPEC 7): `{game?, state?, free?, after?, limit?}`; resolves
+   * with `{rooms, next}`, `next` the cursor to pass as `after` for the following page (null on
+   * the last one).
+   */
+  listRoomsPage(filters = {}) {
+    const frame = { type: "list_rooms" };
+    for (const key of ["game", "state", "free", "after", "limit"]) {
+      if (filters[key] !== undefined && filters[key] !== null) frame[key] = filters[key];
+    }
+    return this.request(frame).then((answer) => ({ rooms: answer.rooms ?? [], next: answer.next ?? null }));
   }
 
   /** `create` (SPEC 7: game, players, public, clock, bots, bot, ...); resolves with the ack. */
