@@ -28,6 +28,19 @@ TEST_CONFIG = Config(
     hello_timeout=10.0,
     idle_timeout=60.0,
     close_timeout=0.5,
+    # Quotas out of the way of the tests of other things (tests/server/test_quotas*.py set
+    # their own); the defaults are checked there and by the benches.
+    rooms_per_connection=10_000,
+    rooms_per_address=10_000,
+    bot_matches_per_address=10_000,
+    replays_per_connection=1_000,
+    list_per_second=10_000.0,
+    list_burst=10_000,
+    create_per_minute=600_000.0,
+    create_burst=10_000,
+    replay_per_minute=600_000.0,
+    replay_burst=10_000,
+    half_open_per_address=1_000,
 )
 
 MakeApp = Callable[..., Awaitable[App]]
