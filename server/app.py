@@ -63,6 +63,8 @@ if TYPE_CHECKING:
     from server.cluster import Cluster
 
 SERVER_NAME = "oasis/0.1"
+LISTEN_BACKLOG = 4096
+"""The listening socket's accept queue (the kernel caps it at ``net.core.somaxconn``)."""
 
 
 class App:
@@ -109,6 +111,9 @@ class App:
             compression=None,
             server_header=SERVER_NAME,
             create_connection=self.gate.connection_class(),
+            # A long accept queue: a flood of connections (aborted at once by the gate) must
+            # not fill it, or a legitimate connect waits for a SYN retry (1 s, then 3 s).
+            backlog=LISTEN_BACKLOG,
         )
         self._probe = asyncio.get_running_loop().create_task(self._lag_probe())
         self.log.info("listening", host=c.host, port=self.port)

@@ -99,6 +99,9 @@ class Config:
     bot_matches_per_address: int = 2
     """Matches with no seat held by a person, started from one address, still playing."""
     replays_per_connection: int = 2
+    replays_per_address: int = 4
+    """Replay rooms playing at once for one address (a replay at interval 0 plays a whole
+    match as fast as the loop allows)."""
     spectators_per_room: int = 500
     spectators_per_node: int = 10_000
     room_chat_per_minute: int = 60
@@ -152,6 +155,7 @@ class Config:
             rooms_per_address=self.rooms_per_address,
             bot_matches_per_address=self.bot_matches_per_address,
             replays_per_connection=self.replays_per_connection,
+            replays_per_address=self.replays_per_address,
             spectators_per_room=self.spectators_per_room,
             spectators_per_node=self.spectators_per_node,
             half_open_per_address=self.half_open_per_address,

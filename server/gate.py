@@ -100,17 +100,20 @@ class GatedConnection(ServerConnection):
     _key: str | None = None
     _upgrading = False
     _admitted = False
+    _refused = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        super().connection_made(transport)
         peer = transport.get_extra_info("peername")
         address = str(peer[0]) if isinstance(peer, tuple) and peer else "unknown"
         key = self.gate.admit(address)
         if key is None:
-            # (the handler's handshake then ends at once on the lost connection)
+            # Refused before websockets sees it: no handler task, no buffers; the loop calls
+            # connection_lost next, which has nothing to undo.
+            self._refused = True
             transport.abort()  # type: ignore[attr-defined]
             return
         self._key, self._upgrading, self._admitted = key, True, True
+        super().connection_made(transport)
 
     def upgraded(self) -> None:
         """The WebSocket upgrade is done: no longer half-open (idempotent)."""
@@ -119,8 +122,18 @@ class GatedConnection(ServerConnection):
             self.gate.upgraded(self._key or "")
 
     def connection_lost(self, exc: Any) -> None:
+        if self._refused:
+            return
         self.upgraded()
         if self._admitted:
             self._admitted = False
             self.gate.lost()
         super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if not self._refused:
+            super().data_received(data)
+
+    def eof_received(self) -> None:
+        if not self._refused:
+            super().eof_received()

@@ -221,6 +221,7 @@ class Lobby:
         place in ``replays_per_connection`` until then."""
         self._reserve()
         self.quotas.replays.check(conn.session)
+        self.quotas.replays_per_address.check(conn.ip)
         placeholder = "replay-" + secrets.token_hex(5)
         self.creating.add(placeholder)  # counted by _reserve while the archive is read
         try:
@@ -246,6 +247,11 @@ class Lobby:
         )
         held = Holdings()
         held.take(self.quotas.replays, conn.session)  # (refused here: nothing was made yet)
+        try:
+            held.take(self.quotas.replays_per_address, conn.ip)
+        except RequestError:
+            held.release()
+            raise
         room = self._room(placeholder, settings, match, archive.seed, MemoryStore())
         room.holdings = held
         room.replay(archive.actions)

@@ -5,10 +5,10 @@ cost: a ``create`` that starts an all-bot match or a ``list_rooms`` costs the se
 a ``ping``. So, decided on purpose (STYLE 11), on top of the frame rate:
 
 - **Holdings** (:class:`Quota`): things a key holds until they end, counted per key. Rooms open
-  (open or playing) per connection and per address, all-bot matches per address, replay rooms per
-  connection, spectators per node, half-open upgrades per address. A room gives its holdings
-  back when it finishes or closes (:meth:`Holdings.release`), a replay room when its last
-  spectator leaves (it closes then).
+  (open or playing) per connection and per address, all-bot matches per address, replay rooms
+  per connection and per address, spectators per node, half-open upgrades per address. A room
+  gives its holdings back when it finishes or closes (:meth:`Holdings.release`), a replay room
+  when its last spectator leaves (it closes then).
 - **Budgets** (:class:`Budget`): token buckets per connection and per address for the costly
   requests (``list_rooms``, ``create`` and ``quick`` that opens a room, ``start`` with bots,
   ``replay``). The per-address bucket is ``address_factor`` connections' worth, so that opening
@@ -160,6 +160,7 @@ class QuotaSettings:
     rooms_per_address: int = 16
     bot_matches_per_address: int = 2
     replays_per_connection: int = 2
+    replays_per_address: int = 4
     spectators_per_room: int = 500
     spectators_per_node: int = 10_000
     half_open_per_address: int = 16
@@ -192,6 +193,9 @@ class Quotas:
         )
         self.replays = Quota(
             "replays_per_connection", s.replays_per_connection, "replays per connection", r
+        )
+        self.replays_per_address = Quota(
+            "replays_per_address", s.replays_per_address, "replays per address", r
         )
         self.spectators = Quota(
             "spectators_per_node", s.spectators_per_node, "spectators on this server", r

@@ -34,6 +34,7 @@ TEST_CONFIG = Config(
     rooms_per_address=10_000,
     bot_matches_per_address=10_000,
     replays_per_connection=1_000,
+    replays_per_address=1_000,
     list_per_second=10_000.0,
     list_burst=10_000,
     create_per_minute=600_000.0,

@@ -126,11 +126,11 @@ async def _finished_match(app: App, client: Client) -> str:
     return room
 
 
-async def test_replays_per_connection_and_a_replay_room_closes_with_its_last_spectator(
+async def test_replays_per_connection_and_address_and_a_replay_closes_with_its_last_spectator(
     make_app: MakeApp, clients: Any
 ) -> None:
-    app = await make_app(replays_per_connection=2)
-    ann = await clients(app, "ann")
+    app = await make_app(replays_per_connection=2, replays_per_address=3)
+    ann, bob = await clients(app, "ann"), await clients(app, "bob")
     room = await _finished_match(app, ann)
     replays = []
     for _ in range(2):
@@ -138,6 +138,8 @@ async def test_replays_per_connection_and_a_replay_room_closes_with_its_last_spe
         assert joined["type"] == "joined", joined
         replays.append(joined["room"])
     _refused(await ann.request({"type": "replay", "room": room}), "replays_per_connection")
+    assert (await bob.request({"type": "replay", "room": room, "interval": 60}))["type"] == "joined"
+    _refused(await bob.request({"type": "replay", "room": room}), "replays_per_address")
     await ann.request({"type": "leave", "room": replays[0]})
     await _eventually(lambda: replays[0] not in app.lobby.rooms)  # at once, not after a ttl
     assert (await ann.request({"type": "replay", "room": room, "interval": 60}))["type"] == "joined"
