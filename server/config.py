@@ -95,7 +95,7 @@ class Config:
     """Connections of one address still in the WebSocket upgrade; the next is aborted."""
     rooms_per_connection: int = 4
     """Rooms (open or playing) a connection created that are still open or playing."""
-    rooms_per_address: int = 16
+    rooms_per_address: int = 32
     bot_matches_per_address: int = 2
     """Matches with no seat held by a person, started from one address, still playing."""
     replays_per_connection: int = 2

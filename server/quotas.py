@@ -157,7 +157,7 @@ class QuotaSettings:
     """The quota settings of :class:`~server.config.Config` (SPEC section 14 has the table)."""
 
     rooms_per_connection: int = 4
-    rooms_per_address: int = 16
+    rooms_per_address: int = 32
     bot_matches_per_address: int = 2
     replays_per_connection: int = 2
     replays_per_address: int = 4

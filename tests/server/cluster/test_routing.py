@@ -83,3 +83,36 @@ async def test_quick_match_finds_the_waiting_room_of_another_node(
     await second.wait(lambda: joined.info.get("state") == "playing", patience=10)
     await first.close()
     await second.close()
+
+
+async def test_pages_of_list_rooms_cover_both_nodes_in_creation_order(
+    two: list[ServerProcess],
+) -> None:
+    """The other node's rooms come from Redis's index of live rooms, page by page, in the
+    order they were created, each once; filters apply to both nodes' rooms alike."""
+    a, b = two
+    on_a, on_b = await a.client("a"), await b.client("b")
+    made = []
+    for i in range(5):
+        host = on_a if i % 2 == 0 else on_b
+        created = await host.request({"type": "create", "game": "yspahan", "players": 2})
+        made.append(created["room"])
+    await on_b.request({"type": "join", "room": made[1], "name": "bo"})
+    for client in (on_a, on_b):
+        seen: list[str] = []
+        after = None
+        while True:
+            frame = {"type": "list_rooms", "limit": 2, **({"after": after} if after else {})}
+            page = await client.request(frame)
+            assert len(page["rooms"]) <= 2
+            seen += [r["room"] for r in page["rooms"]]
+            after = page.get("next")
+            if after is None:
+                break
+        assert seen == made
+    free = await on_a.request({"type": "list_rooms", "free": True, "game": "yspahan"})
+    assert made[1] in [r["room"] for r in free["rooms"]]  # one seat of two is still free
+    other = await on_a.request({"type": "list_rooms", "game": "ishtar"})
+    assert other["rooms"] == []
+    await on_a.close()
+    await on_b.close()
