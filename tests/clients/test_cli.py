@@ -139,3 +139,21 @@ async def test_protocol_violations_are_reported_and_survived(fake_server: Any) -
     assert code == 0 and "No open or running public rooms." in out, err
     assert "protocol problem: the server sent a text frame" in out
     assert "protocol problem: undecodable frame" in out
+
+
+async def test_rooms_shows_the_first_page_and_how_to_ask_for_the_next(make_app: MakeApp) -> None:
+    app = await make_app(list_page=3)
+    url = f"ws://127.0.0.1:{app.port}/"
+    made = []
+    for _ in range(4):
+        code, out, err = await oasis("create", "--server", url, "--game", "yspahan", "--detach")
+        assert code == 0, err
+        made.append(out.split()[2])
+    code, out, err = await oasis("rooms", "--server", url)
+    assert code == 0, err
+    assert all(room in out for room in made[:3]) and made[3] not in out
+    more = [line for line in out.splitlines() if line.startswith("More rooms: oasis rooms --after")]
+    assert len(more) == 1, out
+    cursor = more[0].split("--after ", 1)[1].split()[0]
+    code, out, err = await oasis("rooms", "--server", url, "--after", cursor)
+    assert code == 0 and made[3] in out and "More rooms" not in out, out

@@ -127,3 +127,31 @@ test("the pacer lets a burst go, then spaces frames under the server's rate", ()
   now += 10_000;
   assert.equal(pacer.delay(), 0);
 });
+
+test("listRoomsPage sends the filters and the cursor, and returns the page with its next", async () => {
+  const asked = [];
+  const rooms = ["a", "b", "c"].map((room) => ({ ...info, room }));
+  const { FakeSocket } = fakeServer((f) => {
+    if (f.type === "hello") return [welcome(f.id)];
+    if (f.type === "list_rooms") {
+      asked.push(f);
+      if (!f.after) return [{ type: "rooms", id: f.id, rooms: rooms.slice(0, 2), next: "1.5/b" }];
+      return [{ type: "rooms", id: f.id, rooms: rooms.slice(2) }];
+    }
+    return [];
+  });
+  const session = await new Session("ws://fake/", { WebSocket: FakeSocket, seats: new SeatStore(memoryStorage()) }).open();
+  const first = await session.listRoomsPage({ game: "tiny", state: "open", free: true, limit: 2 });
+  assert.deepEqual(first.rooms.map((r) => r.room), ["a", "b"]);
+  assert.equal(first.next, "1.5/b");
+  const second = await session.listRoomsPage({ game: "tiny", after: first.next });
+  assert.deepEqual(second, { rooms: [rooms[2]], next: null });
+  assert.deepEqual((await session.listRooms()).map((r) => r.room), ["a", "b"]);
+  const strip = ({ id, ...rest }) => rest;
+  assert.deepEqual(asked.map(strip), [
+    { type: "list_rooms", game: "tiny", state: "open", free: true, limit: 2 },
+    { type: "list_rooms", game: "tiny", after: "1.5/b" },
+    { type: "list_rooms" },
+  ]);
+  session.close();
+});
