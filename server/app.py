@@ -358,8 +358,10 @@ class App:
             self.quotas.spend("replay", conn.session, conn.ip)
             await self.lobby.replay(req, conn)
         elif isinstance(req, m.Quick):
-            # The game first: a quick match nobody can play reads nothing from the store.
+            # The game first: a quick match nobody can play reads nothing from the store. A
+            # quick searches the lobby (across nodes, Redis's index): it spends a listing.
             registry.get(req.game).check_options(req.players, {})
+            self.quotas.spend("list", conn.session, conn.ip)
             if self.cluster is not None and await self.cluster.quick(conn, req):
                 return
             room = await self.lobby.quick(req, conn.session, conn)

@@ -36,6 +36,7 @@ import asyncio
 import contextlib
 import random
 import socket
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from protocol import frames as f
@@ -46,7 +47,7 @@ from server import records
 from server.config import Config
 from server.connection import Connection
 from server.lease import Holder, Leases, node_id
-from server.listing import MAX_SCAN, Filters, Key, cut, page_size, parse_cursor
+from server.listing import MAX_SCAN, Filters, Key, cursor, page_size, parse_cursor
 from server.recovery import RecoveryError, rebuild
 from server.redis_store import RedisStore
 from server.room import Room
@@ -60,6 +61,9 @@ QUICK_SCAN = 2000
 """Live rooms (oldest first) a ``quick`` looks at for another node's waiting room; past them it
 opens a room here."""
 QUICK_FIELDS = ("quick", "public", "game", "players", "state", "seats")
+QUICK_CHUNK = 200
+QUICK_CANDIDATES = 8
+"""Waiting rooms a ``quick`` stops scanning at (the oldest first) before asking who holds them."""
 
 
 def default_url(config: Config, port: int) -> str:
@@ -328,26 +332,34 @@ class Cluster:
 
     async def _scan(
         self, after: Key | None, count: int, fields: tuple[str, ...]
-    ) -> list[tuple[Key, dict[str, Any] | None]]:
+    ) -> tuple[list[tuple[Key, dict[str, Any] | None]], bool]:
         """Up to ``count`` live rooms after ``after`` in Redis's index of live rooms (by the time
         they were created), each with ``fields`` of its stored meta (None for this node's own
-        rooms, which are read from memory instead). One ZRANGEBYSCORE and one pipelined HMGET:
-        the work is bounded by ``count``, never by the number of rooms."""
+        rooms, which are read from memory instead), and whether the index has no more after
+        them. One ZRANGEBYSCORE and one pipelined HMGET: the work is bounded by ``count``,
+        never by the number of rooms. A room whose meta is gone is left out."""
         key = f"{self.store.prefix}:rooms"
         low: float | str = "-inf" if after is None else after[0]
         redis = self.store.redis
+        # Rooms with the same score as ``after`` come back again: ask for that many more.
+        extra = 0 if after is None else 8
 
         async def scan() -> list[Any]:
             return list(
-                await redis.zrangebyscore(key, low, "+inf", start=0, num=count, withscores=True)
+                await redis.zrangebyscore(
+                    key, low, "+inf", start=0, num=count + extra, withscores=True
+                )
             )
 
+        members = await self.store.call("list live rooms", scan)
         found: list[tuple[Key, str]] = []
-        for member, score in await self.store.call("list live rooms", scan):
+        for member, score in members:
             room = member.decode() if isinstance(member, bytes) else str(member)
             k = (float(score), room)
             if after is None or k > after:
                 found.append((k, room))
+        exhausted = len(members) < count + extra and len(found) <= count
+        found = found[:count]
         remote = [room for _, room in found if room not in self.app.lobby.rooms]
 
         async def read() -> list[Any]:
@@ -370,41 +382,65 @@ class Cluster:
                 out.append((k, None))
             elif metas.get(room) is not None:
                 out.append((k, metas[room]))
-        return out
+        return out, exhausted or not found
+
+    async def _walk(
+        self, after: Key | None, fields: tuple[str, ...], chunk: int, limit: int
+    ) -> AsyncIterator[tuple[Key, dict[str, Any] | None, bool]]:
+        """The live rooms after ``after`` in chunks of ``chunk``, at most ``limit`` of them,
+        each with its meta (as :meth:`_scan`) and whether more may follow it."""
+        seen = 0
+        while seen < limit:
+            batch, exhausted = await self._scan(after, min(chunk, limit - seen), fields)
+            if not batch:
+                return
+            for i, (k, meta) in enumerate(batch):
+                seen += 1
+                yield k, meta, not (exhausted and i == len(batch) - 1)
+            if exhausted:
+                return
+            after = batch[-1][0]
 
     async def page(self, req: m.ListRooms) -> tuple[list[dict[str, Any]], str | None]:
         """One page of the public rooms of every node, oldest first: this node's as they are
         now, the others' as their meta was last stored (seats and state; ``rev`` may lag).
-        At most :data:`~server.listing.MAX_SCAN` rooms are looked at per page. Without Redis:
-        this node's rooms only."""
+        Read from Redis a chunk at a time (twice the page), at most
+        :data:`~server.listing.MAX_SCAN` rooms per page. Without Redis: this node's only."""
         lobby = self.app.lobby
         after = None if req.after is None else parse_cursor(req.after)
-        try:
-            scanned = await self._scan(after, MAX_SCAN + 1, LISTED_FIELDS)
-        except StoreError:
-            return lobby.page(req)
         filters = Filters.of(req)
         size = page_size(req, self.app.config.list_page)
-        metas = {k[1]: meta for k, meta in scanned}
+        out: list[dict[str, Any]] = []
+        scanned = 0
+        try:
+            async for k, meta, more in self._walk(after, LISTED_FIELDS, 2 * size, MAX_SCAN):
+                scanned += 1
+                found = self._listed(k[1], meta, req.game)
+                if found is not None and filters.accept(found[0], found[1]):
+                    out.append(found[2]())
+                if not more:
+                    return out, None
+                if len(out) >= size or scanned >= MAX_SCAN:
+                    return out, cursor(k)
+        except StoreError:
+            return lobby.page(req)
+        return out, None
 
-        def lookup(room: str) -> tuple[str, int, Any] | None:
-            meta = metas.get(room)
-            if meta is None:
-                here = lobby.rooms.get(room)
-                if here is None or not here.settings.public or here.settings.replay_of:
-                    return None
-                if req.game is not None and here.settings.game != req.game:
-                    return None
-                return lobby.lookup(room)
-            if not meta.get("public", True) or (
-                req.game is not None and meta.get("game") != req.game
-            ):
+    def _listed(
+        self, room: str, meta: dict[str, Any] | None, game: str | None
+    ) -> tuple[str, int, Any] | None:
+        """A listed room's state, free seats and ``info`` getter (None: not listed)."""
+        if meta is None:
+            here = self.app.lobby.rooms.get(room)
+            if here is None or not here.settings.public or here.settings.replay_of:
                 return None
-            free = sum(1 for seat in meta.get("seats") or [] if not seat.get("taken"))
-            return str(meta.get("state", "open")), free, lambda: _info(room, meta)
-
-        keys = [(k, i < len(scanned) - 1) for i, (k, _) in enumerate(scanned)]
-        return cut(iter(keys), lookup, filters, size)
+            if game is not None and here.settings.game != game:
+                return None
+            return self.app.lobby.lookup(room)
+        if not meta.get("public", True) or (game is not None and meta.get("game") != game):
+            return None
+        free = sum(1 for seat in meta.get("seats") or [] if not seat.get("taken"))
+        return str(meta.get("state", "open")), free, lambda: _info(room, meta)
 
     async def quick(self, conn: Connection, req: m.Quick) -> bool:
         """True if the quick match was sent to another node's open quick room (``redirect``).
@@ -426,17 +462,20 @@ class Cluster:
                 and here.free_seats() > 0
             ):
                 return False  # the lobby finds it
-        candidates = [
-            k[1]
-            for k, meta in await self._scan(None, QUICK_SCAN, QUICK_FIELDS)
-            if meta is not None
-            and meta.get("quick")
-            and meta.get("public", True)
-            and meta.get("game") == req.game
-            and meta.get("players") == req.players
-            and meta.get("state", "open") == "open"
-            and any(not seat.get("taken") for seat in meta.get("seats") or [])
-        ]
+        candidates: list[str] = []
+        async for k, meta, more in self._walk(None, QUICK_FIELDS, QUICK_CHUNK, QUICK_SCAN):
+            if (
+                meta is not None
+                and meta.get("quick")
+                and meta.get("public", True)
+                and meta.get("game") == req.game
+                and meta.get("players") == req.players
+                and meta.get("state", "open") == "open"
+                and any(not seat.get("taken") for seat in meta.get("seats") or [])
+            ):
+                candidates.append(k[1])
+            if candidates and (not more or len(candidates) >= QUICK_CANDIDATES):
+                break
         if not candidates:
             return False
         holders = await self.leases.holders(candidates)

@@ -107,7 +107,7 @@ class Config:
     room_chat_per_minute: int = 60
     """Chat lines per minute in one room from all its members together (bursts of 10)."""
     list_per_second: float = 2.0
-    """``list_rooms`` per connection per second (bursts of ``list_burst``)."""
+    """``list_rooms`` and ``quick`` per connection per second (bursts of ``list_burst``)."""
     list_burst: int = 10
     create_per_minute: float = 12.0
     """Rooms opened (``create``, a ``quick`` that opens one, ``start`` with bots) per

@@ -205,8 +205,9 @@ async def test_costly_requests_spend_budgets_per_connection_and_per_address(
     _refused(await bob.request({"type": "list_rooms"}), "list_per_address")  # 3 per address
     assert (await _create(ann))["type"] == "ack"
     _refused(await _create(ann), "create_per_connection")
+    # A quick searches the lobby: it spends a listing first (and a creation if it opens a room).
     _refused(
-        await ann.request({"type": "quick", "game": "tiny", "players": 3}), "create_per_connection"
+        await ann.request({"type": "quick", "game": "tiny", "players": 3}), "list_per_connection"
     )
     assert (await ann.request({"type": "replay", "room": "gone"}))["code"] == "not_found"
     _refused(await ann.request({"type": "replay", "room": "gone"}), "replay_per_connection")
