@@ -256,7 +256,7 @@ class Cluster:
                 self.log.warning("lease_regained", room=room_id, rev=room.rev)
                 return
             self.log.warning("lease_lost", room=room_id, rev=room.rev)
-            self.app.lobby.rooms.pop(room_id, None)
+            self.app.lobby.forget(room_id)  # (its quotas and index entry too)
             self._held.discard(room_id)
             members = _members(room)
             await room.stop()
