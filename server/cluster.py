@@ -256,9 +256,9 @@ class Cluster:
                 self.log.warning("lease_regained", room=room_id, rev=room.rev)
                 return
             self.log.warning("lease_lost", room=room_id, rev=room.rev)
+            members = _members(room)  # (before the lobby lets its spectators go)
             self.app.lobby.forget(room_id)  # (its quotas and index entry too)
             self._held.discard(room_id)
-            members = _members(room)
             await room.stop()
             self.app.metrics.rooms.labels(room.state.value).dec()
             room.state = RoomState.CLOSED
