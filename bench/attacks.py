@@ -17,6 +17,8 @@ limits it meets are its own and not the paced player's:
 - ``half_open``: as many TCP connections as it can open (up to 4,000) that never send a byte;
 - ``chat_flood``: 32 connections spectating the paced room and chatting 39 lines a second each.
 
+A first window, ``quiet``, runs no attack: the same figures with nothing but the paced match,
+what the machine gives at that moment (on a shared machine, the reference for the others).
 Per attack it prints the paced match's act -> ack p50 / p99 / max during the flood, the room
 pauses the server logged, ``/healthz`` p99 and max, the server's worst event-loop lag probe
 (``oasis_loop_lag_seconds``, read from ``/metrics`` every 200 ms), the refusals per limit, and
@@ -46,12 +48,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
-from bench.procs import OASIS_ENV, PYTHON, ROOT, Server
+from bench.procs import OASIS_ENV, PYTHON, ROOT, Server, cpu_seconds
 from protocol.codec import Limits, decode, encode
 from protocol.patch import apply
 from tests.services import RedisServer
 
 ATTACKS = (
+    "quiet",
     "list_flood",
     "room_fill",
     "bot_matches",
@@ -301,6 +304,9 @@ async def _flood(url: str, frames: Any, seconds: float, connections: int = CONNE
 
 
 async def attack(kind: str, url: str, seconds: float, room: str, archived: str) -> None:
+    if kind == "quiet":
+        await asyncio.sleep(seconds)
+        return
     if kind == "half_open":
         held: list[Any] = []
         deadline = time.monotonic() + seconds
@@ -394,12 +400,14 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         for kind in chosen:
             before = dict(m.refused)
             pauses = m.pauses()
+            cpu0 = cpu_seconds(server.pid)
             t0 = time.monotonic()
             command = [PYTHON, str(Path(__file__)), "--attacker", kind, "--url", server.url]
             command += ["--seconds", str(args.seconds), "--room", m.room, "--archived", archived]
             child = subprocess.Popen(command, cwd=ROOT)  # noqa: ASYNC220 (waited in a thread)
             await asyncio.to_thread(child.wait, args.seconds + 60)
             t1 = time.monotonic()
+            cpu = (cpu_seconds(server.pid) - cpu0) / (t1 - t0)
             await asyncio.sleep(args.recovery)
             t2 = time.monotonic()
             acks = _window(m.acks, t0, t1)
@@ -413,6 +421,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 "healthz_p99_ms": (_pct(health, 0.99) or 0) * 1000,
                 "healthz_max_ms": max(health, default=0) * 1000,
                 "loop_lag_max_ms": max(_window(m.lag, t0, t1), default=0) * 1000,
+                "server_cpu": cpu,
                 "refused": {
                     k: v - before.get(k, 0) for k, v in m.refused.items() if v > before.get(k, 0)
                 },
@@ -450,7 +459,8 @@ def _default_env() -> dict[str, str]:
 
 HEADER = (
     f"{'attack':<14} {'acks':>5} {'p50':>6} {'p99':>6} {'max':>7} {'pauses':>6} "
-    f"{'hz p99':>7} {'hz max':>7} {'lag max':>7} {'after p99':>9} {'after hz':>8}  refused"
+    f"{'hz p99':>7} {'hz max':>7} {'lag max':>7} {'cpu':>4} {'after p99':>9} {'after hz':>8}"
+    "  refused"
 )
 
 
@@ -460,6 +470,7 @@ def _print_row(kind: str, row: dict[str, Any]) -> None:
         f"{kind:<14} {row['acks']:>5} {row['paced_p50_ms']:>6.1f} {row['paced_p99_ms']:>6.1f} "
         f"{row['paced_max_ms']:>7.1f} {row['pauses']:>6} {row['healthz_p99_ms']:>7.1f} "
         f"{row['healthz_max_ms']:>7.1f} {row['loop_lag_max_ms']:>7.1f} "
+        f"{row['server_cpu'] * 100:>3.0f}% "
         f"{row['after_paced_p99_ms']:>9.1f} {row['after_healthz_p99_ms']:>8.1f}  {refused}",
         flush=True,
     )
