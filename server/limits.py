@@ -10,6 +10,10 @@ The policy, decided on purpose (STYLE 11):
   a flood of garbage costs one comparison per frame. Chat has its own, slower bucket per sender.
 - **Connections per IP.** At most ``max_connections_per_ip`` open WebSockets per address; the
   next handshake is refused with HTTP 429 (and a race past the check is closed with 1008).
+- **Connections per node and half-open upgrades per address** are counted at TCP accept and a
+  refused connection is aborted (:mod:`server.gate`); what requests cost beyond one frame
+  (listing, creating, replays, spectating, chat per room) has its own budgets and quotas
+  (:mod:`server.quotas`).
 - **Idle and ping.** No ``hello`` within ``hello_timeout`` or no frame at all within
   ``idle_timeout``: close 1000 after a ``bye``. Dead peers are found by the WebSocket keepalive
   (``ping_interval``/``ping_timeout``).
