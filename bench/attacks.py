@@ -197,6 +197,8 @@ class Measurer:
         self.health: list[tuple[float, float]] = []
         self.lag: list[tuple[float, float]] = []
         self.refused: dict[str, float] = {}
+        self.requests: dict[str, tuple[float, float]] = {}
+        """Request type -> (seconds, count) the server spent on it so far."""
         self.stopping = False
         self.room = ""
 
@@ -259,6 +261,12 @@ class Measurer:
             found = re.search(r"^oasis_loop_lag_seconds (\S+)$", body, re.M)
             if found:
                 self.lag.append((time.monotonic(), float(found.group(1))))
+            sums = dict(
+                re.findall(r'^oasis_request_seconds_sum\{type="(\w+)"\} (\S+)$', body, re.M)
+            )
+            counts = re.findall(r'^oasis_request_seconds_count\{type="(\w+)"\} (\S+)$', body, re.M)
+            for kind, count in counts:
+                self.requests[kind] = (float(sums.get(kind, 0)), float(count))
             for limit, value in re.findall(
                 r'^oasis_refused_total\{limit="(\w+)"\} (\S+)$', body, re.M
             ):
@@ -269,6 +277,28 @@ class Measurer:
         assert self.server.workdir is not None
         path = self.server.workdir / "server.log"
         return path.read_text(errors="replace").count("room_paused") if path.exists() else 0
+
+
+FLOODED = {
+    "list_flood": "list_rooms",
+    "room_fill": "create",
+    "bot_matches": "create",
+    "replay_flood": "replay",
+    "unknown_quick": "quick",
+    "chat_flood": "chat",
+}
+"""The request type each flood sends (the server's time per request of it is printed)."""
+
+
+def _per_request(
+    before: dict[str, tuple[float, float]], after: dict[str, tuple[float, float]], kind: str | None
+) -> float | None:
+    """Microseconds the server's shell spent per ``kind`` request between two scrapes."""
+    if kind is None or kind not in after:
+        return None
+    seconds = after[kind][0] - before.get(kind, (0.0, 0.0))[0]
+    count = after[kind][1] - before.get(kind, (0.0, 0.0))[1]
+    return seconds / count * 1e6 if count > 0 else None
 
 
 def _window(samples: list[tuple[float, float]], start: float, end: float) -> list[float]:
@@ -399,6 +429,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         chosen = [a for a in ATTACKS if not args.only or a in args.only.split(",")]
         for kind in chosen:
             before = dict(m.refused)
+            spent = dict(m.requests)
             pauses = m.pauses()
             cpu0 = cpu_seconds(server.pid)
             t0 = time.monotonic()
@@ -422,6 +453,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 "healthz_max_ms": max(health, default=0) * 1000,
                 "loop_lag_max_ms": max(_window(m.lag, t0, t1), default=0) * 1000,
                 "server_cpu": cpu,
+                "us_per_request": _per_request(spent, m.requests, FLOODED.get(kind)),
                 "refused": {
                     k: v - before.get(k, 0) for k, v in m.refused.items() if v > before.get(k, 0)
                 },
@@ -459,8 +491,8 @@ def _default_env() -> dict[str, str]:
 
 HEADER = (
     f"{'attack':<14} {'acks':>5} {'p50':>6} {'p99':>6} {'max':>7} {'pauses':>6} "
-    f"{'hz p99':>7} {'hz max':>7} {'lag max':>7} {'cpu':>4} {'after p99':>9} {'after hz':>8}"
-    "  refused"
+    f"{'hz p99':>7} {'hz max':>7} {'lag max':>7} {'cpu':>4} {'us/req':>6} {'after p99':>9} "
+    f"{'after hz':>8}  refused"
 )
 
 
@@ -471,6 +503,7 @@ def _print_row(kind: str, row: dict[str, Any]) -> None:
         f"{row['paced_max_ms']:>7.1f} {row['pauses']:>6} {row['healthz_p99_ms']:>7.1f} "
         f"{row['healthz_max_ms']:>7.1f} {row['loop_lag_max_ms']:>7.1f} "
         f"{row['server_cpu'] * 100:>3.0f}% "
+        f"{'-' if row['us_per_request'] is None else format(row['us_per_request'], '.0f'):>6} "
         f"{row['after_paced_p99_ms']:>9.1f} {row['after_healthz_p99_ms']:>8.1f}  {refused}",
         flush=True,
     )

@@ -36,7 +36,7 @@ import asyncio
 import contextlib
 import random
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from protocol import frames as f
@@ -412,12 +412,13 @@ class Cluster:
         size = page_size(req, self.app.config.list_page)
         out: list[dict[str, Any]] = []
         scanned = 0
+        local = lobby.picker(filters)
         try:
             async for k, meta, more in self._walk(after, LISTED_FIELDS, 2 * size, MAX_SCAN):
                 scanned += 1
-                found = self._listed(k[1], meta, req.game)
-                if found is not None and filters.accept(found[0], found[1]):
-                    out.append(found[2]())
+                info = self._listed(k[1], meta, req.game, filters, local)
+                if info is not None:
+                    out.append(info())
                 if not more:
                     return out, None
                 if len(out) >= size or scanned >= MAX_SCAN:
@@ -427,20 +428,27 @@ class Cluster:
         return out, None
 
     def _listed(
-        self, room: str, meta: dict[str, Any] | None, game: str | None
-    ) -> tuple[str, int, Any] | None:
-        """A listed room's state, free seats and ``info`` getter (None: not listed)."""
+        self,
+        room: str,
+        meta: dict[str, Any] | None,
+        game: str | None,
+        filters: Filters,
+        local: Callable[[str], Callable[[], dict[str, Any]] | None],
+    ) -> Callable[[], dict[str, Any]] | None:
+        """A listed room's ``info`` getter (None: not listed): this node's from memory."""
         if meta is None:
             here = self.app.lobby.rooms.get(room)
             if here is None or not here.settings.public or here.settings.replay_of:
                 return None
             if game is not None and here.settings.game != game:
                 return None
-            return self.app.lobby.lookup(room)
+            return local(room)
         if not meta.get("public", True) or (game is not None and meta.get("game") != game):
             return None
         free = sum(1 for seat in meta.get("seats") or [] if not seat.get("taken"))
-        return str(meta.get("state", "open")), free, lambda: _info(room, meta)
+        if not filters.accept(str(meta.get("state", "open")), free):
+            return None
+        return lambda: _info(room, meta)
 
     async def quick(self, conn: Connection, req: m.Quick) -> bool:
         """True if the quick match was sent to another node's open quick room (``redirect``).

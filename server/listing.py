@@ -105,19 +105,20 @@ def _remove(keys: list[Key], key: Key) -> None:
         del keys[i]
 
 
-Lookup = Callable[[str], "tuple[str, int, Callable[[], dict[str, Any]]] | None"]
-"""A room id -> its state, free seats and how to get its ``info`` (None: not served here)."""
+Pick = Callable[[str], "Callable[[], dict[str, Any]] | None"]
+"""A room id -> how to get its ``info`` if it is served and passes the filters, else None.
+Called for every room a page looks at: the cheap checks first, no ``info`` built."""
 
 
 def cut(
-    keys: Iterator[tuple[Key, bool]], lookup: Lookup, filters: Filters, size: int
+    keys: Iterator[tuple[Key, bool]], pick: Pick, size: int
 ) -> tuple[list[dict[str, Any]], str | None]:
     """One page from ``keys``: at most ``size`` rooms, at most :data:`MAX_SCAN` looked at."""
     out: list[dict[str, Any]] = []
     for scanned, (key, more) in enumerate(keys, 1):
-        found = lookup(key[1])
-        if found is not None and filters.accept(found[0], found[1]):
-            out.append(found[2]())
+        info = pick(key[1])
+        if info is not None:
+            out.append(info())
         if not more:
             return out, None
         if len(out) >= size or scanned >= MAX_SCAN:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from collections.abc import Callable
 from typing import Any
 
 from games import registry
@@ -97,15 +98,24 @@ class Lobby:
         """One page of this node's public rooms, oldest first, and the cursor of the next."""
         after = None if req.after is None else parse_cursor(req.after)
         keys = self.index.after(req.game, after)
-        size = page_size(req, self.config.list_page)
-        return cut(keys, self.lookup, Filters.of(req), size)
+        return cut(keys, self.picker(Filters.of(req)), page_size(req, self.config.list_page))
 
-    def lookup(self, room_id: str) -> tuple[str, int, Any] | None:
-        """A served room's state, free seats and ``info`` getter (for :func:`cut`)."""
-        room = self.rooms.get(room_id)
-        if room is None:
-            return None
-        return room.state.value, room.free_seats(), room.info
+    def picker(self, filters: Filters) -> Callable[[str], Callable[[], dict[str, Any]] | None]:
+        """For :func:`~server.listing.cut`: a served room passing ``filters``, by id."""
+        rooms = self.rooms
+        state, free = filters.state, filters.free
+
+        def pick(room_id: str) -> Callable[[], dict[str, Any]] | None:
+            room = rooms.get(room_id)
+            if room is None:
+                return None
+            if state is not None and room.state.value != state:
+                return None
+            if free and (room.state is not RoomState.OPEN or room.free_seats() <= 0):
+                return None
+            return room.info
+
+        return pick
 
     def _reserve(self) -> None:
         """Refuse a new room when the rooms served and being created reach ``max_rooms``."""

@@ -90,21 +90,21 @@ def test_a_page_looks_at_no_more_than_max_scan_rooms(monkeypatch: pytest.MonkeyP
     index = RoomIndex()
     for i in range(25):
         index.add((float(i), f"r{i:02}"), "tiny" if i % 5 == 0 else "other")
-    seen: list[str] = []
+    looked: list[str] = []
 
-    def lookup(room: str) -> tuple[str, int, Any]:
-        seen.append(room)
-        return "open", 1, lambda: {"room": room}
+    def pick(room: str) -> Any:
+        looked.append(room)
+        return (lambda: {"room": room}) if room.endswith("0") else None
 
-    keys = index.after(None, None)
-    rooms, after = cut(
-        keys, lambda r: lookup(r) if r.endswith("0") else None, Filters(None, False), 50
-    )
-    assert len(seen) == 1 and after == cursor((9.0, "r09"))  # ten looked at, one matched
+    def every(room: str) -> Any:
+        return lambda: {"room": room}
+
+    rooms, after = cut(index.after(None, None), pick, 50)
+    assert len(looked) == 10 and after == cursor((9.0, "r09"))  # ten looked at, one matched
     assert [r["room"] for r in rooms] == ["r00"]
-    rooms, after = cut(index.after("tiny", None), lookup, Filters(None, False), 2)
+    rooms, after = cut(index.after("tiny", None), every, 2)
     assert [r["room"] for r in rooms] == ["r00", "r05"] and after == cursor((5.0, "r05"))
-    rooms, after = cut(index.after("tiny", parse_cursor(after)), lookup, Filters(None, False), 5)
+    rooms, after = cut(index.after("tiny", parse_cursor(after)), every, 5)
     assert [r["room"] for r in rooms] == ["r10", "r15", "r20"] and after is None
 
 
