@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from server.cluster import Cluster
 
 SERVER_NAME = "oasis/0.1"
-LISTEN_BACKLOG = 4096
+LISTEN_BACKLOG = 1024
 """The listening socket's accept queue (the kernel caps it at ``net.core.somaxconn``)."""
 
 
