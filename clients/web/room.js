@@ -1,10 +1,17 @@
 // A room: play (a seat), watch (a spectator; ?overlay=1 for a stream), replay (a finished match
 // played again by the server). Drawn from the room's view and info alone: the seats and their
 // clocks, whose turn it is and what they are asked, the legal choices to click, the event log,
-// chat, the game's public state and the seat's own secrets, the result at the end.
+// chat, the board of the game (boards.js, from GET /games/<name> and the view) with the choices
+// that have a place on it, the view as readable lists, the result at the end. A replay keeps
+// every revision it receives, to step back and forth and jump to a turn.
 
 import { h, fill, explain, words, choiceText, eventText, promptText, clockText, tree, seatName } from "./ui.js";
 import { ServerError } from "./oasis.js";
+import { boardPanel, gameData } from "./boards.js";
+import { ishtarBoard } from "./ishtar.js";
+import { yspahanBoard } from "./yspahan.js";
+
+const BOARDS = { ishtar: ishtarBoard, yspahan: yspahanBoard };
 
 const LOW_CLOCK_MS = 30000;
 
@@ -30,14 +37,23 @@ export function roomView(ctx, mode, roomId) {
   const chatBox = h("section", { class: "card chatbox" }, h("h2", {}, "Chat"), chatList, chatForm);
   const stateBox = h("section", { class: "card state", id: "state" });
   const lastEvent = h("p", { class: "last-event", id: "last-event" });
+  const boardBox = h("section", { class: "card boardbox", id: "board-box", hidden: true });
+  const replayBox = h("section", { class: "card replaybox", id: "replay", hidden: true });
+  let board = null; // {game, data, panel}
+  // A replay's revisions as they came ({rev, view}) and its events; `position` is the index of
+  // the one shown, or null to follow the latest.
+  const history = [];
+  const replayLog = [];
+  let position = null;
+  let playing = null;
 
   const element = overlay
-    ? h("div", { class: "overlay-root", id: "overlay" }, h("div", { class: "overlay-seats", id: "seats" }), lastEvent, h("div", { class: "overlay-foot" }, integrity))
+    ? h("div", { class: "overlay-root", id: "overlay" }, h("div", { class: "overlay-seats", id: "seats" }), boardBox, lastEvent, h("div", { class: "overlay-foot" }, integrity))
     : h("div", { class: `room ${mode}` },
         h("div", { class: "room-head" }, title, badges, integrity),
         h("div", { class: "grid" },
           h("div", { class: "col" }, turnBox, seatsBox),
-          h("div", { class: "col" }, stateBox),
+          h("div", { class: "col wide" }, replayBox, boardBox, stateBox),
           h("div", { class: "col" }, logBox, chatBox)));
   const overlaySeats = overlay ? element.querySelector(".overlay-seats") : null;
 
@@ -65,8 +81,7 @@ export function roomView(ctx, mode, roomId) {
       } else if (mode === "watch") {
         room = await session.spectate(roomId);
       } else {
-        const interval = Number(ctx.params.get("interval") ?? "1");
-        room = await session.replay(roomId, Number.isFinite(interval) ? interval : 1);
+        room = await session.replay(roomId, interval());
       }
     } catch (err) {
       if (disposed) return;
@@ -75,9 +90,105 @@ export function roomView(ctx, mode, roomId) {
       return;
     }
     if (disposed) return;
+    if (mode === "replay") {
+      record();
+      room.addEventListener("change", record);
+      room.addEventListener("events", recordEvents);
+      if (interval() === 0) position = 0;
+    }
     for (const kind of ["change", "events", "chat", "pause"]) room.addEventListener(kind, schedule);
+    loadBoard(room.info.game);
     render();
     timers.push(setInterval(tickClocks, 250));
+  }
+
+  function interval() {
+    const asked = Number(ctx.params.get("interval") ?? "0");
+    return Number.isFinite(asked) && asked >= 0 ? asked : 0;
+  }
+
+  async function loadBoard(game) {
+    const kind = BOARDS[game];
+    if (!kind || board) return;
+    try {
+      const data = await gameData(game);
+      if (disposed) return;
+      board = { game, data, panel: boardPanel(kind, (i) => act(i)), kind };
+      fill(boardBox, board.panel.element);
+      boardBox.hidden = false;
+      schedule();
+    } catch (err) {
+      fill(boardBox, h("p", { class: "error" }, `The board cannot be drawn: ${explain(err)}`));
+      boardBox.hidden = false;
+    }
+  }
+
+  // Replays: every revision kept ---------------------------------------------------------------
+  function record() {
+    if (!room?.view || history.at(-1)?.rev === room.rev) return;
+    history.push({ rev: room.rev, view: room.view });
+  }
+
+  function recordEvents(e) {
+    for (const event of e.detail.events) replayLog.push({ rev: e.detail.rev, event });
+  }
+
+  /** What is shown: the latest view, or in a replay the revision stepped to. */
+  function shown() {
+    if (mode !== "replay" || position === null || !history[position]) {
+      return { view: room.view, rev: room.rev, log: mode === "replay" ? replayLog : room.log, latest: true };
+    }
+    const { view, rev } = history[position];
+    return { view, rev, log: replayLog.filter((entry) => entry.rev <= rev), latest: position === history.length - 1 };
+  }
+
+  function step(to) {
+    if (!history.length) return;
+    const next = Math.max(0, Math.min(history.length - 1, to));
+    position = next;
+    schedule();
+  }
+
+  function togglePlay() {
+    if (playing) {
+      clearInterval(playing);
+      playing = null;
+    } else {
+      if (position === null || position >= history.length - 1) position = 0;
+      playing = setInterval(() => {
+        if (position === null || position >= history.length - 1) {
+          clearInterval(playing);
+          playing = null;
+        } else position += 1;
+        schedule();
+      }, 700);
+    }
+    schedule();
+  }
+
+  function drawReplay(at) {
+    replayBox.hidden = false;
+    const index = position ?? history.length - 1;
+    const turns = [];
+    for (const [i, entry] of history.entries()) {
+      const name = board?.kind?.turnOf(entry.view) ?? `rev ${entry.rev}`;
+      if (turns.at(-1)?.name !== name) turns.push({ name, index: i });
+    }
+    const currentTurn = [...turns].reverse().find((t) => t.index <= index);
+    const slider = h("input", { type: "range", id: "replay-rev", min: 0, max: Math.max(0, history.length - 1), value: index, "aria-label": "revision" });
+    slider.addEventListener("input", () => step(Number(slider.value)));
+    const jump = h("select", { id: "replay-turn", "aria-label": "jump to a turn" }, turns.map((t) => h("option", { value: t.index, selected: t === currentTurn }, t.name)));
+    jump.addEventListener("change", () => step(Number(jump.value)));
+    fill(replayBox,
+      h("div", { class: "replay-bar" },
+        h("button", { type: "button", id: "replay-first", title: "the start", onclick: () => step(0) }, "⏮"),
+        h("button", { type: "button", id: "replay-back", title: "one revision back", onclick: () => step(index - 1) }, "◀"),
+        h("button", { type: "button", id: "replay-play", title: playing ? "pause" : "play", onclick: togglePlay }, playing ? "⏸" : "▶▶"),
+        h("button", { type: "button", id: "replay-forward", title: "one revision forward", onclick: () => step(index + 1) }, "▶"),
+        h("button", { type: "button", id: "replay-last", title: "the end", onclick: () => step(history.length - 1) }, "⏭"),
+        slider,
+        h("span", { class: "mono", id: "replay-at" }, `rev ${at.rev} of ${history.at(-1)?.rev ?? 0}`),
+        h("label", { class: "hint" }, "jump to ", jump)));
   }
 
   // Drawing ----------------------------------------------------------------------------------
@@ -99,38 +210,58 @@ export function roomView(ctx, mode, roomId) {
     if (disposed || !room) return;
     const info = room.info;
     const seats = info.seats ?? [];
+    const at = shown();
+    at.turn = at.view?.shared?.turn ?? null;
+    at.result = at.view?.shared?.result ?? null;
     mismatches.textContent = String(room.mismatches);
     integrity.classList.toggle("bad", room.mismatches > 0);
+    drawBoard(at, seats);
     if (overlay) {
-      drawOverlay(seats);
+      drawOverlay(seats, at);
       return;
     }
+    if (mode === "replay") drawReplay(at);
     fill(badges,
       h("span", { class: "badge" }, words(info.game)),
       h("span", { class: `badge state-${info.state}`, id: "room-state" }, words(info.state)),
-      h("span", { class: "badge mono", id: "rev" }, `rev ${room.rev}`),
+      h("span", { class: "badge mono", id: "rev" }, `rev ${at.rev}`),
       info.replay_of ? h("span", { class: "badge" }, `replay of ${info.replay_of}`) : null,
       room.paused ? h("span", { class: "badge warn" }, "paused: storage unavailable") : null,
       watching ? h("span", { class: "badge" }, `watching · ${info.spectators ?? 0} spectators`) : h("span", { class: "badge you" }, `you: ${seatName(seats, room.seat)}`));
-    drawTurn(info, seats);
-    drawSeats(seatsBox, seats);
-    drawState();
-    drawLog(seats);
+    drawTurn(info, seats, at);
+    drawSeats(seatsBox, seats, at);
+    drawState(at);
+    drawLog(seats, at);
     drawChat();
   }
 
-  function drawTurn(info, seats) {
+  function canAct() {
+    return !watching && !acting && !room.paused && !room.result && room.info.state === "playing" && room.choices.length > 0;
+  }
+
+  function drawBoard(at, seats) {
+    if (!board) return;
+    const choices = canAct() ? room.choices : [];
+    board.panel.update({ data: board.data, view: at.view, seats, choices });
+    boardBox.classList.toggle("acting", choices.length > 0);
+  }
+
+  function drawTurn(info, seats, at) {
     const parts = [];
     if (room.gone) parts.push(h("p", { class: "error" }, "This room is gone (closed, or the seat token no longer works)."));
-    if (room.result) parts.push(resultTable(room.result, seats));
+    if (at.result) parts.push(resultTable(at.result, seats));
     else if (info.state === "open") parts.push(...openRoom(info, seats));
-    else if (room.turn) {
-      const mine = room.turn.seat === room.seat && !watching;
-      parts.push(h("p", { class: `prompt ${mine ? "mine" : ""}`, id: "prompt" }, mine ? `Your turn: ${room.turn.prompt || words(room.turn.decision).toLowerCase()}` : promptText(room.turn, seats)));
+    else if (at.turn) {
+      const mine = at.turn.seat === room.seat && !watching;
+      parts.push(h("p", { class: `prompt ${mine ? "mine" : ""}`, id: "prompt" }, mine ? `Your turn: ${at.turn.prompt || words(at.turn.decision).toLowerCase()}` : promptText(at.turn, seats)));
+      if (mine && board) parts.push(h("p", { class: "hint" }, "Choose below, or on the board where a choice has a place (highlighted)."));
     }
     if (!watching && room.choices.length && !room.result && info.state === "playing") {
       parts.push(h("ol", { class: "choices", id: "choices" }, room.choices.map((choice, i) =>
-        h("li", {}, h("button", { class: "choice", type: "button", disabled: acting || room.paused, dataset: { index: i }, onclick: () => act(i) }, choiceText(choice, seats))))));
+        h("li", {}, h("button", {
+          class: "choice", type: "button", disabled: acting || room.paused, dataset: { index: i }, onclick: () => act(i),
+          onmouseenter: () => board?.panel.preview(i), onfocus: () => board?.panel.preview(i), onmouseleave: () => board?.panel.preview(null),
+        }, choiceText(choice, seats))))));
     }
     if (!watching && !room.result && info.state === "playing") {
       parts.push(h("p", { class: "leave" }, h("button", { type: "button", class: "quiet", onclick: leave }, "Leave (a bot plays for you until you come back)")));
@@ -176,9 +307,9 @@ export function roomView(ctx, mode, roomId) {
       result.turns !== undefined ? h("p", { class: "hint" }, `${result.turns} turns`) : null);
   }
 
-  function drawSeats(box, seats) {
-    const clock = room.view?.clock;
-    const turnSeat = room.info.state === "playing" ? room.turn?.seat : undefined;
+  function drawSeats(box, seats, at) {
+    const clock = at.view?.clock;
+    const turnSeat = room.info.state === "playing" || mode === "replay" ? at.turn?.seat : undefined;
     const rows = seats.map((s) => {
       const tags = [];
       if (s.seat === room.seat && !watching) tags.push(h("span", { class: "tag you" }, "you"));
@@ -187,29 +318,34 @@ export function roomView(ctx, mode, roomId) {
       if (s.forfeited) tags.push(h("span", { class: "tag bad" }, "forfeited"));
       if (!s.taken && !s.bot) tags.push(h("span", { class: "tag" }, "free"));
       const online = s.bot || s.connected;
-      return h("li", { class: `seat ${s.seat === turnSeat && !room.result ? "turn" : ""}`, dataset: { seat: s.seat } },
+      const colour = board?.kind?.seatColour(board.data, s.seat);
+      return h("li", { class: `seat ${s.seat === turnSeat && !at.result ? "turn" : ""}`, dataset: { seat: s.seat } },
         h("span", { class: `dot ${online ? "on" : "off"}`, title: online ? "connected" : "not connected" }),
+        colour ? h("span", { class: "swatch", style: `background:${colour}`, title: "this player's colour" }) : null,
         h("span", { class: "name" }, s.name || (s.bot ? "bot" : `seat ${s.seat + 1}`)),
         tags,
         clock ? h("span", { class: "clock mono", dataset: { clock: s.seat } }, "") : null,
-        room.result ? h("span", { class: "score" }, String(room.result.scores?.[s.seat] ?? "")) : null);
+        at.result ? h("span", { class: "score" }, String(at.result.scores?.[s.seat] ?? "")) : null);
     });
     if (box === seatsBox) fill(box, h("h2", {}, "Players"), h("ul", { class: "seat-list" }, rows));
     else fill(box, rows);
     tickClocks();
   }
 
-  function drawState() {
-    const game = room.view?.shared?.game;
-    const own = room.view?.own;
+  function drawState(at) {
+    const game = at.view?.shared?.game;
+    const own = at.view?.own;
+    const open = !BOARDS[room.info.game];
+    const details = stateBox.querySelectorAll("details");
+    const kept = [...details].map((d) => d.open);
     fill(stateBox,
-      h("h2", {}, "The game"),
-      game ? h("details", { open: true }, h("summary", {}, "Public state"), tree(game)) : h("p", { class: "hint" }, "No view yet."),
-      own?.private != null ? h("details", { open: true, class: "private" }, h("summary", {}, "Only you see this"), tree(own.private)) : null);
+      h("h2", {}, board ? "The view, in full" : "The game"),
+      game ? h("details", { open: kept[0] ?? open }, h("summary", {}, "Public state"), tree(game)) : h("p", { class: "hint" }, "No view yet."),
+      own?.private != null ? h("details", { open: kept[1] ?? open, class: "private" }, h("summary", {}, "Only you see this"), tree(own.private)) : null);
   }
 
-  function drawLog(seats) {
-    const entries = room.log.slice(-200);
+  function drawLog(seats, at) {
+    const entries = at.log.slice(-200);
     fill(logList, entries.length ? entries.map(({ rev, event }) => h("li", {}, h("span", { class: "rev mono" }, String(rev)), eventText(event, seats))) : h("li", { class: "hint" }, "Nothing yet."));
     logList.scrollTop = logList.scrollHeight;
   }
@@ -224,6 +360,7 @@ export function roomView(ctx, mode, roomId) {
 
   function drawOverlay(seats) {
     fill(overlaySeats, seats.map((s) => h("div", { class: `ov-seat ${s.seat === room.turn?.seat && room.info.state === "playing" ? "turn" : ""} ${room.result?.winners?.includes(s.seat) ? "winner" : ""}`, dataset: { seat: s.seat } },
+      board ? h("span", { class: "swatch", style: `background:${board.kind.seatColour(board.data, s.seat)}` }) : null,
       h("span", { class: "name" }, s.name || (s.bot ? "bot" : `seat ${s.seat + 1}`)),
       room.view?.clock ? h("span", { class: "clock mono", dataset: { clock: s.seat } }, "") : null,
       room.result ? h("span", { class: "score", dataset: { score: s.seat } }, String(room.result.scores?.[s.seat] ?? "")) : null)));
@@ -298,8 +435,11 @@ export function roomView(ctx, mode, roomId) {
     dispose() {
       disposed = true;
       for (const t of timers) clearInterval(t);
+      if (playing) clearInterval(playing);
       if (room) {
         for (const kind of ["change", "events", "chat", "pause"]) room.removeEventListener(kind, schedule);
+        room.removeEventListener("change", record);
+        room.removeEventListener("events", recordEvents);
         if (watching && !room.gone) room.leave().catch(() => {});
       }
     },
