@@ -68,7 +68,7 @@ export function gameData(name) {
  * A board panel: the SVG of `board`, its places to click, and the strip that lists the choices
  * at the place picked (with a preview of the one under the pointer). `act(index)` chooses.
  */
-export function boardPanel(board, act) {
+export function boardPanel(board, act, options = {}) {
   const drawing = h("div", { class: "board-svg" });
   const strip = h("div", { class: "pick", id: "pick", hidden: true });
   const element = h("div", { class: "board", id: "board" }, strip, drawing);
@@ -88,7 +88,7 @@ export function boardPanel(board, act) {
     });
     if (picked && !sameIndices(placeMap.get(picked.key), picked.indices, state.choices, picked.choices)) picked = null;
     if (preview !== null && !state.choices[preview]) preview = null;
-    const svg = board.draw({ ...state, preview: preview === null ? null : state.choices[preview], picked: picked?.key ?? null });
+    const svg = board.draw({ ...state, compact: Boolean(options.compact), preview: preview === null ? null : state.choices[preview], picked: picked?.key ?? null });
     const hits = s("g", { class: "hits" });
     for (const el of svg.querySelectorAll("[data-place]")) {
       const key = el.dataset.place;

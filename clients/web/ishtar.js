@@ -144,7 +144,7 @@ export function draw(ctx) {
   }
 
   const preview = previewCells(ctx, game);
-  const ghost = s("g", { class: "preview" }, preview.map(({ q, r, n, icon }) => {
+  const ghost = s("g", { class: preview.length ? "preview" : "" }, preview.map(({ q, r, n, icon }) => {
     const [x, y] = centre(q, r);
     return [s("polygon", { points: hexPoints(x, y, 0.96), fill: "#fff59d", "fill-opacity": 0.85, stroke: "#e65100", "stroke-width": 0.14, class: "deco" }), flowers(x, y, n), iconMark(x, y, icon)];
   }));
@@ -165,6 +165,7 @@ export function draw(ctx) {
     if (can) supply.append(label(x + pileW / 2, y + 3.75, "watering can", 0.45, { fill: "#1d6f9a", "font-weight": 700 }));
   });
   y += 4.8;
+  if (ctx.compact) return finish();
 
   const cardW = width / 6;
   supply.append(label(left + 0.2, y, `Tree row · ${game.deck ?? 0} cards in the deck · ${game.markers ?? 0} markers`, 0.6, { "text-anchor": "start", "font-weight": 700 }));
@@ -202,10 +203,14 @@ export function draw(ctx) {
     y += 3.3;
   }
 
-  const height = y - minY + 0.4;
-  return s("svg", { class: "board-ishtar", viewBox: `${round(left)} ${round(minY)} ${round(width)} ${round(height)}`, role: "img", "aria-label": "Ishtar board" },
+  return finish();
+
+  function finish() {
+    const height = y - minY + 0.4;
+    return s("svg", { class: "board-ishtar", viewBox: `${round(left)} ${round(minY)} ${round(width)} ${round(height)}`, role: "img", "aria-label": "Ishtar board" },
     s("rect", { x: left, y: minY, width, height: mapBottom - minY, rx: 0.6, fill: "#f4ead0", class: "deco" }),
     ground, laid, beds, rocks, pieces, ghost, supply);
+  }
 }
 
 function previewCells(ctx, game) {
@@ -229,7 +234,13 @@ function gemIcon(x, y, gem, k = 1) {
   return s("polygon", { points: `${x},${y - 0.4 * k} ${x + 0.34 * k},${y} ${x},${y + 0.4 * k} ${x - 0.34 * k},${y}`, fill: paint(gem), stroke: "#222", "stroke-width": 0.05, class: "deco" });
 }
 
-function treeCard(card, x, y, w, place = true) {
+function treeCard(card, x, y, w, place = true, small = false) {
+  if (small) {
+    return s("g", {},
+      s("rect", { x, y, width: w, height: 1.7, rx: 0.2, fill: card.marker ? "#e4f2dc" : "#f1efe9", stroke: "#3f7d32", "stroke-width": 0.05, dataset: place ? { place: `card:${card.card}` } : undefined, title: `reserved: ${card.name}, ${card.points} points` }),
+      label(x + w / 2, y + 0.45, `${card.name}`, 0.42, { "font-weight": 700 }),
+      label(x + w / 2, y + 1.15, `${card.points} pts (reserved)`, 0.38));
+  }
   return s("g", {},
     s("rect", { x, y, width: w, height: 3, rx: 0.3, fill: card.marker ? "#e4f2dc" : "#f1efe9", stroke: card.marker ? "#3f7d32" : "#b9b29f", "stroke-width": 0.07, dataset: place ? { place: `card:${card.card}` } : undefined, title: `${card.name}: ${card.points} points${card.marker ? "" : " (no marker: cannot be bought)"}` }),
     label(x + w / 2, y + 0.5, card.name, 0.5, { "font-weight": 700 }),
@@ -279,7 +290,7 @@ function playerBoard(ctx, player, left, y, width, colour) {
   const skills = Object.keys(player.skills ?? {});
   g.append(s("text", { x, y: y + 2.6, "font-size": 0.5, "dominant-baseline": "central", class: "lbl" }, `skills: ${skills.length ? skills.join(" ") : "none"}`));
   x = left + width - 6.5;
-  if (player.reserved_tree) g.append(treeCard(player.reserved_tree, x, y + 1.2, 3, true));
+  if (player.reserved_tree) g.append(treeCard(player.reserved_tree, x, y + 1.15, 3, mine, true));
   if (player.reserved_tile) {
     g.append(s("rect", { x: x + 3.2, y: y + 1.2, width: 3, height: 1.7, rx: 0.2, fill: "#fff", stroke: "#999", "stroke-width": 0.04, dataset: mine ? { place: "reserved" } : undefined, title: "reserved tile" }));
     g.append(miniTile(data, player.reserved_tile, x + 3.9, y + 1.8, 0.35));

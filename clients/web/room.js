@@ -113,7 +113,7 @@ export function roomView(ctx, mode, roomId) {
     try {
       const data = await gameData(game);
       if (disposed) return;
-      board = { game, data, panel: boardPanel(kind, (i) => act(i)), kind };
+      board = { game, data, panel: boardPanel(kind, (i) => act(i), { compact: overlay }), kind };
       fill(boardBox, board.panel.element);
       boardBox.hidden = false;
       schedule();
@@ -168,6 +168,7 @@ export function roomView(ctx, mode, roomId) {
 
   function drawReplay(at) {
     replayBox.hidden = false;
+    if (room.result) replayBox.dataset.complete = "";
     const index = position ?? history.length - 1;
     const turns = [];
     for (const [i, entry] of history.entries()) {

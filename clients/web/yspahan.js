@@ -186,6 +186,7 @@ export function draw(ctx) {
     (built.get(b.building) ?? []).forEach((seat, n) => side.append(good(x + 0.35 + n * 0.45, by + 1.05, seat, 0.6)));
   });
   y += Math.max(rows.length * 0.9 + 0.6, 3.2);
+  if (ctx.compact) return s("svg", { class: "board-yspahan", viewBox: `${left} ${top} ${width} ${y - top + 0.2}`, role: "img", "aria-label": "Yspahan board" }, city, side);
 
   const cardName = new Map((data.cards ?? []).map((c) => [c.card, c]));
   for (const [seat, p] of (game.players ?? []).entries()) {

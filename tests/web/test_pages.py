@@ -56,6 +56,8 @@ async def test_spectators_and_the_overlay_follow_a_bot_match_to_the_final_scores
     for page in (desktop, phone):
         await expect(page.locator("#room-state")).to_have_text("Open")
     await expect(overlay.locator(".ov-seat")).to_have_count(2)
+    for page in (desktop, phone, overlay):
+        await expect(page.locator("#board svg")).to_be_visible()
     started = await host.request({"type": "start", "room": room})
     assert started["type"] == "ack", started
     await expect(desktop.locator("#rev")).to_have_text(re.compile(r"^rev [1-9][0-9]+$"))
@@ -73,6 +75,8 @@ async def test_spectators_and_the_overlay_follow_a_bot_match_to_the_final_scores
     background = await overlay.evaluate("getComputedStyle(document.body).backgroundColor")
     assert background == "rgba(0, 0, 0, 0)"  # transparent for the streaming software
     assert await overlay.locator("button, input, select").count() == 0
+    for page in (desktop, phone, overlay):
+        assert await page.locator("#board .hit").count() == 0  # a spectator has nothing to click
     await shoot(desktop, f"watch-{game}-final")
     await shoot(phone, f"watch-{game}-final")
     await shoot(overlay, f"overlay-{game}-final")
@@ -205,9 +209,10 @@ async def test_a_finished_match_replays_to_the_same_scores(make_web: MakeWeb) ->
     await host.request({"type": "start", "room": room})
     result = await finished_view(web, room)
     page = await web.page(DESKTOP)
-    await page.goto(f"{web.url}/replay/{room}?interval=0")
+    await page.goto(f"{web.url}/replay/{room}?interval=0.01")  # plays along, to its end
     await expect(page.locator(".badges")).to_contain_text(f"replay of {room}")
     assert await result_scores(page) == result["scores"]
+    await expect(page.locator("#replay-at")).to_have_text(re.compile(r"^rev (\d+) of \1$"))
     assert await mismatches(page) == 0
     await shoot(page, "replay")
     await host.close()
