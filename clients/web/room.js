@@ -182,11 +182,11 @@ export function roomView(ctx, mode, roomId) {
     jump.addEventListener("change", () => step(Number(jump.value)));
     fill(replayBox,
       h("div", { class: "replay-bar" },
-        h("button", { type: "button", id: "replay-first", title: "the start", onclick: () => step(0) }, "⏮"),
+        h("button", { type: "button", id: "replay-first", title: "the start", onclick: () => step(0) }, "|◀"),
         h("button", { type: "button", id: "replay-back", title: "one revision back", onclick: () => step(index - 1) }, "◀"),
-        h("button", { type: "button", id: "replay-play", title: playing ? "pause" : "play", onclick: togglePlay }, playing ? "⏸" : "▶▶"),
+        h("button", { type: "button", id: "replay-play", title: playing ? "pause" : "play", onclick: togglePlay }, playing ? "Pause" : "Play"),
         h("button", { type: "button", id: "replay-forward", title: "one revision forward", onclick: () => step(index + 1) }, "▶"),
-        h("button", { type: "button", id: "replay-last", title: "the end", onclick: () => step(history.length - 1) }, "⏭"),
+        h("button", { type: "button", id: "replay-last", title: "the end", onclick: () => step(history.length - 1) }, "▶|"),
         slider,
         h("span", { class: "mono", id: "replay-at" }, `rev ${at.rev} of ${history.at(-1)?.rev ?? 0}`),
         h("label", { class: "hint" }, "jump to ", jump)));
@@ -317,7 +317,7 @@ export function roomView(ctx, mode, roomId) {
       if (s.bot) tags.push(h("span", { class: "tag" }, `${s.bot_kind ?? ""} bot`.trim()));
       if (s.standin) tags.push(h("span", { class: "tag warn" }, "bot stands in"));
       if (s.forfeited) tags.push(h("span", { class: "tag bad" }, "forfeited"));
-      if (!s.taken && !s.bot) tags.push(h("span", { class: "tag" }, "free"));
+      if (!s.taken && !s.bot && mode !== "replay") tags.push(h("span", { class: "tag" }, "free"));
       const online = s.bot || s.connected;
       const colour = board?.kind?.seatColour(board.data, s.seat);
       return h("li", { class: `seat ${s.seat === turnSeat && !at.result ? "turn" : ""}`, dataset: { seat: s.seat } },

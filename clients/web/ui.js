@@ -1,6 +1,7 @@
 // Small helpers of the pages: building DOM, and words for what the server sends (choices,
-// events, decisions, errors) when it does not say them itself. Until the views carry `label`,
-// `prompt` and `text` (the game-view reference), these readable renderings of the maps stand in.
+// events, decisions, errors). The views carry `label`, `prompt` and `text` (SPEC 1.1), which
+// are shown as they are; a server of minor 0 (or a game without texts) gets these readable
+// renderings of the maps instead.
 
 import { Float, ServerError, ConnectionLost } from "./oasis.js";
 

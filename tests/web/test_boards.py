@@ -6,6 +6,7 @@ fixture checks)."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 import re
 from dataclasses import dataclass
@@ -47,34 +48,39 @@ async def open_match(web: Web, page: Page, game: str) -> str:
     return page.url.rsplit("/", 1)[1]
 
 
+MINE = "#board .hit, button.choice:not([disabled]), #result"
+
+
+async def decide(page: Page, rng: random.Random, clicks: Clicks) -> None:
+    """One decision on ``page``, which has one to take: a place on the board when a choice has
+    one (then, when the board asks, one of the choices listed there), otherwise the first choice
+    of the list; returns once the revision moved on."""
+    rev = await page.locator("#rev").inner_text()
+    hits = page.locator("#board .hit")
+    count = await hits.count()
+    if count:
+        await hits.nth(rng.randrange(count)).click()
+        strip = page.locator("#pick:not([hidden]) .pick-choice")
+        if await strip.count():
+            if await page.locator("#board svg.board-ishtar").count():  # a footprint shows
+                assert await page.locator("#board .preview polygon").count() > 0
+            await strip.nth(rng.randrange(await strip.count())).click()
+            clicks.confirmed += 1
+        clicks.board += 1
+    else:
+        await page.locator("button.choice:not([disabled])").first.click()
+        clicks.listed += 1
+    await expect(page.locator("#rev")).not_to_have_text(rev, timeout=DECISION_MS)
+
+
 async def click_through(page: Page, rng: random.Random, limit: int | None) -> Clicks:
-    """Decide on the page until the result shows (or ``limit`` decisions): a place on the board
-    when a choice has one (then, when the board asks, one of the choices listed there),
-    otherwise the first choice of the list."""
+    """Decide on the page until the result shows (or ``limit`` decisions)."""
     clicks = Clicks()
-    mine = "#board .hit, button.choice:not([disabled]), #result"
     while limit is None or clicks.total < limit:
-        await page.wait_for_selector(mine, timeout=DECISION_MS)
+        await page.wait_for_selector(MINE, timeout=DECISION_MS)
         if await page.locator("#result").count():
             break
-        hits = page.locator("#board .hit")
-        count = await hits.count()
-        if count:
-            rev = await page.locator("#rev").inner_text()
-            await hits.nth(rng.randrange(count)).click()
-            strip = page.locator("#pick:not([hidden]) .pick-choice")
-            if await strip.count():
-                if await page.locator("#board svg.board-ishtar").count():  # a footprint shows
-                    assert await page.locator("#board .preview polygon").count() > 0
-                await strip.nth(rng.randrange(await strip.count())).click()
-                clicks.confirmed += 1
-            clicks.board += 1
-        else:
-            rev = await page.locator("#rev").inner_text()
-            await page.locator("button.choice:not([disabled])").first.click()
-            clicks.listed += 1
-        # The choice was taken when the revision moves on (or the match ends).
-        await expect(page.locator("#rev")).not_to_have_text(rev, timeout=DECISION_MS)
+        await decide(page, rng, clicks)
     return clicks
 
 
@@ -166,3 +172,58 @@ async def test_a_replay_steps_back_and_forth_and_jumps_to_a_turn(
     await page.click("#replay-first")
     await expect(page.locator("#rev")).to_have_text("rev 0")
     assert await mismatches(page) == 0
+    phone = await web.page(PHONE)
+    await phone.goto(f"{web.url}/replay/{room}")
+    await phone.wait_for_selector("#replay[data-complete]", timeout=60_000)
+    await phone.click("#replay-last")
+    await expect(phone.locator("#result")).to_be_visible()
+    await shoot(phone, f"replay-{game}-final")
+
+
+async def test_two_people_play_ishtar_on_the_board_and_a_reload_resumes_the_seat(
+    make_web: MakeWeb,
+) -> None:
+    web = await make_web()
+    ann, bob = await web.page(DESKTOP), await web.page(PHONE)
+    await ann.goto(web.url + "/")
+    await ann.fill("#name", "ann")
+    await ann.select_option("#create-game", "ishtar")
+    await ann.select_option("#create-players", "2")
+    await ann.select_option("#create-bots", "0")
+    await ann.click("#create")
+    await ann.wait_for_url(re.compile(r"/play/[0-9a-f]+$"))
+    room = ann.url.rsplit("/", 1)[1]
+    await bob.goto(web.url + "/")
+    await bob.fill("#name", "bob")
+    await bob.goto(await ann.locator("#share-link").input_value())
+    await expect(bob.locator(".badge.you")).to_have_text("you: bob")
+    await bob.click("#start")
+
+    rng = random.Random(2)
+    clicks = Clicks()
+    reloaded = False
+    while True:
+        waits = {
+            asyncio.ensure_future(page.wait_for_selector(MINE, timeout=DECISION_MS)): page
+            for page in (ann, bob)
+        }
+        done, pending = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        page = waits[done.pop()]
+        if await page.locator("#result").count():
+            break
+        await decide(page, rng, clicks)
+        if clicks.total >= 12 and not reloaded:
+            await bob.reload()  # the seat comes back from localStorage, mid-match
+            await expect(bob.locator(".badge.you")).to_have_text("you: bob")
+            await expect(bob.locator("#board svg")).to_be_visible()
+            reloaded = True
+    assert reloaded and clicks.board > clicks.listed, clicks
+    scores = await result_scores(ann)
+    assert await result_scores(bob) == scores
+    assert scores == (await finished_view(web, room))["scores"]
+    for page in (ann, bob):
+        assert await mismatches(page) == 0
+        await shoot(page, "play-ishtar-two-people-final")
