@@ -299,13 +299,19 @@ export function roomView(ctx, mode, roomId) {
       (k) => breakdown.some((b, s) => Number(b?.[k] ?? 0) !== 0 && Number(b?.[k]) !== Number(scores[s])));
     return h("div", { class: "result", id: "result" },
       h("h2", {}, winners.size ? `${[...winners].map((s) => seatName(seats, s)).join(" and ")} ${winners.size > 1 ? "win" : "wins"}` : "The match is over"),
-      h("div", { class: "scroll" }, h("table", {},
-        h("thead", {}, h("tr", {}, h("th", {}, "Player"), h("th", {}, "Score"), keys.map((k) => h("th", {}, words(k))))),
-        h("tbody", {}, scores.map((score, s) => h("tr", { class: winners.has(s) ? "winner" : "" },
-          h("td", {}, seatName(seats, s), seats[s]?.forfeited ? " (forfeited)" : ""),
-          h("td", { class: "score" }, String(score)),
-          keys.map((k) => h("td", {}, String(result.breakdown?.[s]?.[k] ?? "")))))))),
+      // One column per player, one row per category: it fits a phone with four players.
+      h("div", { class: "scroll" }, h("table", { class: "breakdown" },
+        h("thead", {}, h("tr", {}, h("th", {}, ""), scores.map((_, s) => h("th", { class: winners.has(s) ? "winner" : "" }, seatName(seats, s), seats[s]?.forfeited ? " (forfeited)" : "")))),
+        h("tbody", {},
+          h("tr", { class: "total" }, h("th", {}, "Score"), scores.map((score, s) => h("td", { class: `score ${winners.has(s) ? "winner" : ""}` }, String(score)))),
+          keys.map((k) => h("tr", {}, h("th", {}, categoryName(k)), scores.map((_, s) => h("td", { class: winners.has(s) ? "winner" : "" }, String(breakdown[s]?.[k] ?? "")))))))),
       result.turns !== undefined ? h("p", { class: "hint" }, `${result.turns} turns`) : null);
+  }
+
+  /** A score category in words: a skill's name from the game's data (Ishtar's A-E), else the key. */
+  function categoryName(key) {
+    const skill = (board?.data?.skills ?? []).find((s) => s.skill === key);
+    return skill ? skill.name : words(key);
   }
 
   function drawSeats(box, seats, at) {
