@@ -27,7 +27,8 @@ FIRST_KEYS = ("cost", "price", "camels", "gold", "effect", "power", "text", "poi
               "description", "action", "faces")  # fmt: skip
 GEOMETRY = frozenset(
     {"hex", "terrain_codes", "board_spaces", "macro_basis", "terrain_boards", "layouts",
-     "tile_shapes", "offsets", "adjacency", "arms", "shops", "faced_by", "column", "quarters"}
+     "tile_shapes", "offsets", "adjacency", "arms", "shops", "faced_by", "column", "quarters",
+     "space_names"}
 )  # fmt: skip
 """Parts of the data that are for drawing the board, not for reading: left out."""
 FIRST = ("skills", "buildings", "building_points", "cards", "trees", "tokens", "fountains",
