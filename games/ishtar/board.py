@@ -117,7 +117,15 @@ class Terrain:
 
     def rows_json(self) -> list[Any]:
         """``[{"r", "q", "cells", "names"}]``: ``cells[i]`` is space (q + i, r), coded by
-        :data:`CODES`, and ``names[i]`` its name (None for a blank: no space)."""
+        :data:`CODES`, and ``names[i]`` its name (None for a blank: no space).
+
+        Built once per terrain and the same object in every view: views are never mutated
+        (``protocol.patch`` shares parts between documents), and the diff of two views skips a
+        part that is the same object, so the terrain costs nothing per revision."""
+        return self._rows_json
+
+    @functools.cached_property
+    def _rows_json(self) -> list[Any]:
         return [
             {
                 "r": r,
