@@ -194,9 +194,21 @@ def _status(game: Mapping[str, Any], step: object) -> Text:
     return text
 
 
-def _own(private: Mapping[str, Any]) -> Text:
+def tree_name(data: Mapping[str, Any] | None, card: Any) -> str:
+    """``Fig``: a tree card's name from the static data (``trees``), else its id as sent."""
+    trees = data.get("trees") if data else None
+    for tree in trees if isinstance(trees, list) else []:
+        if isinstance(tree, Mapping) and tree.get("card") == card and tree.get("name"):
+            return printable(tree["name"])
+    return printable(card)
+
+
+def _own(private: Mapping[str, Any], data: Mapping[str, Any] | None = None) -> Text:
     planted = private.get("planted") or []
-    cards = ", ".join(f"{c.get('card')} ({c.get('points')} pts)" for c in planted) or "none"
+    cards = (
+        ", ".join(f"{tree_name(data, c.get('card'))} ({c.get('points')} pts)" for c in planted)
+        or "none"
+    )
     return Text(
         f"Your planted tree cards: {cards} · {private.get('planted_points', 0)} points",
         style="italic",
@@ -209,7 +221,7 @@ def board(
     choices: list[dict[str, Any]],
     data: Mapping[str, Any] | None = None,
 ) -> RenderableType:
-    """The whole Ishtar screen for one audience (the view tells all it draws: ``data`` unused)."""
+    """The whole Ishtar screen for one audience (``data``: the static data, for tree names)."""
     shared = view.get("shared") or {}
     game = shared.get("game") or {}
     if not isinstance(game.get("terrain"), list):
@@ -225,7 +237,7 @@ def board(
         _players(game, info),
     ]
     if isinstance(own, dict) and isinstance(own.get("private"), dict):
-        parts.append(_own(own["private"]))
+        parts.append(_own(own["private"], data))
     return Group(*parts)
 
 
@@ -392,7 +404,9 @@ def _players_panel(scene: Scene) -> Panel:
     private = own.get("private") if own else None
     if isinstance(private, dict):
         planted = private.get("planted") or []
-        cards = ", ".join(f"{printable(c.get('card'))} {c.get('points')}" for c in planted)
+        cards = ", ".join(
+            f"{tree_name(scene.data, c.get('card'))} {c.get('points')}" for c in planted
+        )
         lines.append(
             Text(f"Your tree cards: {cards or 'none'} = {private.get('planted_points', 0)} pts")
         )

@@ -92,6 +92,26 @@ def steward_arms(data: Data) -> dict[str, list[str]] | None:
     return found if {"west", "east", "north", "south"} <= set(found) else None
 
 
+def _named(data: Data, part: str, key: str, value: Any) -> str:
+    """The ``name`` the data gives the entry of ``part`` whose ``key`` is ``value``, else the
+    value itself (an id, shown as sent)."""
+    entries = data.get(part) if data else None
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, Mapping) and entry.get(key) == value and entry.get("name"):
+            return printable(entry["name"])
+    return printable(value)
+
+
+def card_name(data: Data, card: Any) -> str:
+    """``3 gold``: a card's name from the data, else its id."""
+    return _named(data, "cards", "card", card)
+
+
+def building_name(data: Data, building: Any) -> str:
+    """``Camel pen``: a building's name from the data, else its id."""
+    return _named(data, "buildings", "building", building)
+
+
 def card_text(data: Data, card: Any) -> str:
     """``3 gold (receive 3 gold)``: a card's name and effect from the data, else its id."""
     cards = data.get("cards") if data else None
@@ -193,7 +213,7 @@ def _caravan(game: Mapping[str, Any]) -> Text:
     return text
 
 
-def _players(game: Mapping[str, Any], info: Mapping[str, Any]) -> Table:
+def _players(game: Mapping[str, Any], info: Mapping[str, Any], data: Data) -> Table:
     table = Table(title="Players", title_justify="left", show_edge=False)
     for column in ("player", "VP", "gold", "camels", "cards", "buildings", "credits", "breakdown"):
         table.add_column(column)
@@ -211,14 +231,14 @@ def _players(game: Mapping[str, Any], info: Mapping[str, Any]) -> Table:
             str(p.get("gold")),
             str(p.get("camels")),
             str(p.get("cards")),
-            ", ".join(p.get("buildings") or []) or "-",
+            ", ".join(building_name(data, b) for b in p.get("buildings") or []) or "-",
             ", ".join(credits) or "-",
             breakdown or "-",
         )
     return table
 
 
-def _status(game: Mapping[str, Any], info: Mapping[str, Any], stage: object) -> Text:
+def _status(game: Mapping[str, Any], info: Mapping[str, Any], stage: object, data: Data) -> Text:
     text = Text()
     text.append(f"Week {game.get('week')} · day {game.get('day')}", style="bold")
     text.append(f" · day pawn {seat_label(info, game.get('pawn'))}")
@@ -233,7 +253,7 @@ def _status(game: Mapping[str, Any], info: Mapping[str, Any], stage: object) -> 
     if pending.get("queue"):
         text.append(f"\nGoods leaving the city: {', '.join(pending['queue'])}")
     if pending.get("card"):
-        text.append(f"\nCard in play: {pending['card']}")
+        text.append(f"\nCard in play: {card_name(data, pending['card'])}")
     discard = ", ".join(game.get("discard") or []) or "none"
     text.append(f"\nDeck {game.get('deck')} cards · discard: {discard}", style="dim")
     return text
@@ -259,12 +279,12 @@ def board(
     own = view.get("own")
     highlight = {str(c["shop"]) for c in choices if isinstance(c.get("shop"), str)}
     parts: list[RenderableType] = [
-        _status(game, info, stage),
+        _status(game, info, stage, data),
         _city(game, highlight, data),
         steward_path(str(game.get("steward", "")), data),
         _tower(game),
         _caravan(game),
-        _players(game, info),
+        _players(game, info, data),
     ]
     if isinstance(own, dict) and isinstance(own.get("private"), dict):
         parts.append(_hand(own["private"], data))
@@ -528,7 +548,7 @@ def _week_line(scene: Scene) -> Text:
     if pending.get("queue"):
         text.append(" · leaving: " + ", ".join(printable(q) for q in pending["queue"]))
     if pending.get("card"):
-        text.append(f" · card in play: {printable(pending['card'])}")
+        text.append(f" · card in play: {card_name(scene.data, pending['card'])}")
     text.append(f" · deck {game.get('deck')}", style="dim")
     return text
 
@@ -543,7 +563,7 @@ def _players_panel(scene: Scene) -> Panel:
             line.append(" (you)")
         line.append(f" {p.get('score')} VP · {p.get('gold')} gold · {p.get('camels')} camels")
         line.append(f" · {p.get('cards')} card(s)")
-        built = ", ".join(printable(b) for b in p.get("buildings") or [])
+        built = ", ".join(building_name(scene.data, b) for b in p.get("buildings") or [])
         if built:
             line.append(f" · built {built}")
         credits = []

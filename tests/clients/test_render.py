@@ -277,3 +277,33 @@ def test_the_goods_a_steward_move_would_send_away_stand_out_in_the_city() -> Non
     assert "sk3(3)[2 . 1]" in line.plain
     styles = {line.plain[span.start : span.end]: str(span.style) for span in line.spans}
     assert "reverse" in styles["2"] and "reverse" not in styles["1"]
+
+
+def test_cards_and_buildings_on_the_board_are_named_as_the_data_names_them() -> None:
+    data = static("yspahan")
+    card = next(c for c in data["cards"] if c["card"] == "swap_camels_gold")
+    stall = next(b for b in data["buildings"] if b["building"] == "stall")
+    sample = next(s for s in samples("yspahan") if s.decision == "turn")
+    view = copy.deepcopy(sample.view)
+    game = view["shared"]["game"]
+    game["pending"] = {**(game.get("pending") or {}), "card": "swap_camels_gold"}
+    game["players"][0]["buildings"] = ["stall"]
+    text = _full_text("yspahan", view, 160, 50)
+    assert f"card in play: {card['name']}" in text and "swap_camels_gold" not in text
+    assert f"built {stall['name']}" in text
+    plain = to_text(yspahan.board(view, info("yspahan"), [], data), 160)
+    assert f"Card in play: {card['name']}" in plain and stall["name"] in plain
+
+
+def test_one_s_planted_trees_are_named_as_the_data_names_them() -> None:
+    data = static("ishtar")
+    tree = data["trees"][0]
+    sample = next(s for s in samples("ishtar") if s.decision == "plant")
+    view = copy.deepcopy(sample.view)
+    view["own"]["private"]["planted"] = [{"card": tree["card"], "points": tree["points"]}]
+    view["own"]["private"]["planted_points"] = tree["points"]
+    text = _full_text("ishtar", view, 160, 50)
+    assert f"Your tree cards: {tree['name']} {tree['points']}" in text
+    assert tree["card"] not in text
+    plain = to_text(ishtar.board(view, info("ishtar"), [], data), 160)
+    assert f"{tree['name']} ({tree['points']} pts)" in plain
