@@ -95,3 +95,23 @@ def test_before_the_start_no_choice_can_be_taken() -> None:
     room.info["state"] = "open"
     found = interpret("1", room)
     assert isinstance(found, Problem) and "not started" in found.text
+
+
+def test_every_shop_and_square_of_the_data_is_typed_as_the_server_names_it() -> None:
+    """One numbering (shops from 0, ``sk5.0``..``sk5.4``): what the server's data and texts
+    name is what a player types."""
+    from server.gamedata import document
+
+    data = document("yspahan").value
+    assert isinstance(data, dict)
+    shops = [str(s["shop"]) for s in data["shops"]]
+    assert "sk5.0" in shops and "sk5.4" in shops and "sk5.5" not in shops
+    for shop in shops:
+        choice = {"kind": "place", "shop": shop, "label": f"put a good in shop {shop}"}
+        souk = shop.split(".")[0]
+        room = mirror("yspahan", [choice], {"city": {souk: [None]}, "pending": {"goods": 1}})
+        assert interpret(shop, room) == Plan(({"kind": "place", "shop": shop},)), shop
+    for entry in data["steward"]["squares"]:
+        square = str(entry["square"])
+        choice = {"kind": "move", "to": square, "gold": 0, "label": f"move to {square}"}
+        assert interpret(square, mirror("yspahan", [choice])) == Choose(0), square
