@@ -279,14 +279,16 @@ def body(scene: Scene) -> Body:
     decision = _decision(scene, grid, column)
     trees = scene.turn.get("decision") in ("plant", "tree", "reserve_tree")
     piles, display = _piles_panel(scene), _display_panel(scene)
+    tiles = scene.turn.get("decision") in ("choose", "pay")
     panels = [
         decision,
+        *((piles,) if tiles else ()),
         _status_panel(scene),
         kept_panel(scene),
         *((display,) if trees else ()),
         _players_panel(scene),
         _standings_panel(scene),
-        piles,
+        *(() if tiles else (piles,)),
         *(() if trees else (display,)),
     ]
     key = [ishtar_map.legend(roomy=roomy)]
@@ -307,8 +309,8 @@ def _decision(scene: Scene, grid: Grid, width: int) -> Panel | None:
         return _footprints(scene, grid, width)
     if offered_spaces(choices):
         hint = Text("Type a space (f7: letter on it, row)", style="dim")
-        return decision_panel(scene, grid, hint, least=3)
-    return decision_panel(scene, grid)
+        return decision_panel(scene, grid, hint, least=3, width=width)
+    return decision_panel(scene, grid, width=width)
 
 
 def _footprints(scene: Scene, grid: Grid, width: int) -> Panel:
@@ -445,7 +447,8 @@ def _piles_panel(scene: Scene) -> Panel:
         if can == i:
             line.append(" ◀ can", style="bold cyan")
         lines.append(line)
-    return Panel("Piles", lines, least=3)
+    wanted = scene.turn.get("decision") in ("choose", "pay")  # the piles are the decision
+    return Panel("Piles", lines, least=len(lines) + 1 if wanted else 3)
 
 
 def _display_panel(scene: Scene) -> Panel:

@@ -169,9 +169,11 @@ ChoiceText = Callable[["Scene", Mapping[str, Any]], str | None]
 
 
 def choice_lines(
-    scene: Scene, grid: Grid | None = None, text: ChoiceText | None = None
+    scene: Scene, grid: Grid | None = None, text: ChoiceText | None = None, wrap: int = 0
 ) -> list[Text]:
-    """``  3  f7: put an assistant on the flowerbed`` for each choice shown (filter applied)."""
+    """``  3  f7: put an assistant on the flowerbed`` for each choice shown (filter applied);
+    with ``wrap``, a text longer than that many columns goes on under its number instead of
+    being cut (the continuation never starts with a digit, which would read as a number)."""
     choices = scene.choices
     indices = scene.shown if scene.shown is not None else list(range(len(choices)))
     width = len(str(len(choices)))
@@ -179,11 +181,35 @@ def choice_lines(
     for i in indices:
         if not 0 <= i < len(choices):
             continue
-        line = Text(f"{i + 1:>{width}} ", style="bold cyan")
         short = text(scene, choices[i]) if text is not None else None
-        line.append(short or label(scene.mirror.game, choices[i], grid))
+        words = short or label(scene.mirror.game, choices[i], grid)
+        parts = _wrap(words, wrap - width - 1) if wrap else [words]
+        line = Text(f"{i + 1:>{width}} ", style="bold cyan")
+        line.append(parts[0])
         out.append(line)
+        out += [Text(" " * (width + 1) + part) for part in parts[1:]]
     return out
+
+
+def _wrap(words: str, width: int) -> list[str]:
+    """``words`` in lines of at most ``width`` (a word longer than that is cut by the panel)."""
+    if width < 10 or len(words) <= width:
+        return [words]
+    lines: list[str] = []
+    rest = words
+    while len(rest) > width:
+        cut = rest.rfind(" ", 0, width + 1)
+        while cut > 0 and rest[cut + 1 : cut + 2].isdigit():
+            cut = rest.rfind(" ", 0, cut)
+        if cut <= 0:
+            break
+        lines.append(rest[:cut])
+        rest = rest[cut + 1 :]
+    return [*lines, rest]
+
+
+WRAP_UP_TO = 8
+"""A list of this many choices or fewer wraps its long texts (a longer one is cut and paged)."""
 
 
 def decision_panel(
@@ -202,17 +228,26 @@ def decision_panel(
     """
     if not scene.choices:
         return None
+    shown = len(scene.shown) if scene.shown is not None else len(scene.choices)
     lines = choice_lines(scene, grid, text)
-    if width is not None and len(lines) > 6:
+    wrapped = lines
+    if width is not None and shown <= WRAP_UP_TO:
+        wrapped = choice_lines(scene, grid, text, width)
+    elif width is not None and len(lines) > 6:
         column = width // 2 - 1
         if all(line.cell_len <= column - 1 for line in lines):
-            lines = _columns(lines, column)
+            lines = wrapped = _columns(lines, column)
     title = Text(prompt_of(scene))
     if scene.shown is not None:
         title = Text(f"{len(lines)} of {len(scene.choices)} choices match {scene.filter_text!r}")
     top = [hint] if hint is not None else []
-    pager = paged(scene, top, lines)
-    return Panel(title, top + lines, least=min(len(lines), least) + 1 + len(top), pager=pager)
+    whole, cut = paged(scene, top, wrapped), paged(scene, top, lines)
+
+    def pager(height: int) -> list[Text]:  # wrapped when it all fits, else cut and paged
+        return whole(height) if len(top) + len(wrapped) <= height else cut(height)
+
+    least = min(len(lines), least) + 1 + len(top)
+    return Panel(title, top + wrapped, least=least, pager=pager)
 
 
 def paged(scene: Scene, top: list[Text], lines: list[Text]) -> Callable[[int], list[Text]]:

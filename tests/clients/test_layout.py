@@ -9,7 +9,7 @@ from rich.text import Text
 
 from clients import render
 from clients.render.layout import Body, Panel, compose, stack
-from clients.render.scene import Scene
+from clients.render.scene import Scene, decision_panel
 from protocol.mirror import Mirror
 from tests.clients.samples import info, samples
 
@@ -93,3 +93,23 @@ def test_compose_fills_the_height_and_crops_the_width() -> None:
     lines = compose(Text("head"), body, Text("hint"), Text("> "), 40, 10)
     assert len(lines) == 10 and all(line.cell_len <= 40 for line in lines)
     assert lines[1].plain.endswith("…")
+
+
+def test_a_short_list_wraps_long_labels_when_it_fits_and_cuts_them_when_not() -> None:
+    long = "take from pile 1: a starting chevron tile (2 flowers, grass, 1 flower) paying 2 gems"
+    choices = [{"kind": "pile", "pile": 0, "label": long}, {"kind": "end", "label": "end"}]
+    view = {
+        "shared": {"game": {}, "turn": {"seat": 0, "decision": "choose"}, "result": None},
+        "own": {"seat": 0, "private": {}, "choices": choices},
+    }
+    mirror = Mirror("r1", rev=1, view=view, info={"game": "ishtar", "state": "playing"}, seat=0)
+    panel = decision_panel(Scene(mirror), width=36)
+    assert panel is not None
+    roomy = [line.plain for line in panel.fit(10)]
+    assert roomy[1] == "1 take from pile 1: a starting"
+    assert all(len(line) <= 36 for line in roomy)
+    assert "paying 2 gems" in " ".join(roomy), "nothing of the label is lost"
+    assert not any(line.strip()[:1].isdigit() for line in roomy[2:-1]), "reads as a number"
+    assert roomy[-1] == "2 end"
+    cramped = [line.plain for line in panel.fit(3)]
+    assert cramped == ["Your choice (choose)", "1 " + long, "2 end"]
