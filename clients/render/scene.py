@@ -210,6 +210,8 @@ def _wrap(words: str, width: int) -> list[str]:
 
 WRAP_UP_TO = 8
 """A list of this many choices or fewer wraps its long texts (a longer one is cut and paged)."""
+WRAPPED_AT_MOST = 12
+"""...unless wrapped it takes more lines than this (the panels under it keep their room)."""
 
 
 def decision_panel(
@@ -233,6 +235,8 @@ def decision_panel(
     wrapped = lines
     if width is not None and shown <= WRAP_UP_TO:
         wrapped = choice_lines(scene, grid, text, width)
+        if len(wrapped) > WRAPPED_AT_MOST:
+            wrapped = lines
     elif width is not None and len(lines) > 6:
         column = width // 2 - 1
         if all(line.cell_len <= column - 1 for line in lines):
@@ -246,7 +250,7 @@ def decision_panel(
     def pager(height: int) -> list[Text]:  # wrapped when it all fits, else cut and paged
         return whole(height) if len(top) + len(wrapped) <= height else cut(height)
 
-    least = min(len(lines), least) + 1 + len(top)
+    least = min(len(wrapped), least) + 1 + len(top)
     return Panel(title, top + wrapped, least=least, pager=pager)
 
 
