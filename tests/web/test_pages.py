@@ -199,6 +199,25 @@ async def test_lobby_lists_public_rooms_live_and_quick_match_pairs_two_people(
     await host.close()
 
 
+async def test_the_lobby_shows_the_first_page_of_rooms_and_more_on_asking(
+    make_web: MakeWeb,
+) -> None:
+    web = await make_web(list_page=2)
+    host = await web.client("host")
+    rooms = [
+        (await host.request({"type": "create", "game": "tiny", "players": 2}))["room"]
+        for _ in range(3)
+    ]
+    lobby = await web.page(DESKTOP)
+    await lobby.goto(web.url + "/")
+    await expect(lobby.locator(f'tr[data-room="{rooms[1]}"]')).to_be_visible()
+    assert await lobby.locator(f'tr[data-room="{rooms[2]}"]').count() == 0
+    await lobby.click("#rooms-more")
+    await expect(lobby.locator(f'tr[data-room="{rooms[2]}"]')).to_be_visible()
+    await expect(lobby.locator("#rooms-more")).to_be_hidden()  # that was the last page
+    await host.close()
+
+
 async def test_a_finished_match_replays_to_the_same_scores(make_web: MakeWeb) -> None:
     web = await make_web()
     host = await web.client("host")
