@@ -93,7 +93,12 @@ class FrameError(ProtocolError):
 
 
 class RequestError(ProtocolError):
-    """A well-formed request that is refused; the connection survives."""
+    """A well-formed request that is refused; the connection survives. ``limit``: the name of
+    the limit that refused it, when one did (sent as the error frame's ``limit``)."""
+
+    def __init__(self, code: ErrorCode, message: str, limit: str | None = None) -> None:
+        super().__init__(code, message)
+        self.limit = limit
 
 
 class QuotaExceeded(RequestError):
@@ -101,9 +106,10 @@ class QuotaExceeded(RequestError):
     is that limit's stable name (``rooms_per_address``, ``list_per_connection``, ...), sent in
     the error frame's ``limit`` field. The connection survives."""
 
+    limit: str
+
     def __init__(self, limit: str, message: str) -> None:
-        super().__init__(ErrorCode.QUOTA_EXCEEDED, message)
-        self.limit = limit
+        super().__init__(ErrorCode.QUOTA_EXCEEDED, message, limit)
 
 
 class ServerFrameError(ProtocolError):

@@ -218,7 +218,8 @@ class ErrorFrame:
     message: str
     room: str | None = None
     limit: str | None = None
-    """``quota_exceeded``: the name of the limit that refused the request (SPEC section 14)."""
+    """The name of the limit that refused the request (``quota_exceeded``, and ``unavailable``
+    from ``max_rooms``; SPEC section 14)."""
 
     def to_wire(self) -> dict[str, Any]:
         frame: dict[str, Any] = {"type": "error", "code": self.code, "message": self.message}

@@ -43,7 +43,7 @@ from protocol import PROTOCOL_MINOR, PROTOCOL_VERSION
 from protocol import frames as f
 from protocol import messages as m
 from protocol.codec import Limits, decode
-from protocol.errors import ErrorCode, FrameError, QuotaExceeded, RequestError
+from protocol.errors import ErrorCode, FrameError, RequestError
 from server import gamedata
 from server import logging as oasis_logging
 from server.config import Config
@@ -300,7 +300,7 @@ class App:
             code, message, expected = wire_error(exc)
             if not expected:
                 log.exception("request_failed", type=kind)
-            limit = exc.limit if isinstance(exc, QuotaExceeded) else None
+            limit = exc.limit if isinstance(exc, RequestError) else None
             self._error(conn, rid, code, message, room, limit)
             closing = close_code(code)
             if closing is not None:

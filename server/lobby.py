@@ -121,7 +121,9 @@ class Lobby:
         """Refuse a new room when the rooms served and being created reach ``max_rooms``."""
         if len(self.rooms) + len(self.creating) >= self.config.max_rooms:
             self.metrics.refused.labels("max_rooms").inc()
-            raise RequestError(ErrorCode.UNAVAILABLE, "this server holds all the rooms it can")
+            raise RequestError(
+                ErrorCode.UNAVAILABLE, "this server holds all the rooms it can", "max_rooms"
+            )
 
     def _holdings(self, conn: Connection | None) -> Holdings:
         """A new room's places in its creator's room quotas (refused: nothing is held)."""

@@ -44,7 +44,7 @@ from games.base import Match
 from protocol import frames as f
 from protocol import messages as m
 from protocol.codec import encode
-from protocol.errors import ErrorCode, QuotaExceeded, RequestError
+from protocol.errors import ErrorCode, RequestError
 from server import logging as oasis_logging
 from server.bots import Bot, make_bot
 from server.chat import ChatLog
@@ -203,7 +203,7 @@ class Room(Membership, Takeover, Timekeeping):
                 rid = getattr(command, "id", None)
                 if conn is not None:
                     self.metrics.errors.labels(code.value).inc()
-                    limit = exc.limit if isinstance(exc, QuotaExceeded) else None
+                    limit = exc.limit if isinstance(exc, RequestError) else None
                     conn.send(f.ErrorFrame.of(rid, code, message, self.id, limit))
             took = time.perf_counter() - started
             if took > SLOW_COMMAND_SECONDS:

@@ -245,6 +245,7 @@ async def test_max_rooms_is_never_passed_by_concurrent_creates(redis_server: Red
         answers = [await c.wait_for(lambda f, rid=rid: f.get("id") == rid) for c, rid in frames]
         kinds = sorted(a.get("code", a["type"]) for a in answers)
         assert kinds == ["ack"] * 5 + ["unavailable"] * 19
+        assert {a.get("limit") for a in answers if a["type"] == "error"} == {"max_rooms"}
         assert len(app.lobby.rooms) == 5
     finally:
         for c in opened:
