@@ -7,6 +7,7 @@
     .venv/bin/python bench/run.py persistence      # Redis on vs off (MemoryStore)
     .venv/bin/python bench/run.py recovery         # restart time with 1,000 live rooms in Redis
     .venv/bin/python bench/run.py profile          # py-spy on Oasis under saturation
+    .venv/bin/python bench/run.py attacks          # issue 14's floods at the default limits
     .venv/bin/python bench/run.py peers --quick    # beside boardgame.io and Colyseus (bench/peers)
     .venv/bin/python bench/run.py all --quick      # every one of them but peers
 
@@ -587,6 +588,24 @@ def profile(args: argparse.Namespace) -> dict[str, Any]:
 # Main --------------------------------------------------------------------------------------
 
 
+def attacks(args: argparse.Namespace) -> dict[str, Any]:
+    """The floods of issue 14 against 2,000 public rooms and a paced match (bench/attacks.py):
+    10 s per attack, or with ``--quick`` 2 s against 200 rooms."""
+    from bench.attacks import HEADER
+    from bench.attacks import run as run_attacks
+
+    quick = args.quick
+    settings = argparse.Namespace(
+        seconds=2.0 if quick else 10.0,
+        rooms=200 if quick else 2000,
+        settle=1.0 if quick else 3.0,
+        recovery=1.0 if quick else 3.0,
+        only="",
+    )
+    print(HEADER)
+    return {"attacks": asyncio.run(run_attacks(settings))}
+
+
 def machine() -> dict[str, Any]:
     cpu = "?"
     try:
@@ -617,7 +636,17 @@ def machine() -> dict[str, Any]:
     }
 
 
-WHAT = ("compare", "idle", "rules", "persistence", "recovery", "profile", "peers", "all")
+WHAT = (
+    "compare",
+    "idle",
+    "rules",
+    "persistence",
+    "recovery",
+    "profile",
+    "attacks",
+    "peers",
+    "all",
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -693,6 +722,7 @@ def main(argv: list[str] | None = None) -> int:
         "persistence": persistence,
         "recovery": recovery,
         "profile": profile,
+        "attacks": attacks,
         "peers": peers,
     }
     # ``all`` leaves the peer comparison out: it needs Node.js and takes as long again.
