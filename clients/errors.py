@@ -21,6 +21,8 @@ _EXPLAIN: dict[str, str] = {
     "bad_token": "That seat token does not open a seat in this room.",
     "unavailable": "The server cannot take moves right now (storage down or shutting down); "
     "try again in a moment.",
+    "storage_lost": "The server's storage lost this match (its database came back empty); "
+    "it cannot go on. Start a new one.",
     "internal": "The server hit an internal error; it is in the server's log.",
     "bad_options": "The server refused the game settings",
     "unsupported_version": "This client speaks a protocol version the server does not.",

@@ -51,6 +51,7 @@ class ErrorCode(StrEnum):
     BAD_TOKEN = "bad_token"
     STALE_REV = "stale_rev"
     UNAVAILABLE = "unavailable"
+    STORAGE_LOST = "storage_lost"
     INTERNAL = "internal"
     # Game (the same names as games.errors codes)
     BAD_OPTIONS = "bad_options"

@@ -7,9 +7,11 @@ exception of a request becomes one ``error`` frame through :func:`server.errors.
 the only place that maps errors to the wire.
 
 HTTP on the same port (``process_request``): ``/healthz`` (the process answers), ``/readyz``
-(accepting and the store is usable; 503 while shutting down), ``/metrics`` (Prometheus) and the
-game data, ``/games`` and ``/games/<name>`` (:mod:`server.gamedata`), and the browser client's
-pages and files (:mod:`server.web`) for requests that are not a WebSocket handshake.
+(accepting and the store is usable and durable: 503 while shutting down, while Redis cannot be
+written, and while it does not persist, see :mod:`server.redis_store` "Durability"),
+``/metrics`` (Prometheus) and the game data, ``/games`` and ``/games/<name>``
+(:mod:`server.gamedata`), and the browser client's pages and files (:mod:`server.web`) for
+requests that are not a WebSocket handshake.
 
 Resource control (STYLE 11, :mod:`server.quotas`, :mod:`server.gate`): TCP connections are
 counted from accept (per node, and half-open per address) and a refused one is aborted; the
@@ -166,6 +168,9 @@ class App:
         if path == "/readyz":
             if self.stopping or not self.store.ready():
                 return ws.respond(http.HTTPStatus.SERVICE_UNAVAILABLE, "not ready\n")
+            problem = self.store.problem()
+            if problem:  # (logged by the store when it finds it)
+                return ws.respond(http.HTTPStatus.SERVICE_UNAVAILABLE, f"not ready: {problem}\n")
             return ws.respond(http.HTTPStatus.OK, "ready\n")
         if path == "/metrics":
             body, content_type = self.metrics.render()
@@ -259,7 +264,8 @@ class App:
 
     def _waiting(self, conn: Connection) -> float:
         """How long ``conn`` may stay silent: the hello timeout until it has said hello and
-        joined nothing, then the idle timeout."""
+        joined nothing, then the idle timeout (checked again, not enforced, while it is in a
+        room: :meth:`_idle_check`)."""
         c = self.config
         return c.hello_timeout if conn.client == "" and not conn.rooms else c.idle_timeout
 
@@ -270,6 +276,13 @@ class App:
         deadline = conn.last_frame + self._waiting(conn)
         if loop.time() < deadline:
             conn.idle_timer = loop.call_at(deadline, self._idle_check, conn, log)
+            return
+        if conn.rooms:
+            # A seat or spectator may only listen (a stream overlay): never idle while its
+            # transport answers the WebSocket keepalive, which closes a dead one (SPEC 6).
+            conn.idle_timer = loop.call_at(
+                loop.time() + self._waiting(conn), self._idle_check, conn, log
+            )
             return
         conn.idle_timer = None
         log.info("closing", code=1000, reason="idle")

@@ -16,6 +16,10 @@ The policy, in one place (the room calls these from its task, so there is one wr
   after the acknowledgement, so failures are logged and never reach a client; a failed finish
   is retried when the store comes back and, failing that, by the next server to restore the
   room (a restored match that is over is finished again).
+- **Lost storage**: an append or a seat update refused because the room's keys are gone
+  (:class:`~server.records.RoomGoneError`: Redis came back empty, or was flushed) sets
+  :attr:`Keeper.lost` and answers ``storage_lost``; nothing can be stored for this room again,
+  so the room pauses for good instead of answering ``unavailable`` to every choice forever.
 - **Retiring** a room nobody is connected to for ``room_idle_ttl``: a room that never started is
   deleted from the store; a started one is archived as abandoned (``{"abandoned": true, "rev"}``),
   so its choices stay replayable and it is not restored again. (Keeping it for a later restore
@@ -28,7 +32,7 @@ from typing import Any
 
 from games.base import Match
 from protocol.errors import ErrorCode, RequestError
-from server.records import RoomGoneError
+from server.records import NotOwnerError, RoomGoneError
 from server.store import Action, Store, StoreError
 
 
@@ -42,13 +46,26 @@ class Keeper:
         """An append failed and may have been stored anyway: read back before the next one."""
         self.finish_pending: dict[str, Any] | None = None
         """The result of a match whose archive could not be written yet."""
+        self.lost = False
+        """The store no longer holds this room (see "Lost storage")."""
+
+    def lost_error(self, rev: int) -> RequestError:
+        return RequestError(
+            ErrorCode.STORAGE_LOST,
+            f"the storage lost room {self.room} (its last acknowledged rev was {rev}); "
+            "the match cannot go on",
+        )
 
     async def append(self, action: Action) -> None:
         """Store ``action`` or refuse it with ``unavailable``."""
         try:
             await self.store.append(self.room, action)
-        except RoomGoneError as exc:
+        except NotOwnerError as exc:  # the lease moved or lapsed: the cluster sorts it out
             raise RequestError(ErrorCode.UNAVAILABLE, str(exc)) from None
+        except RoomGoneError as exc:
+            self.lost = True
+            self.log.error("room_storage_lost", rev=action.rev - 1, error=str(exc))
+            raise self.lost_error(action.rev - 1) from None
         except StoreError as exc:
             self.unsure = True
             self.log.warning("append_failed", rev=action.rev, error=str(exc))
@@ -71,6 +88,15 @@ class Keeper:
         """Store the room's seats; ``required``: refuse with ``unavailable`` if it fails."""
         try:
             await self.store.update_room(self.room, meta)
+        except NotOwnerError as exc:
+            if required:
+                raise RequestError(ErrorCode.UNAVAILABLE, str(exc)) from None
+            self.log.warning("seats_not_stored", error=str(exc))
+        except RoomGoneError as exc:
+            self.lost = True
+            if required:
+                raise self.lost_error(int(meta.get("rev") or 0)) from None
+            self.log.warning("seats_not_stored", error=str(exc))
         except StoreError as exc:
             if required:
                 raise RequestError(
@@ -109,6 +135,8 @@ class Keeper:
 
     async def retire(self, started: bool, rev: int) -> None:
         """The room closes for want of players: forget it, or archive it as abandoned."""
+        if self.lost:
+            return  # nothing of it is left to forget or archive
         try:
             if started:
                 await self.store.finish(self.room, {"abandoned": True, "rev": rev})

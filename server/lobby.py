@@ -23,6 +23,7 @@ from games import registry
 from games.base import Match
 from protocol import messages as m
 from protocol.errors import ErrorCode, RequestError
+from server import logging as oasis_logging
 from server.bots import BOT_KINDS
 from server.clock import parse_clock
 from server.config import Config
@@ -32,8 +33,11 @@ from server.metrics import Metrics
 from server.quotas import Holdings, Quotas
 from server.records import ArchiveRecord
 from server.room import Room
-from server.room_state import RoomSettings, RoomState, StoreReady
+from server.room_state import RoomSettings, RoomState, StorageLost, StoreReady
 from server.store import MemoryStore, Store, StoreError
+
+LOST_ROOMS_LOGGED = 100
+"""Rooms (with their last revision) named in the ``storage_lost`` line; the rest are counted."""
 
 
 class Lobby:
@@ -52,6 +56,33 @@ class Lobby:
         self.creating: set[str] = set()
         """Rooms whose ``create_room`` is in flight: already in the store, not yet in ``rooms``."""
         store.on_ready_change(self._store_ready)
+        store.on_lost(self._storage_lost)
+        self.log = oasis_logging.get(component="lobby")
+
+    async def _storage_lost(self, detail: str) -> None:
+        """The store came back empty: every stored room whose keys are gone pauses for good
+        (``storage_lost``), and one line tells the operator what was lost: the rooms and the last
+        revision each had acknowledged (every one of those choices is gone from storage)."""
+        stored = [r for r in self.rooms.values() if r.settings.replay_of is None]
+        try:
+            gone = set(await self.store.missing([r.id for r in stored]))
+        except StoreError as exc:  # each room finds out at its next append instead
+            self.log.error("storage_lost", detail=detail, rooms="unknown", error=str(exc))
+            return
+        lost = {r.id: r.rev for r in stored if r.id in gone}
+        shown = dict(sorted(lost.items())[:LOST_ROOMS_LOGGED])
+        self.log.error(
+            "storage_lost",
+            detail=detail,
+            rooms=len(lost),
+            acknowledged_choices=sum(lost.values()),
+            last_revs=shown,
+            more=len(lost) - len(shown),
+            kept=len(stored) - len(lost),
+        )
+        for room in stored:
+            if room.id in gone:
+                room.post(StorageLost())
 
     def _store_ready(self, ready: bool) -> None:
         """Every room pauses at once, and resumes once the store stayed usable a while.

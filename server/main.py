@@ -66,6 +66,8 @@ def open_store(config: Config, url: str | None) -> Store:
         timeout=config.redis_timeout,
         chat_keep=config.chat_log,
         cluster=config.redis_cluster and url == config.redis_url,
+        allow_volatile=config.allow_volatile_redis,
+        archive_ttl=config.archive_ttl_days * 86400.0,
     )
 
 

@@ -12,14 +12,17 @@ every key of one room lives in one slot and a room's scripts and transactions st
     P:{room}:snap     hash    ``rev`` (decimal) and ``state`` = msgpack ``{"schema_version", "rev",
                               "state": game.dump(...)}`` (generator included)
     P:{room}:chat     list    msgpack chat lines, the last ``chat_keep`` of them
-    P:{room}:archive  string  msgpack archive of a finished match (see :class:`ArchiveRecord`)
+    P:{room}:archive  string  msgpack archive of a finished match (see :class:`ArchiveRecord`),
+                              expiring ``archive_ttl`` seconds after the finish (0: never)
     P:{room}:lease    string  the owning node's lease token, with an expiry (:mod:`server.lease`);
                               append, snapshot, seat updates and chat refuse to write without it
 
 The record types, their decoding from untrusted bytes and the ``schema_version`` migrations
 live in :mod:`server.records`; this module is the I/O.
     P:rooms           zset    live (unfinished) rooms, score = creation time
-    P:archived        zset    archived rooms, score = finish time
+    P:archived        zset    archived rooms, score = finish time (entries older than
+                              ``archive_ttl`` are dropped whenever another room is archived)
+    P:marker          string  a random token written once (see "Durability")
     P:nodes           hash    live nodes: node id -> ``<public url>|<expiry>`` (:mod:`server.lease`)
 
 Everything a room does while it plays (append, snapshot, chat, meta updates) touches only its own
@@ -70,6 +73,28 @@ timeout raises :class:`~server.store.StoreError` (so the room refuses the choice
 full Redis ready); listeners registered with :meth:`RedisStore.on_ready_change` hear both
 transitions so rooms can pause and tell their clients. Logical refusals (wrong rev, room gone)
 raise StoreError subclasses but leave ``ready()`` alone: Redis did answer.
+
+Durability, checked rather than assumed (:meth:`RedisStore.verify`). At start, before a Redis that
+went away counts as ready again (the probe), whenever redis-py opens a new connection (it
+reconnects by itself after a drop, so a quick Redis restart may fail no call at all), and every
+``watch_interval`` seconds, the store asks:
+
+- **Does Redis persist?** ``CONFIG GET appendonly`` (a Redis that refuses CONFIG, as managed ones
+  do, is asked ``INFO persistence``'s ``aof_enabled``). Without the append-only file a restart of
+  Redis loses every acknowledged choice, so :meth:`RedisStore.problem` names the setting and
+  ``/readyz`` answers 503 (rooms go on: Redis does store, only not durably), unless
+  ``allow_volatile`` (``OASIS_ALLOW_VOLATILE_REDIS``, for tests and development) accepts it. RDB
+  snapshots alone are not enough: they lose the writes since the last save.
+- **Is it the same data?** A marker key (``P:marker``, a random token written once with NX, no
+  expiry) is read back and compared with the token seen before. A different or missing marker
+  means Redis came back empty (a restart without persistence, a FLUSHALL, a failover to an empty
+  replica): every listener of :meth:`RedisStore.on_lost` is awaited (the lobby pauses the rooms
+  whose keys are gone, with ``storage_lost``, and logs what was lost) before the store counts as
+  ready, then the new marker is adopted so new rooms play on. Redis's ``run_id`` is logged beside
+  it (changed: Redis restarted; the same: it was flushed). On a Redis Cluster the marker lives in
+  one slot, so an emptied node that does not hold it is found per room instead: an append that
+  finds the room's meta gone raises :class:`~server.records.RoomGoneError`, which the room takes
+  for lost storage too.
 """
 
 from __future__ import annotations
@@ -77,6 +102,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -245,6 +271,9 @@ class RedisStore:
         batch: int = 100,
         cluster: bool = False,
         pool_size: int = 512,
+        allow_volatile: bool = False,
+        archive_ttl: float = 0.0,
+        watch_interval: float = 5.0,
     ) -> None:
         # One immediate retry on a dropped connection (a Redis restart leaves stale pooled
         # connections); never on a timeout, which would only double the wait. Appends are
@@ -270,6 +299,7 @@ class RedisStore:
                 socket_timeout=timeout,
                 socket_connect_timeout=timeout,
                 retry=retry,
+                redis_connect_func=self._connected,
             )
             self._redis = aioredis.Redis.from_pool(pool)
         self._prefix = prefix
@@ -299,6 +329,22 @@ class RedisStore:
         self.lease_ms = 0
         self.on_not_owner: Callable[[str], None] | None = None
         """Called with a room whose write was refused because this node lost its lease."""
+        self._allow_volatile = allow_volatile
+        self._problem = ""
+        """Why Redis is not trusted with acknowledged choices ("" when it persists them)."""
+        self._marker: bytes | None = None
+        """The marker token this store saw last (None before the first check)."""
+        self._run_id = ""
+        self._volatile_told = False
+        self._lost_listeners: list[Callable[[str], Awaitable[None]]] = []
+        self._archive_ttl = archive_ttl
+        """Seconds an archive is kept (0: for ever); see :meth:`archive`."""
+        self._watch_interval = watch_interval
+        self._watch: asyncio.Task[None] | None = None
+        self._verifying: asyncio.Task[None] | None = None
+        self._verify_again = False
+        self.losses = 0
+        """How many times Redis was found emptied under this store."""
 
     # Keys --------------------------------------------------------------------------------------
 
@@ -332,6 +378,10 @@ class RedisStore:
     def _archived_key(self) -> str:
         return f"{self._prefix}:archived"
 
+    @property
+    def _marker_key(self) -> str:
+        return f"{self._prefix}:marker"
+
     # Health ------------------------------------------------------------------------------------
 
     def ready(self) -> bool:
@@ -342,18 +392,151 @@ class RedisStore:
         return self._ready
 
     async def start(self) -> None:
-        """Ping once so ``ready()`` is known at start-up; keep probing in the background if not."""
+        """Probe and verify once so ``ready()`` is known at start-up (keep probing in the
+        background if not), then watch Redis's durability every ``watch_interval`` seconds."""
         try:
-            await self._run("probe", self._write_probe)
-        except StoreError:
-            self._log.warning("redis_unavailable_at_start")
+            async with asyncio.timeout(self._deadline):
+                await self._write_probe()
+            await self.verify()
+        except (RedisError, OSError, TimeoutError) as exc:
+            self._log.warning("redis_unavailable_at_start", error=f"{type(exc).__name__}: {exc}")
+            self._set_ready(False, f"{type(exc).__name__}: {exc}")
+        else:
+            self._set_ready(True, verified=True)
+        if self._watch_interval > 0 and self._watch is None:
+            self._watch = asyncio.get_running_loop().create_task(self._watch_loop())
+
+    async def _connected(self, connection: Any) -> None:
+        """redis-py's hook on every new connection (after a drop it reconnects on its own, so a
+        restarted Redis may never fail a call): verify again, in the background, once."""
+        await connection.on_connect()
+        if self._marker is not None and not self._closed:
+            self._schedule_verify()
+
+    def _schedule_verify(self) -> None:
+        if self._verifying is not None and not self._verifying.done():
+            self._verify_again = True
+            return
+        self._verifying = asyncio.get_running_loop().create_task(self._verify_soon())
+
+    async def _verify_soon(self) -> None:
+        while True:
+            self._verify_again = False
+            try:
+                await self.verify()
+            except (RedisError, OSError) as exc:
+                self._log.debug("verify_failed", error=f"{type(exc).__name__}: {exc}")
+            if not self._verify_again or self._closed:
+                return
+
+    def problem(self) -> str:
+        """Why this Redis is not trusted with acknowledged choices ("": it persists them, or
+        ``allow_volatile`` accepts that it does not); ``/readyz`` answers 503 while it is set."""
+        return self._problem
+
+    def on_lost(self, listener: Callable[[str], Awaitable[None]]) -> None:
+        """Await ``listener(detail)`` when Redis is found emptied (see "Durability")."""
+        self._lost_listeners.append(listener)
+
+    async def verify(self) -> None:
+        """Check persistence and the marker (see "Durability"); raises what Redis raises."""
+        async with asyncio.timeout(self._deadline):
+            persists = await self._persistence()
+            pipe = self._redis.pipeline(transaction=False)
+            pipe.set(self._marker_key, secrets.token_hex(16).encode(), nx=True)
+            pipe.get(self._marker_key)
+            _, marker = await pipe.execute()
+            run_id = await self._server_run_id()
+        self._set_problem(persists)
+        seen, self._marker = self._marker, marker
+        previous_run, self._run_id = self._run_id, run_id
+        if seen is None or marker == seen:
+            return
+        self.losses += 1
+        restarted = bool(previous_run) and run_id != previous_run
+        detail = (
+            f"Redis restarted without its data (run id {previous_run or '?'} -> {run_id or '?'})"
+            if restarted
+            else f"Redis was emptied (FLUSHALL or a failover; run id {run_id or '?'})"
+        )
+        self._log.error("redis_data_lost", detail=detail)
+        for listener in list(self._lost_listeners):
+            try:
+                await listener(detail)
+            except Exception:  # one listener's bug must not stop the others or the probe
+                self._log.exception("lost_listener_failed")
+
+    async def _persistence(self) -> str:
+        """ "" if Redis writes an append-only file, else what it says instead."""
+        try:
+            got = await self._redis.config_get("appendonly")
+            value = _text(next(iter(got.values()), "")) if got else ""
+            if value:
+                return "" if value == "yes" else f"appendonly is {value!r}"
+        except ResponseError:
+            pass  # CONFIG refused (managed Redis, ACLs): ask INFO
+        try:
+            info = await self._redis.info("persistence")
+        except ResponseError as exc:
+            return f"cannot tell whether it persists (CONFIG and INFO refused: {exc})"
+        if isinstance(info, dict) and "aof_enabled" in info:
+            return "" if str(info["aof_enabled"]) == "1" else "aof_enabled is 0"
+        return "cannot tell whether it persists (INFO persistence has no aof_enabled)"
+
+    async def _server_run_id(self) -> str:
+        try:
+            info = await self._redis.info("server")
+        except ResponseError:
+            return ""
+        if isinstance(info, dict):
+            return _text(info.get("run_id", ""))
+        return ""
+
+    def _set_problem(self, persists: str) -> None:
+        problem = ""
+        if persists:
+            why = f"redis does not persist acknowledged choices ({persists})"
+            if self._allow_volatile:
+                if not self._volatile_told:
+                    self._log.warning(
+                        "redis_volatile_allowed", detail=why, setting="OASIS_ALLOW_VOLATILE_REDIS"
+                    )
+                self._volatile_told = True
+            else:
+                problem = why
+        if problem != self._problem:
+            if problem:
+                self._log.error(
+                    "redis_volatile",
+                    detail=problem,
+                    fix="turn the append-only file on (appendonly yes), or set "
+                    "OASIS_ALLOW_VOLATILE_REDIS=1 where losing every match on a restart is fine",
+                )
+            else:
+                self._log.info("redis_persists")
+            self._problem = problem
+
+    async def _watch_loop(self) -> None:
+        while not self._closed:
+            await asyncio.sleep(self._watch_interval)
+            if self._ready is not True:
+                continue  # the probe verifies before Redis counts as ready again
+            try:
+                await self.verify()
+            except (RedisError, OSError, TimeoutError) as exc:
+                self._log.debug("verify_failed", error=f"{type(exc).__name__}: {exc}")
 
     def on_ready_change(self, listener: Callable[[bool], None]) -> None:
         """Call ``listener(ready)`` on every transition (from the event loop)."""
         self._listeners.append(listener)
 
-    def _set_ready(self, ready: bool, why: str = "") -> None:
+    def _set_ready(self, ready: bool, why: str = "", *, verified: bool = False) -> None:
         if ready == self._ready:
+            return
+        if ready and not verified:
+            # A Redis that was away (or never checked) counts as ready only once the probe has
+            # verified it: it may have come back empty, or without persistence.
+            self._start_probe()
             return
         before, self._ready = self._ready, ready
         if ready:
@@ -382,10 +565,11 @@ class RedisStore:
             try:
                 async with asyncio.timeout(self._deadline):
                     await self._write_probe()
-            except (RedisError, OSError) as exc:
+                await self.verify()
+            except (RedisError, OSError, TimeoutError) as exc:
                 self._set_ready(False, f"{type(exc).__name__}: {exc}")
                 continue
-            self._set_ready(True)
+            self._set_ready(True, verified=True)
 
     async def _write_probe(self) -> None:
         """A write, not a PING: a read-only replica or a full Redis answers PING but stores
@@ -588,6 +772,11 @@ class RedisStore:
 
     async def close(self) -> None:
         self._closed = True
+        for task in (self._watch, self._verifying):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
         if self._flushes:  # appends on their way: let them land and answer their rooms
             await asyncio.gather(*self._flushes, return_exceptions=True)
         if self._probe is not None:
@@ -686,7 +875,11 @@ class RedisStore:
 
     async def archive(self, room: str, result: dict[str, Any]) -> None:
         """Write the archive (meta, seed, options, every choice, chat, result) and delete the
-        room's live keys: one read MULTI, one write MULTI. Finishing twice is harmless."""
+        room's live keys: one read MULTI, one write MULTI. Finishing twice is harmless.
+
+        The archive expires after ``archive_ttl`` seconds (``OASIS_ARCHIVE_TTL_DAYS``): storage
+        stays bounded by the matches of that period, and live rooms never compete with old
+        archives for memory (the deploy Redis has ``maxmemory`` with ``noeviction``)."""
         k = self.keys(room)
 
         async def read() -> list[Any]:
@@ -708,17 +901,20 @@ class RedisStore:
         chat = [records.decode(room, "chat", b) for b in raw_chat]
         blob = records.archive_blob(room, meta, actions, result, chat, finished)
 
+        ttl = self._archive_ttl
+        expiry = max(1, round(ttl)) if ttl > 0 else None
+
         async def write() -> None:
             pipe = self._redis.pipeline(transaction=True)
-            pipe.set(k.archive, blob)
+            pipe.set(k.archive, blob, ex=expiry)
             pipe.delete(*k.live())
-            if self._cluster:
+            if self._cluster:  # the indexes live in other slots: written apart, after the room
                 await pipe.execute()
-                await self._redis.zrem(self._rooms_key, room)
-                await self._redis.zadd(self._archived_key, {room: finished})
-                return
+                pipe = self._redis.pipeline(transaction=False)
             pipe.zrem(self._rooms_key, room)
             pipe.zadd(self._archived_key, {room: finished})
+            if expiry is not None:  # the index forgets expired archives: it stays bounded too
+                pipe.zremrangebyscore(self._archived_key, "-inf", f"({finished - ttl}")
             await pipe.execute()
 
         await self._run(f"archive room {room}", write)
@@ -732,6 +928,20 @@ class RedisStore:
         if raw is None:
             return None
         return records.archive(room, raw)
+
+    async def missing(self, rooms: Sequence[str]) -> list[str]:
+        """Those of ``rooms`` whose live keys are gone from Redis (one pipeline)."""
+        if not rooms:
+            return []
+
+        async def op() -> list[Any]:
+            pipe = self._redis.pipeline(transaction=False)
+            for room in rooms:
+                pipe.exists(self.keys(room).meta)
+            return list(await pipe.execute())
+
+        found = await self._run(f"check {len(rooms)} rooms", op)
+        return [room for room, there in zip(rooms, found, strict=True) if not there]
 
     async def archived_rooms(self) -> list[str]:
         """Every archived room, oldest first."""
@@ -765,6 +975,10 @@ class RedisStore:
 def _unwritable(exc: ResponseError) -> bool:
     """Redis answers but stores nothing: a replica, out of memory, or a failing disk (MISCONF)."""
     return isinstance(exc, ReadOnlyError | OutOfMemoryError) or str(exc).startswith("MISCONF")
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _pack_fields(meta: dict[str, Any]) -> dict[FieldT, EncodableT]:

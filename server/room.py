@@ -17,6 +17,12 @@ append had an unknown outcome, then sends ``pause`` with ``paused: false`` and p
 Joining a seat, starting and chat also need the store and fail with ``unavailable`` meanwhile;
 ``sync``, resume and spectating need nothing stored and keep working.
 
+Lost storage. A room whose data the store no longer has (Redis came back empty: the lobby
+hears it from the store and sends :class:`~server.room_state.StorageLost`; or an append finds the
+room's keys gone) pauses for good: ``pause`` with ``reason: "storage lost"``, ``act`` answers
+``storage_lost`` naming the last acknowledged rev, bots stop; ``sync`` and spectating still work,
+and the room closes like any room nobody is in (it has nothing left to archive).
+
 Replay rooms (``replay`` frame) are rooms whose seats are driven by an archived match's
 choices, one every ``replay_interval`` seconds, on a throwaway in-memory store; only
 spectators can be in them.
@@ -68,6 +74,7 @@ from server.room_state import (
     RoomSettings,
     RoomState,
     Stop,
+    StorageLost,
     StoreReady,
 )
 from server.seats import Seat
@@ -140,6 +147,7 @@ class Room(Membership, Takeover, Timekeeping):
         self.spectators = self._feed()
         self._task: asyncio.Task[None] | None = None
         self._empty_since: float | None = None
+        self._told_lost = False
         self.log = oasis_logging.get(room=room_id, game=settings.game)
         self.keeper = Keeper(store, room_id, snapshot_every, self.log)
 
@@ -233,6 +241,9 @@ class Room(Membership, Takeover, Timekeeping):
             return
         if isinstance(command, StoreReady):
             await self._store_ready(command.ready)
+            return
+        if isinstance(command, StorageLost):
+            self._storage_lost()
             return
         if isinstance(command, ClockDue):
             await self._clock_due(command, t0)
@@ -340,7 +351,7 @@ class Room(Membership, Takeover, Timekeeping):
         if self._members() or self.state is RoomState.CLOSED or empty_since is None:
             return
         left = self._idle_ttl - (time.monotonic() - empty_since)
-        if self.paused:
+        if self.paused and not self.keeper.lost:
             left = max(left, self._idle_ttl)
         if left > 0.001:  # it emptied again after this timer was set: wait for the rest
             asyncio.get_running_loop().call_later(left, self._post_internal, Reap())
@@ -476,6 +487,8 @@ class Room(Membership, Takeover, Timekeeping):
         for check in range(2):  # the choices that landed (if any) may end the match
             if self.state is RoomState.FINISHED:
                 raise RequestError(ErrorCode.GAME_OVER, "the match is over")
+            if self.keeper.lost:
+                raise self.keeper.lost_error(self.rev)
             if self.paused:
                 raise RequestError(ErrorCode.UNAVAILABLE, "storage unavailable; the room is paused")
             if not check:
@@ -498,7 +511,12 @@ class Room(Membership, Takeover, Timekeeping):
 
     async def _commit(self, seat: int, legal: dict[str, Any], t0: float) -> None:
         """Store, apply, fan out: the one path of every accepted choice."""
-        await self.keeper.append(Action(self.rev + 1, seat, legal))
+        try:
+            await self.keeper.append(Action(self.rev + 1, seat, legal))
+        except RequestError:
+            if self.keeper.lost:
+                self._storage_lost()
+            raise
         await self._advance(seat, legal, t0)
 
     async def _advance(self, seat: int, legal: dict[str, Any], t0: float) -> None:
@@ -529,8 +547,24 @@ class Room(Membership, Takeover, Timekeeping):
         await self.keeper.keep(self.rev, self.match, self._forfeits())
         self._bot_next()
 
+    def _storage_lost(self) -> None:
+        """The store lost this room: pause for good and say so (see "Lost storage")."""
+        self.keeper.lost = True
+        if self._told_lost:
+            return
+        self._told_lost = True
+        if not self.paused:
+            self.paused = True
+            self._clock_pause(True)
+        self.log.error("room_paused_storage_lost", rev=self.rev, state=self.state.value)
+        data = f.encode_frame(f.Pause(self.id, True, "storage lost", self.rev))
+        for conn in self._members():
+            conn.send_bytes(data)
+
     async def _store_ready(self, ready: bool) -> None:
         """Pause while the store is down; on its return adopt what landed, then resume."""
+        if self.keeper.lost:
+            return  # paused for good
         if ready:
             try:
                 await self._catch_up(time.perf_counter())

@@ -7,7 +7,9 @@ Lifecycle (a table; anything else is ``not_allowed`` naming the state)::
 
 Orthogonal to it, a room is *paused* while its store cannot record anything (see
 :mod:`server.keeper`); pausing is not a lifecycle state because every state can be paused and
-nothing but ``act`` (and what else needs the store) changes meaning while it is.
+nothing but ``act`` (and what else needs the store) changes meaning while it is. A room whose
+stored data is gone (:class:`StorageLost`) stays paused for good: ``act`` answers
+``storage_lost`` until it is closed like any room nobody is in.
 """
 
 from __future__ import annotations
@@ -94,9 +96,14 @@ class StoreReady:
 
 
 @dataclass(frozen=True, slots=True)
+class StorageLost:
+    """The store no longer has this room's data (Redis came back empty): pause for good."""
+
+
+@dataclass(frozen=True, slots=True)
 class Refinish:
     """A restored room whose match is over: archive it again (the last try may have failed)."""
 
 
 Command = m.Join | m.Spectate | m.Leave | m.Start | m.Act | m.Sync | m.Chat | Gone | Resync
-Internal = BotTurn | Reap | Stop | StoreReady | Refinish | ClockDue | TakeoverDue
+Internal = BotTurn | Reap | Stop | StoreReady | StorageLost | Refinish | ClockDue | TakeoverDue

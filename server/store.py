@@ -18,7 +18,7 @@ only (the log already holds every choice).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -49,8 +49,11 @@ class Store(Protocol):
     async def delete(self, room: str) -> None: ...
     async def load_archive(self, room: str) -> ArchiveRecord | None: ...
     async def close(self) -> None: ...
+    async def missing(self, rooms: Sequence[str]) -> list[str]: ...
     def ready(self) -> bool: ...
+    def problem(self) -> str: ...
     def on_ready_change(self, listener: Callable[[bool], None]) -> None: ...
+    def on_lost(self, listener: Callable[[str], Awaitable[None]]) -> None: ...
 
 
 class MemoryStore:
@@ -66,6 +69,7 @@ class MemoryStore:
         self.archives: dict[str, ArchiveRecord] = {}
         self._fail = False
         self._listeners: list[Callable[[bool], None]] = []
+        self._lost: list[Callable[[str], Awaitable[None]]] = []
 
     @property
     def fail(self) -> bool:
@@ -143,8 +147,26 @@ class MemoryStore:
     async def close(self) -> None:
         return None
 
+    async def missing(self, rooms: Sequence[str]) -> list[str]:
+        self._check()
+        return [room for room in rooms if room not in self.rooms]
+
+    async def lose(self, detail: str = "the memory store was emptied") -> None:
+        """Forget everything and tell the listeners, as a Redis that came back empty does."""
+        for table in (self.rooms, self.logs, self.chats, self.snapshots):
+            table.clear()
+        for listener in list(self._lost):
+            await listener(detail)
+
     def ready(self) -> bool:
         return not self._fail
 
+    def problem(self) -> str:
+        """Never a problem: the memory store is asked for on purpose (and warned about)."""
+        return ""
+
     def on_ready_change(self, listener: Callable[[bool], None]) -> None:
         self._listeners.append(listener)
+
+    def on_lost(self, listener: Callable[[str], Awaitable[None]]) -> None:
+        self._lost.append(listener)

@@ -9,7 +9,7 @@ import shutil
 import socket
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
@@ -34,11 +34,17 @@ def wait_for_port(port: int, timeout: float = 10.0, host: str = "127.0.0.1") -> 
 
 @dataclass
 class RedisServer:
-    """A ``redis-server`` child process with AOF on, data in ``directory``."""
+    """A ``redis-server`` child process with AOF on, data in ``directory``.
+
+    ``appendonly=False`` makes a volatile one (the durability tests: a restart loses everything);
+    ``extra`` adds arguments (e.g. ``["--rename-command", "CONFIG", ""]`` for a Redis that
+    refuses CONFIG, as managed ones do)."""
 
     directory: Path
     port: int = 0
     process: subprocess.Popen[bytes] | None = None
+    appendonly: bool = True
+    extra: list[str] = field(default_factory=list)
 
     @property
     def url(self) -> str:
@@ -59,11 +65,12 @@ class RedisServer:
                 "--port", str(self.port),
                 "--bind", "127.0.0.1",
                 "--dir", str(self.directory),
-                "--appendonly", "yes",
+                "--appendonly", "yes" if self.appendonly else "no",
                 "--appendfsync", "everysec",
                 "--save", "",
                 "--daemonize", "no",
                 "--logfile", str(self.directory / "redis.log"),
+                *self.extra,
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -128,7 +135,7 @@ class RedisCluster:
                     "--cluster-enabled", "yes",
                     "--cluster-config-file", "nodes.conf",
                     "--cluster-node-timeout", "5000",
-                    "--appendonly", "no",
+                    "--appendonly", "yes",
                     "--save", "",
                     "--daemonize", "no",
                     "--logfile", str(node.directory / "redis.log"),

@@ -109,6 +109,7 @@ const EXPLAIN = {
   room_full: "That room has no free seat.",
   bad_token: "This browser's seat token does not open a seat in that room.",
   unavailable: "The server cannot take moves right now; try again in a moment.",
+  storage_lost: "The server's storage lost this match; it cannot go on. Start a new one.",
   bad_options: "The server refused those settings",
   slow_down: "Slow down: too many messages.",
   rate_limited: "Too many messages too fast.",

@@ -302,3 +302,30 @@ async def test_a_slow_choice_is_logged_once_with_how_many_were_slow(
     assert len(slow) == 1  # one line per room every SLOW_LOG_EVERY seconds
     assert slow[0]["command"] == "Act" and slow[0]["ms"] >= 50
     assert slow[0]["room"] == room and slow[0]["slow_since_last_line"] == 1
+
+
+async def test_seats_and_spectators_that_only_listen_are_never_closed_for_idleness(
+    make_app: MakeApp, make_client: MakeClient
+) -> None:
+    # SPEC 6: in a room, only the WebSocket keepalive (answered by the client's library) decides
+    # whether a silent connection is alive; a lobby-only connection still times out.
+    quick = await make_app(idle_timeout=0.3, ping_interval=0.1, ping_timeout=2.0)
+    seat = await make_client("seat", target=quick)
+    watcher = await make_client("overlay", target=quick)
+    lobby = await make_client("lobby", target=quick)
+    room = (await seat.request({"type": "create", "game": "tiny", "players": 2}))["room"]
+    assert (await seat.request({"type": "join", "room": room}))["type"] == "joined"
+    assert (await watcher.request({"type": "spectate", "room": room}))["type"] == "joined"
+    bye = await lobby.wait_for(lambda f: f["type"] == "bye")  # the lobby-only one: idle
+    assert bye["reason"] == "idle"
+    await expect_close(lobby, 1000)
+    await asyncio.sleep(1.2)  # four idle timeouts of silence, a dozen keepalive pings
+    for listener in (seat, watcher):
+        assert not listener.closed.done(), listener.name
+        assert not [f for f in listener.frames if f["type"] == "bye"], listener.name
+        assert (await listener.request({"type": "ping"}))["type"] == "pong"
+    # Out of its last room, a connection counts as idle again.
+    assert (await watcher.request({"type": "leave", "room": room}))["type"] == "ack"
+    bye = await watcher.wait_for(lambda f: f["type"] == "bye")
+    assert bye["reason"] == "idle"
+    await expect_close(watcher, 1000)
