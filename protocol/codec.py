@@ -3,7 +3,10 @@
 Decoding untrusted bytes never raises anything but :class:`~protocol.errors.FrameError`: the
 limits below are enforced while unpacking (msgpack's own length limits) and then by one
 iterative walk (depth, allowed types, string keys), so no input can hang the decoder, exhaust
-memory beyond the frame's own size, or escape with a library exception.
+memory beyond the frame's own size, or escape with a library exception. The codes do not depend
+on where the unpacker gives up: nesting past its own stack (1,024 levels) is ``too_deep`` like
+any nesting past ``max_depth``, and a map or array used as a map key (which the unpacker cannot
+even build) is ``bad_type`` like any other non-string key.
 
 Allowed types: nil, bool, int (64-bit), float, str (UTF-8), array, map with string keys. Binary
 and extension types are refused. Encoding trusts its input (it is ours) but uses the same types.
@@ -115,6 +118,14 @@ def decode(data: bytes, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
             max_array_len=limits.max_container,
             max_map_len=limits.max_container,
         )
+    except msgpack.StackError:  # deeper than the unpacker's own stack (1,024 levels)
+        raise FrameError(ErrorCode.TOO_DEEP, f"nesting deeper than {limits.max_depth}") from None
+    except TypeError as exc:
+        if "unhashable" in str(exc):  # a map or an array used as a map key
+            raise FrameError(ErrorCode.BAD_TYPE, "map keys must be strings") from None
+        raise FrameError(
+            ErrorCode.MALFORMED_FRAME, f"not one msgpack value: {type(exc).__name__}"
+        ) from None
     except ValueError as exc:
         text = str(exc)
         if "max_bin_len" in text or "max_ext_len" in text:

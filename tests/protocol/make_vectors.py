@@ -56,6 +56,8 @@ BAD_FRAMES: list[tuple[str, bytes, str]] = [
     ("ext_type", msgpack.packb({"type": "x", "e": msgpack.ExtType(5, b"ab")}), "bad_type"),
     ("too_deep", encode({"type": "x", "v": [[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]}), "too_deep"),
     ("invalid_utf8", b"\x81\xa4type\xa2\xff\xfe", "malformed_frame"),
+    ("deeper_than_the_unpacker", b"\x82\xa4type\xa1x\xa1v" + b"\x91" * 1100 + b"\xc0", "too_deep"),
+    ("map_as_map_key", b"\x82\xa4type\xa1x\x80\x01", "bad_type"),
 ]
 
 PATCH_CASES: list[tuple[str, Any, Any]] = [

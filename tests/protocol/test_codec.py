@@ -47,7 +47,24 @@ def test_deep_nesting_is_refused() -> None:
     for _ in range(40):
         value = [value]
     assert _code(encode({"type": "x", "v": value})) == ErrorCode.TOO_DEEP
-    assert _code(b"\x91" * 60000 + b"\x01") in {ErrorCode.TOO_DEEP, ErrorCode.MALFORMED_FRAME}
+    assert _code(b"\x91" * 60000 + b"\x01") == ErrorCode.TOO_DEEP
+
+
+@pytest.mark.parametrize("levels", [17, 1024, 1025, 5000, 60000])
+def test_nesting_past_the_unpackers_own_stack_is_too_deep_too(levels: int) -> None:
+    # msgpack gives up past 1,024 levels with its own error: still too_deep (issue 14).
+    data = b"\x82\xa4type\xa1x\xa1v" + b"\x91" * levels + b"\xc0"
+    assert _code(data) == ErrorCode.TOO_DEEP
+
+
+@pytest.mark.parametrize(
+    "key",
+    [b"\x80", b"\x81\xa1a\x01", b"\x90", b"\x92\x01\x02"],
+    ids=["map", "map1", "list", "list2"],
+)
+def test_a_container_used_as_a_map_key_is_bad_type(key: bytes) -> None:
+    data = b"\x82\xa4type\xa1x" + key + b"\x01"
+    assert _code(data) == ErrorCode.BAD_TYPE
 
 
 def test_big_containers_are_refused() -> None:
