@@ -51,7 +51,7 @@ from server import logging as oasis_logging
 from server.config import Config
 from server.connection import Connection, ConnEvent
 from server.errors import Closing, close_code, wire_error
-from server.forwarded import client_address, parse_networks
+from server.forwarded import client_address, joined, parse_networks
 from server.gate import Gate, GatedConnection
 from server.limits import IpCounter, SendBuffer, TokenBucket
 from server.lobby import Lobby
@@ -388,7 +388,7 @@ class App:
 
     def _ip(self, ws: ServerConnection, request: Request | None) -> str:
         """The client's address: the peer's, or behind a trusted proxy, the one it forwards."""
-        forwarded = request.headers.get("X-Forwarded-For") if request is not None else None
+        forwarded = joined(request.headers.get_all("X-Forwarded-For")) if request else None
         return client_address(_peer(ws), forwarded, self.proxies)
 
     def _resync(self, conn: Connection) -> None:

@@ -6,12 +6,18 @@ CIDR networks) appends the address it received the connection from to ``X-Forwar
 (HAProxy: ``option forwardfor``); the client is the rightmost address of that list that is not
 itself a trusted proxy. A connection from anywhere else is its own address, whatever it sends:
 a client cannot choose the address it is counted under.
+
+Repeated headers: several ``X-Forwarded-For`` lines are one list, joined in the order they came
+(RFC 9110 section 5.3: a repeated field is its values joined with commas), so one rule covers
+both a proxy chain that adds lines and one that extends a line (:func:`joined`). A malformed
+entry anywhere in that list makes the whole header untrusted (the peer address counts), never an
+error: an HTTP request is never refused because of this header.
 """
 
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -27,6 +33,11 @@ def parse_networks(text: str) -> list[Network]:
             except ValueError:
                 raise ValueError(f"trusted proxy {item!r} is not an address or network") from None
     return out
+
+
+def joined(values: Sequence[str]) -> str | None:
+    """Every ``X-Forwarded-For`` line of a request as one list (None when there is none)."""
+    return ", ".join(values) if values else None
 
 
 def _trusted(address: str, networks: Iterable[Network]) -> bool:

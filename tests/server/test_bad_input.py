@@ -186,6 +186,58 @@ async def test_choices_are_checked_at_the_boundary(app: App, make_client: MakeCl
     assert stale["code"] == "stale_rev"
 
 
+async def test_a_choice_map_matches_only_with_the_listed_types(
+    app: App, make_client: MakeClient
+) -> None:
+    # Issue 14: ``true`` or ``1.0`` where the listed choice has ``1`` was taken for it.
+    room, (seat0, _) = await playing_room(make_client)
+    await seat0.until(lambda: bool(seat0.view(room)["own"]["choices"]))
+    listed = next(c for c in seat0.view(room)["own"]["choices"] if c["kind"] == "play")
+    card = listed["card"]
+    assert type(card) is int
+    before = snapshot(app)
+    impostors: list[Any] = [float(card), str(card)]
+    if card in (0, 1):
+        impostors.append(bool(card))
+    for value in impostors:
+        choice = {"kind": "play", "card": value}
+        error = await seat0.request({"type": "act", "room": room, "rev": 0, "choice": choice})
+        assert (error["type"], error["code"]) == ("error", "illegal_choice"), (value, error)
+    assert snapshot(app) == before
+    exact = {"kind": "play", "card": card}
+    ack = await seat0.request({"type": "act", "room": room, "rev": 0, "choice": exact})
+    assert ack["type"] == "ack" and ack["rev"] == 1
+
+
+async def test_a_true_where_a_one_is_listed_is_refused_over_the_wire(
+    app: App, make_client: MakeClient
+) -> None:
+    # The same with the boolean the issue names: seed a room until seat 0 may play card 1.
+    for seed in range(200):
+        host = await make_client(f"h{seed}")
+        created = await host.request(
+            {"type": "create", "game": "tiny", "players": 2, "seed": seed, "bots": 1}
+        )
+        room = created["room"]
+        await host.request({"type": "join", "room": room, "seat": 0})
+        await host.request({"type": "start", "room": room})
+        await host.until(lambda h=host, r=room: bool(h.view(r)["own"]["choices"]))  # type: ignore[misc]
+        cards = [c.get("card") for c in host.view(room)["own"]["choices"]]
+        if 1 in cards:
+            break
+    else:
+        raise AssertionError("no seed in 200 deals seat 0 a card 1")
+    rev = host.rev(room)
+    for impostor in (True, 1.0):
+        choice = {"kind": "play", "card": impostor}
+        error = await host.request({"type": "act", "room": room, "rev": rev, "choice": choice})
+        assert error["code"] == "illegal_choice" and "different answers" in error["message"]
+    choice = {"kind": "play", "card": 1}
+    assert (await host.request({"type": "act", "room": room, "rev": rev, "choice": choice}))[
+        "type"
+    ] == "ack"
+
+
 async def test_a_store_failure_refuses_the_choice_and_changes_nothing(
     app: App, make_client: MakeClient
 ) -> None:
