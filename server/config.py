@@ -90,6 +90,9 @@ class Config:
     chat_log: int = 500
     room_idle_ttl: float = 600.0
     """A room nobody is connected to is closed after this many seconds."""
+    finished_room_ttl: float = 30.0
+    """A room whose match is over and that nobody is connected to is closed after this many
+    seconds (at most ``room_idle_ttl``); its archive keeps the match for replays."""
     max_rooms: int = 10_000
     """Rooms in memory on this node (replay rooms included); checked before the store is
     touched, counting the rooms being created (no race past it)."""

@@ -339,6 +339,7 @@ class Lobby:
             takeover_grace=c.takeover_grace,
             quotas=self.quotas,
             room_chat_per_minute=c.room_chat_per_minute,
+            finished_ttl=c.finished_room_ttl,
         )
 
     def _add(self, room: Room) -> None:

@@ -112,6 +112,7 @@ class Room(Membership, Takeover, Timekeeping):
         takeover_grace: float = -1.0,
         quotas: Quotas | None = None,
         room_chat_per_minute: int = 0,
+        finished_ttl: float | None = None,
     ) -> None:
         self.id = room_id
         self.settings = settings
@@ -147,6 +148,8 @@ class Room(Membership, Takeover, Timekeeping):
         self.spectators = self._feed()
         self._task: asyncio.Task[None] | None = None
         self._empty_since: float | None = None
+        self._timers: set[asyncio.TimerHandle] = set()
+        self._finished_ttl = idle_ttl if finished_ttl is None else finished_ttl
         self._told_lost = False
         self.log = oasis_logging.get(room=room_id, game=settings.game)
         self.keeper = Keeper(store, room_id, snapshot_every, self.log)
@@ -191,6 +194,12 @@ class Room(Membership, Takeover, Timekeeping):
             await task
 
     async def _run(self) -> None:
+        try:
+            await self._serve()
+        finally:
+            self._cancel_timers()
+
+    async def _serve(self) -> None:
         while True:
             conn, command, t0 = await self._inbox.get()
             if isinstance(command, Stop):
@@ -333,7 +342,36 @@ class Room(Membership, Takeover, Timekeeping):
 
     def _schedule_reap(self) -> None:
         self._empty_since = time.monotonic()
-        asyncio.get_running_loop().call_later(self._idle_ttl, self._post_internal, Reap())
+        self._later(self._reap_after(), Reap())
+
+    def _reap_after(self) -> float:
+        """How long the room may stay empty: ``room_idle_ttl``, or once its match is over the
+        shorter ``finished_room_ttl`` (its archive keeps the match; an all-bot match that
+        nobody watches must not hold its memory for ten minutes)."""
+        if self.state is RoomState.FINISHED:
+            return min(self._finished_ttl, self._idle_ttl)
+        return self._idle_ttl
+
+    def _later(self, delay: float, command: Internal) -> None:
+        """Post ``command`` to the room's own inbox after ``delay`` seconds.
+
+        Every such timer is cancelled when the room's task ends (:meth:`_cancel_timers`): a
+        pending takeover grace (60 s), a clock, a bot's delay or the reap must not keep a closed
+        room and its match in memory (a cancelled handle drops its callback at once)."""
+        handle: asyncio.TimerHandle | None = None
+
+        def fire() -> None:
+            if handle is not None:
+                self._timers.discard(handle)
+            self._post_internal(command)
+
+        handle = asyncio.get_running_loop().call_later(delay, fire)
+        self._timers.add(handle)
+
+    def _cancel_timers(self) -> None:
+        for handle in self._timers:
+            handle.cancel()
+        self._timers.clear()
 
     def _post_internal(self, command: Internal) -> None:
         if self.state is not RoomState.CLOSED:
@@ -350,11 +388,11 @@ class Room(Membership, Takeover, Timekeeping):
         empty_since = self._empty_since
         if self._members() or self.state is RoomState.CLOSED or empty_since is None:
             return
-        left = self._idle_ttl - (time.monotonic() - empty_since)
+        left = self._reap_after() - (time.monotonic() - empty_since)
         if self.paused and not self.keeper.lost:
             left = max(left, self._idle_ttl)
         if left > 0.001:  # it emptied again after this timer was set: wait for the rest
-            asyncio.get_running_loop().call_later(left, self._post_internal, Reap())
+            self._later(left, Reap())
             return
         if self.settings.replay_of is None:
             if self.state is RoomState.FINISHED:
@@ -539,6 +577,8 @@ class Room(Membership, Takeover, Timekeeping):
         if self.match.over:
             self.log.info("match_finished", rev=self.rev)
             self._announce()
+            if self._empty_since is not None:  # nobody watches: go soon (finished_room_ttl)
+                self._later(self._reap_after(), Reap())
         if self.clocks is not None:
             if not self.match.over:
                 self._clock_arm()
@@ -589,7 +629,7 @@ class Room(Membership, Takeover, Timekeeping):
         if self._script or to_move in self._bots:
             delay = self.settings.replay_interval if self._script else self._bot_delay
             if delay > 0:
-                asyncio.get_running_loop().call_later(delay, self._post_internal, BotTurn(self.rev))
+                self._later(delay, BotTurn(self.rev))
             else:
                 self._post_internal(BotTurn(self.rev))
 
@@ -615,7 +655,7 @@ class Room(Membership, Takeover, Timekeeping):
             await self._commit(decision.seat, self.match.resolve(decision.seat, index), t0)
         except RequestError:
             if not self.paused:  # refused without a pause (a rev the log is ahead of): retry
-                asyncio.get_running_loop().call_later(0.2, self._post_internal, BotTurn(self.rev))
+                self._later(0.2, BotTurn(self.rev))
             raise
 
     # Spectators and chat ----------------------------------------------------------------------

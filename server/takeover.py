@@ -15,7 +15,6 @@ room gets a fresh grace period from the moment the room is restored, then a stan
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -45,7 +44,7 @@ class Takeover:
     _takeover_grace: float
     _epochs: list[int]
 
-    def _post_internal(self, command: Any) -> None:
+    def _later(self, delay: float, command: Any) -> None:
         raise NotImplementedError
 
     def _announce(self) -> None:
@@ -60,7 +59,7 @@ class Takeover:
         if self._takeover_grace < 0:
             return  # negative: never take over
         due = TakeoverDue(index, self._epochs[index])
-        asyncio.get_running_loop().call_later(self._takeover_grace, self._post_internal, due)
+        self._later(self._takeover_grace, due)  # (cancelled if the room closes first)
 
     def _takeover_due(self, due: TakeoverDue) -> None:
         seat = self.seats[due.seat]

@@ -38,7 +38,7 @@ class Timekeeping:
     _bots: dict[int, Bot]
     _seed: int
 
-    def _post_internal(self, command: Any) -> None:
+    def _later(self, delay: float, command: Any) -> None:
         raise NotImplementedError
 
     def _announce(self) -> None:
@@ -75,9 +75,8 @@ class Timekeeping:
         clocks = self.clocks
         if clocks is None or clocks.running is None or self.paused:
             return
-        loop = asyncio.get_running_loop()
-        left = max(0.0, clocks.left(loop.time()))
-        loop.call_later(left, self._post_internal, ClockDue(self.rev))
+        left = max(0.0, clocks.left(asyncio.get_running_loop().time()))
+        self._later(left, ClockDue(self.rev))
 
     def _clock_pause(self, paused: bool) -> None:
         clocks = self.clocks
