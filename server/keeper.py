@@ -133,14 +133,20 @@ class Keeper:
         if self.finish_pending is not None:
             await self.finish(self.finish_pending)
 
-    async def retire(self, started: bool, rev: int) -> None:
-        """The room closes for want of players: forget it, or archive it as abandoned."""
+    async def retire(self, started: bool, rev: int) -> bool:
+        """The room closes for want of players: forget it, or archive it as abandoned. False if
+        the store could not record it: the room must stay (closing it would leave it live in
+        the store, and a node would restore it again), and try later."""
         if self.lost:
-            return  # nothing of it is left to forget or archive
+            return True  # nothing of it is left to forget or archive
         try:
             if started:
                 await self.store.finish(self.room, {"abandoned": True, "rev": rev})
             else:
                 await self.store.delete(self.room)
+        except RoomGoneError:
+            return True  # (already archived or deleted: nothing left to retire)
         except StoreError as exc:
             self.log.warning("retire_failed", started=started, error=str(exc))
+            return False
+        return True

@@ -35,6 +35,7 @@ from server.records import ArchiveRecord
 from server.room import Room
 from server.room_state import RoomSettings, RoomState, StorageLost, StoreReady
 from server.store import MemoryStore, Store, StoreError
+from server.trim import Trimmer
 
 LOST_ROOMS_LOGGED = 100
 """Rooms (with their last revision) named in the ``storage_lost`` line; the rest are counted."""
@@ -53,6 +54,8 @@ class Lobby:
         """Room id -> its key in the index and its game."""
         self._resume: asyncio.TimerHandle | None = None
         """The pending resume of the paused rooms (see :meth:`_store_ready`)."""
+        self.trimmer = Trimmer()
+        """Gives the memory of closed rooms back to the system (:mod:`server.trim`)."""
         self.creating: set[str] = set()
         """Rooms whose ``create_room`` is in flight: already in the store, not yet in ``rooms``."""
         store.on_ready_change(self._store_ready)
@@ -386,8 +389,10 @@ class Lobby:
 
     def _closed(self, room: Room) -> None:
         self.forget(room.id)
+        self.trimmer.room_closed()
 
     async def stop(self) -> None:
+        self.trimmer.stop()
         if self._resume is not None:
             self._resume.cancel()
             self._resume = None

@@ -89,6 +89,19 @@ SLOW_COMMAND_SECONDS = 0.05
 queued in the inbox not) is logged as ``slow_command``, with how long it had queued: at most one
 line per room every ``SLOW_LOG_EVERY`` seconds, counting the slow commands since the last."""
 SLOW_LOG_EVERY = 10.0
+RETIRE_RETRY_SECONDS = 5.0
+"""A room whose retirement the store could not record tries again this much later (closing it
+without would leave it live in the store, and a node would restore it as an orphan)."""
+
+
+class _Timer:
+    """One pending timer of a room (see :meth:`Room._later`)."""
+
+    __slots__ = ("command", "handle")
+
+    def __init__(self, command: Internal) -> None:
+        self.command = command
+        self.handle: asyncio.TimerHandle | None = None
 
 
 class Room(Membership, Takeover, Timekeeping):
@@ -148,7 +161,7 @@ class Room(Membership, Takeover, Timekeeping):
         self.spectators = self._feed()
         self._task: asyncio.Task[None] | None = None
         self._empty_since: float | None = None
-        self._timers: set[asyncio.TimerHandle] = set()
+        self._timers: set[_Timer] = set()
         self._finished_ttl = idle_ttl if finished_ttl is None else finished_ttl
         self._told_lost = False
         self.log = oasis_logging.get(room=room_id, game=settings.game)
@@ -357,20 +370,23 @@ class Room(Membership, Takeover, Timekeeping):
 
         Every such timer is cancelled when the room's task ends (:meth:`_cancel_timers`): a
         pending takeover grace (60 s), a clock, a bot's delay or the reap must not keep a closed
-        room and its match in memory (a cancelled handle drops its callback at once)."""
-        handle: asyncio.TimerHandle | None = None
+        room and its match in memory (a cancelled handle drops its callback at once). No
+        reference cycle is made (a fired timer forgets its handle), so a closed room is freed
+        by reference counting, not at the next full collection of the garbage collector."""
+        timer = _Timer(command)
+        timer.handle = asyncio.get_running_loop().call_later(delay, self._fire, timer)
+        self._timers.add(timer)
 
-        def fire() -> None:
-            if handle is not None:
-                self._timers.discard(handle)
-            self._post_internal(command)
-
-        handle = asyncio.get_running_loop().call_later(delay, fire)
-        self._timers.add(handle)
+    def _fire(self, timer: _Timer) -> None:
+        self._timers.discard(timer)
+        timer.handle = None
+        self._post_internal(timer.command)
 
     def _cancel_timers(self) -> None:
-        for handle in self._timers:
-            handle.cancel()
+        for timer in self._timers:
+            if timer.handle is not None:
+                timer.handle.cancel()
+                timer.handle = None
         self._timers.clear()
 
     def _post_internal(self, command: Internal) -> None:
@@ -397,8 +413,9 @@ class Room(Membership, Takeover, Timekeeping):
         if self.settings.replay_of is None:
             if self.state is RoomState.FINISHED:
                 await self.keeper.retry()
-            else:
-                await self.keeper.retire(self.state is RoomState.PLAYING, self.rev)
+            elif not await self.keeper.retire(self.state is RoomState.PLAYING, self.rev):
+                self._later(RETIRE_RETRY_SECONDS, Reap())  # the store is struggling: stay
+                return
         self._transition(RoomEvent.CLOSE)
         self.spectators.closed = True
         self.metrics.rooms.labels(RoomState.CLOSED.value).dec()

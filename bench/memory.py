@@ -1,0 +1,250 @@
+"""Memory after abandoned rooms: RSS before, with and after 2,000 rooms that everyone left.
+
+Issue 14's acceptance: *RSS after creating and abandoning 2,000 rooms returns within 10 % of
+where it started once the rooms are reaped.* One real ``oasis-server`` (uvloop, its private
+Redis, ``OASIS_ROOM_IDLE_TTL`` and ``OASIS_FINISHED_ROOM_TTL`` short so that the run takes a
+minute, ``OASIS_TAKEOVER_GRACE`` left at its 60 s, longer than the idle time, which used to keep
+every abandoned room in memory a minute after it closed). Each round opens rooms over real
+sockets, a third of each kind:
+
+- two people join, start, play a few choices and drop (abandoned mid-match: archived as such);
+- one person and a bot, started, dropped (a stand-in is due in 60 s);
+- created and never started, then left (deleted).
+
+(Finished all-bot matches are freed as promptly, which ``tests/server/test_memory.py`` proves;
+they are left out here because hundreds of them playing flat out at once measure the CPU of a
+shared 2-core machine, not memory.)
+
+Half of the rooms are Yspahan and half Ishtar. A warm-up round of ``--warmup`` rooms comes first
+(imports, caches, the allocator's first arenas), then the baseline RSS is read once the server
+holds no room; then ``--rooms`` rooms, the peak RSS while they live, and the RSS once the lobby
+(``oasis_rooms`` in ``/metrics``) is empty again, sampled until it settles. Prints one JSON line
+per phase and the verdict::
+
+    .venv/bin/python bench/memory.py                 # 2,000 rooms (about a minute)
+    .venv/bin/python bench/memory.py --rooms 500     # quicker
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from websockets.asyncio.client import ClientConnection, connect
+
+from bench.procs import Server, rss_bytes
+from protocol.codec import Limits, decode, encode
+
+GAMES = ("yspahan", "ishtar")
+KINDS = ("abandoned", "standin", "unstarted")
+_LIMITS = Limits(max_frame_bytes=1 << 28, max_depth=64, max_container=1 << 20, max_str=1 << 24)
+
+
+class Conn:
+    """One bot connection: requests with ids, everything else read and dropped."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
+        self.ids = 0
+        self.waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self.views: dict[str, int] = {}
+        self.reader = asyncio.get_running_loop().create_task(self._read())
+
+    @classmethod
+    async def open(cls, url: str) -> Conn:
+        conn = cls(await connect(url, max_size=None, compression=None))
+        await conn.request({"type": "hello", "version": 1, "client": "bench-memory"})
+        return conn
+
+    async def _read(self) -> None:
+        async for data in self.ws:
+            frame = decode(data, _LIMITS)  # type: ignore[arg-type]
+            rid = frame.get("id")
+            if isinstance(rid, int) and rid in self.waiting:
+                self.waiting.pop(rid).set_result(frame)
+
+    async def request(self, frame: dict[str, Any]) -> dict[str, Any]:
+        self.ids += 1
+        future = asyncio.get_running_loop().create_future()
+        self.waiting[self.ids] = future
+        await self.ws.send(encode({**frame, "id": self.ids}))
+        async with asyncio.timeout(30):
+            return await future
+
+    async def close(self) -> None:
+        await self.ws.close()
+        self.reader.cancel()
+
+
+async def _open_room(a: Conn, b: Conn, index: int, rng: random.Random) -> None:
+    game = GAMES[index % 2]
+    kind = KINDS[(index // 2) % len(KINDS)]
+    create: dict[str, Any] = {"type": "create", "game": game, "players": 2, "public": False}
+    if kind == "standin":
+        room = (await a.request({**create, "bots": 1}))["room"]
+        await a.request({"type": "join", "room": room})
+        await a.request({"type": "start", "room": room})
+        return
+    room = (await a.request(create))["room"]
+    joined = [await a.request({"type": "join", "room": room})]
+    if kind == "unstarted":
+        return
+    joined.append(await b.request({"type": "join", "room": room}))
+    await a.request({"type": "start", "room": room})
+    for _ in range(3):  # a few choices, so that the room holds a real match
+        synced = await a.request({"type": "sync", "room": room})
+        view = synced["view"]
+        seat = (view["shared"]["turn"] or {}).get("seat")
+        mover = a if seat == joined[0]["seat"] else b
+        state = await mover.request({"type": "sync", "room": room})
+        choices = state["view"]["own"]["choices"]
+        if not choices:
+            break
+        act = {
+            "type": "act",
+            "room": room,
+            "rev": state["rev"],
+            "choice": rng.randrange(len(choices)),
+        }
+        await mover.request(act)
+
+
+async def _round(url: str, rooms: int, parallel: int, seed: int) -> None:
+    """Open ``rooms`` rooms over ``parallel`` pairs of connections, then drop every one."""
+    rng = random.Random(seed)
+    pairs = [(await Conn.open(url), await Conn.open(url)) for _ in range(parallel)]
+
+    async def pair_work(k: int) -> None:
+        a, b = pairs[k]
+        for index in range(k, rooms, parallel):
+            await _open_room(a, b, index, rng)
+
+    await asyncio.gather(*(pair_work(k) for k in range(parallel)))
+    for a, b in pairs:
+        await a.close()
+        await b.close()
+
+
+def _rooms_in_memory(port: int) -> int:
+    body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+    total = 0.0
+    for line in body.splitlines():
+        if line.startswith("oasis_rooms{"):
+            total += float(line.rsplit(" ", 1)[1])
+    return round(total)
+
+
+def _until_empty(server: Server, within: float) -> float:
+    started = time.monotonic()
+    while _rooms_in_memory(server.port) > 0:
+        if time.monotonic() - started > within:
+            raise TimeoutError(f"rooms still in memory after {within} s")
+        time.sleep(0.25)
+    return time.monotonic() - started
+
+
+def _settled_rss(pid: int, seconds: float = 3.0) -> int:
+    """The RSS once it stops falling (the collector and the allocator give back late)."""
+    low = rss_bytes(pid)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        time.sleep(0.25)
+        low = min(low, rss_bytes(pid))
+    return low
+
+
+def _log_events(server: Server) -> dict[str, int]:
+    """How many lines of each event the server logged at warning and above."""
+    counts: dict[str, int] = {}
+    path = server.workdir / "server.log" if server.workdir is not None else None
+    if path is None or not path.exists():
+        return counts
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            event = str(json.loads(line).get("event"))
+        except (ValueError, AttributeError):
+            continue
+        counts[event] = counts.get(event, 0) + 1
+    return counts
+
+
+def _say(**fields: Any) -> None:
+    print(json.dumps(fields), flush=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--rooms", type=int, default=2000)
+    parser.add_argument("--warmup", type=int, default=200)
+    parser.add_argument("--parallel", type=int, default=8, help="pairs of connections")
+    parser.add_argument("--idle-ttl", type=float, default=5.0)
+    parser.add_argument("--loop", default="uvloop")
+    parser.add_argument("--settle", type=float, default=12.0, help="seconds of RSS sampling")
+    parser.add_argument(
+        "--pymalloc",
+        choices=("pymalloc", "malloc"),
+        default="pymalloc",
+        help="the server's PYTHONMALLOC (malloc: every object from glibc, which trims it all)",
+    )
+    args = parser.parse_args()
+    env = {
+        "OASIS_ROOM_IDLE_TTL": str(args.idle_ttl),
+        "OASIS_FINISHED_ROOM_TTL": "1",
+        "OASIS_TAKEOVER_GRACE": "60",
+        "PYTHONMALLOC": args.pymalloc,
+    }
+    server = Server("oasis", args.loop, "redis", env=env)
+    server.start()
+    try:
+        url = server.url
+        asyncio.run(_round(url, args.warmup, args.parallel, 1))
+        _until_empty(server, 10 * args.idle_ttl + 60)
+        base = _settled_rss(server.pid, args.settle)
+        _say(phase="baseline", rooms=0, rss_mib=round(base / 2**20, 1))
+        t0 = time.monotonic()
+        asyncio.run(_round(url, args.rooms, args.parallel, 2))
+        made = time.monotonic() - t0
+        live = _rooms_in_memory(server.port)
+        peak = rss_bytes(server.pid)
+        _say(
+            phase="created_and_left",
+            rooms=args.rooms,
+            seconds=round(made, 1),
+            still_in_memory=live,
+            rss_mib=round(peak / 2**20, 1),
+        )
+        reaped = _until_empty(server, 10 * args.idle_ttl + 120)
+        after = _settled_rss(server.pid, args.settle)
+        assert _rooms_in_memory(server.port) == 0, "rooms came back while settling"
+        change = (after - base) / base
+        _say(
+            phase="reaped",
+            rooms=0,
+            waited_seconds=round(reaped, 1),
+            rss_mib=round(after / 2**20, 1),
+            change_percent=round(100 * change, 1),
+            peak_over_base_mib=round((peak - base) / 2**20, 1),
+        )
+        ok = change <= 0.10
+        print(
+            f"RSS {base / 2**20:.1f} MiB -> {peak / 2**20:.1f} MiB with {args.rooms} rooms -> "
+            f"{after / 2**20:.1f} MiB once reaped ({100 * change:+.1f} %): "
+            + ("within 10 %" if ok else "NOT within 10 %")
+        )
+        _say(phase="server_log", events=_log_events(server))
+        return 0 if ok else 1
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
