@@ -12,6 +12,14 @@ Every view is mirrored with hash checks (:mod:`protocol.mirror`), so a desync sh
 resync in the summary. Progress is one line per finished match and one every ``--every``
 seconds; the summary gives matches, actions, actions per second, errors by code, resyncs and
 protocol problems. The exit status is 0 when every match finished without an error.
+
+Limits and failures: every session paces itself under the server's ``welcome.limits``
+(:class:`~clients.connection.Session`), so the bots never exceed the frame rate. A request lost
+with its connection never makes a bot retry at once (that spun the event loop, which then could
+not even answer keepalive pings): the bot waits, with a growing delay, for its session to
+reconnect and resume the room (it does so by itself, with backoff), then goes on from the view;
+a session that gives up reconnecting fails each of its matches with a line that says why, so the
+tool always ends.
 """
 
 from __future__ import annotations
@@ -31,6 +39,13 @@ from protocol.mirror import Mirror
 
 STALL_SECONDS = 60.0
 """A bot that sees no change for this long gives its match up as stalled."""
+RETRY_DELAYS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0)
+"""Seconds a bot waits after a lost or refused request, growing with each one in a row (and
+back to the first after an accepted choice)."""
+
+
+FATAL_CODES = frozenset({"storage_lost", "not_found", "bad_token"})
+"""Refusals after which a seat cannot go on: its match fails with the server's reason."""
 
 
 @dataclass
@@ -119,12 +134,15 @@ class Bots:
             t0 = time.monotonic()
             try:
                 room, mirrors = await self._setup(index)
-                counts = await asyncio.gather(
-                    *(
-                        self._drive(self._session(index, seat), mirror, index)
-                        for seat, mirror in enumerate(mirrors)
-                    )
-                )
+                seats = [
+                    asyncio.ensure_future(self._drive(self._session(index, seat), mirror, index))
+                    for seat, mirror in enumerate(mirrors)
+                ]
+                try:
+                    counts = await asyncio.gather(*seats)
+                finally:  # one seat failed: the others of its match stop too
+                    for task in seats:
+                        task.cancel()
             except ClientError as exc:
                 self.stats.failed += 1
                 self.stats.errors[getattr(exc, "code", "connection")] += 1
@@ -166,7 +184,7 @@ class Bots:
         """Play one seat to the end of its match; the number of accepted choices."""
         rng = random.Random(self.rng.random())
         acted: int | None = None
-        count = 0
+        count = failures = 0
         while True:
 
             def ready(acted: int | None = acted) -> bool:
@@ -189,16 +207,39 @@ class Bots:
                 await session.request(frame)
             except ServerError as exc:
                 self.stats.errors[exc.code] += 1
+                if exc.code in FATAL_CODES:
+                    raise
                 if exc.code != "stale_rev":
-                    await asyncio.sleep(0.05)
+                    await self._back_off(session, failures)
+                    failures += 1
                     continue
-            except ConnectionLost:
+            except ConnectionLost as exc:
                 self.stats.errors["connection_lost"] += 1
+                await self._back_off(session, failures, exc)
+                failures += 1
                 continue
             else:
                 self.stats.actions += 1
                 count += 1
+                failures = 0
             acted = rev
+
+    async def _back_off(
+        self, session: Session, failures: int, lost: ConnectionLost | None = None
+    ) -> None:
+        """Wait before the next try: a growing delay, and after a lost connection until the
+        session is connected again (it resumes the room itself); fail the match if it gave up."""
+        await asyncio.sleep(RETRY_DELAYS[min(failures, len(RETRY_DELAYS) - 1)])
+        if lost is None or session.connected:
+            return
+        try:
+            await session.wait(lambda: session.connected, patience=STALL_SECONDS)
+        except TimeoutError:
+            raise ClientError(
+                f"connection lost ({lost}) and not back within {STALL_SECONDS:g} s"
+            ) from None
+        except ConnectionLost as gone:
+            raise ClientError(f"connection lost for good: {gone}") from None
 
 
 async def bots(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:

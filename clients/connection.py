@@ -18,8 +18,14 @@ after a drop alternates between the node last used and the address the session w
 (``home``, e.g. the load balancer), so the rooms of a node that died are found wherever another
 node took them over.
 
-A keepalive task sends ``ping`` every half ``idle_timeout`` so a player who thinks for a long time
-is not dropped as idle (SPEC section 6).
+A keepalive task sends ``ping`` every half ``idle_timeout`` so a connection in no room is not
+dropped as idle (SPEC section 6; seats and spectators are not closed for idleness at all).
+
+Pacing: every frame the session sends waits its turn under the server's ``welcome.limits``
+(``rate_per_second``, ``rate_burst``), with a margin (:data:`PACE_SHARE` of the rate, half the
+burst), so a fast client (``oasis bots``) is never closed with ``rate_limited``: a generic cell
+rate algorithm, where each send reserves its slot before it sleeps, so concurrent senders on one
+session stay under the limit together.
 """
 
 from __future__ import annotations
@@ -46,6 +52,10 @@ MAX_REDIRECTS = 5
 """Redirects followed for one request before the session gives up on it."""
 RECONNECT_DELAYS = (0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 5.0, 5.0, 5.0, 5.0, 5.0, 10.0, 10.0)
 """Seconds between reconnection attempts (about a minute in all) before the session gives up."""
+
+PACE_SHARE = 0.8
+"""The share of the server's ``rate_per_second`` a session uses (the rest is margin: clocks of
+two machines, frames the session does not pace such as ``hello``)."""
 
 _FROM_SERVER = Limits(max_frame_bytes=1 << 28, max_depth=64, max_container=1 << 20, max_str=1 << 24)
 """Server frames may be large (full views); the decoder still refuses non-protocol types."""
@@ -110,6 +120,10 @@ class Session:
         self.connections = 0
         """Connections opened so far (each one after a drop or a redirect has resumed the
         rooms)."""
+        self.pace = True
+        """Send under the server's ``welcome.limits`` (see "Pacing")."""
+        self._tat = 0.0
+        """The pacing's theoretical arrival time of the next frame (loop time)."""
 
     # Opening and closing ---------------------------------------------------------------------
 
@@ -162,7 +176,31 @@ class Session:
 
     # Requests ------------------------------------------------------------------------------
 
+    @property
+    def connected(self) -> bool:
+        """The connection is open now (False while it is lost or being reopened)."""
+        ws = self._ws
+        return ws is not None and ws.close_code is None and not self._reconnecting
+
+    async def _paced(self) -> None:
+        """Wait for this frame's turn under the server's rate limit (see "Pacing")."""
+        limits = self.welcome.get("limits")
+        if not self.pace or not isinstance(limits, dict):
+            return
+        rate, burst = limits.get("rate_per_second"), limits.get("rate_burst")
+        if not isinstance(rate, int | float) or not isinstance(burst, int | float) or rate <= 0:
+            return
+        interval = 1.0 / (rate * PACE_SHARE)
+        tolerance = max(0.0, (burst // 2 - 1)) * interval
+        now = asyncio.get_running_loop().time()
+        tat = max(self._tat, now)
+        self._tat = tat + interval
+        wait = tat - tolerance - now
+        if wait > 0:
+            await asyncio.sleep(wait)
+
     async def send(self, frame: dict[str, Any]) -> None:
+        await self._paced()
         ws = self._ws
         if ws is None:
             raise ConnectionLost("not connected")

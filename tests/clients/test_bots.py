@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import io
 import re
 
@@ -65,3 +66,66 @@ async def test_soak_many_matches_of_four_bots(make_app: MakeApp, game: str, play
     bots = Bots(args, out)
     assert await bots.run() == 0, out.getvalue()
     print(out.getvalue().splitlines()[-1])
+
+
+async def _bots_under_a_low_rate_limit(make_app: MakeApp, runs: int) -> None:
+    """``oasis bots`` (the real command, a process of its own) ``runs`` times against a server
+    whose rate limit unpaced bots exceed at once: every run ends, in time, with every match
+    finished (or failed with a line that says why), never a traceback (issue 14)."""
+    from tests.clients.test_cli import oasis
+
+    app = await make_app(rate_per_second=8.0, rate_burst=8)
+    url = f"ws://127.0.0.1:{app.port}/"
+    for run in range(runs):
+        code, out, err = await oasis(
+            "bots", "--server", url, "--game", "tiny", "--players", "2", "--rooms", "2",
+            "--connections", "2", "--seed", str(run), wait=60.0,
+        )  # fmt: skip
+        assert "Traceback" not in err, err
+        summary = out.splitlines()[-1]
+        assert summary.startswith("summary: "), out
+        failed = [line for line in out.splitlines() if " failed: " in line]
+        assert (code, failed) == (0, []), (run, out, err)
+        assert "0 errors" in summary, (run, summary)
+    assert app.metrics.errors.labels("rate_limited")._value.get() == 0
+
+
+async def test_oasis_bots_stays_under_a_low_rate_limit(make_app: MakeApp) -> None:
+    await _bots_under_a_low_rate_limit(make_app, 3)
+
+
+@pytest.mark.slow
+async def test_oasis_bots_stays_under_a_low_rate_limit_twenty_times(make_app: MakeApp) -> None:
+    await _bots_under_a_low_rate_limit(make_app, 20)
+
+
+async def test_bots_whose_server_goes_away_fail_their_matches_and_the_tool_ends(
+    make_app: MakeApp,
+) -> None:
+    # The server stops mid-run: every session tries to reconnect (with backoff, short here)
+    # and gives up; each match fails with a line, and run() returns instead of spinning on
+    # ConnectionLost (which blocked the event loop: nothing else could run, not even this test).
+    app = await make_app()
+    out = io.StringIO()
+    bots = Bots(bots_args(f"ws://127.0.0.1:{app.port}/", game="tiny", rooms=2, seed=3), out)
+    original = Session.open
+
+    async def open_quickly(self: Session) -> Session:
+        self.reconnect_delays = (0.05, 0.1, 0.2)
+        return await original(self)
+
+    Session.open = open_quickly  # type: ignore[method-assign]
+    try:
+        running = asyncio.ensure_future(bots.run())
+        async with asyncio.timeout(10):
+            while bots.stats.actions < 3:  # noqa: ASYNC110 (a counter: no event to wait on)
+                await asyncio.sleep(0.01)
+        await app.stop()
+        async with asyncio.timeout(30):
+            code = await running
+    finally:
+        Session.open = original  # type: ignore[method-assign]
+    text = out.getvalue()
+    assert code == 1
+    assert re.search(r"^match \d failed: (connection lost|gave up reconnecting)", text, re.M), text
+    assert bots.stats.errors["connection_lost"] <= 2 * 3 * 2, bots.stats.errors
