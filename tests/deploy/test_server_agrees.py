@@ -253,6 +253,8 @@ def test_redis_arguments_turn_the_append_only_file_on(where: str, tmp_path: Path
         try:
             assert client.config_get("appendonly") == {"appendonly": "yes"}
             assert client.config_get("maxmemory-policy") == {"maxmemory-policy": "noeviction"}
+            # A bound, so a full Redis refuses writes (rooms pause) instead of the node dying.
+            assert int(client.config_get("maxmemory")["maxmemory"]) >= 256 * 2**20
             assert client.config_get("appendfsync") == {"appendfsync": "everysec"}
         finally:
             client.close()
