@@ -13,6 +13,7 @@ This module imports nothing of the project outside ``protocol``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
@@ -277,7 +278,24 @@ class _Fields:
         return self.need_str("room", limit=MAX_ROOM_CHARS)
 
     def name(self) -> str:
-        return self.str_("name", limit=MAX_NAME_CHARS, default="player") or "player"
+        name = self.str_("name", limit=MAX_NAME_CHARS, default="player") or "player"
+        return _clean_text(name).strip() or "player"
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_BREAK = re.compile(r"[\t\n]")
+
+
+def _clean_text(text: str) -> str:
+    """``text`` without control characters: what the server relays of names and chat.
+
+    C0 (tabs and line breaks become spaces), DEL, C1 and the bidirectional overrides go, so no
+    name or chat line can carry a terminal escape sequence (an ``ESC`` starts every one, and the
+    8-bit forms are C1) or make text read backwards to the people it reaches; what follows an
+    ``ESC`` stays as plain text. Clients still clean what they print (SPEC section 13)."""
+    if text.isprintable():
+        return text
+    return _CONTROL.sub("", _BREAK.sub(" ", text))
 
 
 def request_id(frame: Mapping[str, Any]) -> RequestId:
@@ -358,6 +376,8 @@ def _act(f: _Fields, rid: RequestId) -> Act:
 
 def _chat(f: _Fields, rid: RequestId) -> Chat:
     text = f.frame.get("text")
+    if type(text) is str and len(text) <= MAX_CHAT_CHARS:
+        text = _clean_text(text)
     if type(text) is not str or not len(text.strip()) > 0 or len(text) > MAX_CHAT_CHARS:
         raise f._bad("text", f"a non-blank string of at most {MAX_CHAT_CHARS} characters")
     return Chat(rid, f.room(), text)

@@ -381,3 +381,27 @@ async def test_seats_and_spectators_that_only_listen_are_never_closed_for_idlene
     bye = await watcher.wait_for(lambda f: f["type"] == "bye")
     assert bye["reason"] == "idle"
     await expect_close(watcher, 1000)
+
+
+async def test_names_and_chat_are_relayed_without_control_characters(
+    app: App, make_client: MakeClient
+) -> None:
+    # Issue 14: names and chat carried terminal escapes (a clipboard write, a clear screen).
+    ann = await make_client("ann")
+    bob = await make_client("bob")
+    room = (await ann.request({"type": "create", "game": "tiny", "players": 2}))["room"]
+    evil = "\x1b]52;c;aGk=\x07ann\x1b[2J\u202e"
+    await ann.request({"type": "join", "room": room, "name": evil})
+    await bob.request({"type": "join", "room": room, "name": "\x1b\x9b\x07"})  # nothing left
+    said = await ann.request({"type": "chat", "room": room, "text": "hi\x1b[31m\tthere\n"})
+    assert said["type"] == "ack"
+    line = await bob.wait_for(lambda f: f["type"] == "chat")
+    names = [s["name"] for s in app.lobby.rooms[room].info()["seats"]]
+    assert names == ["]52;c;aGk=ann[2J", "player"]
+    assert line["text"] == "hi[31m there " and line["from"]["name"] == names[0]
+    for frame in bob.frames:
+        for seat in (frame.get("info") or {}).get("seats", []):
+            assert seat["name"].isprintable(), frame
+        assert str(frame.get("text", "")).isprintable(), frame
+    blank = await ann.request({"type": "chat", "room": room, "text": "\x1b\x07"})
+    assert blank["code"] == "bad_request"
