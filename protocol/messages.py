@@ -49,6 +49,7 @@ __all__ = [
     "Spectate",
     "Start",
     "Sync",
+    "clean_text",
     "parse",
     "request_id",
 ]
@@ -279,23 +280,35 @@ class _Fields:
 
     def name(self) -> str:
         name = self.str_("name", limit=MAX_NAME_CHARS, default="player") or "player"
-        return _clean_text(name).strip() or "player"
+        return clean_text(name).strip() or "player"
 
 
+_SEQUENCE = re.compile(
+    r"""
+    (?:\x1b\[|\x9b) [\x30-\x3f]* [\x20-\x2f]* [\x40-\x7e]?      # CSI ... final byte
+  | (?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])                     # OSC DCS SOS PM APC ...
+    [^\x07\x1b\x9c]* (?:\x07|\x1b\\|\x9c)?                      # ... up to BEL or ST
+  | \x1b [\x20-\x2f]* [\x30-\x7e]?                              # other ESC sequences
+    """,
+    re.VERBOSE,
+)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _BREAK = re.compile(r"[\t\n]")
 
 
-def _clean_text(text: str) -> str:
-    """``text`` without control characters: what the server relays of names and chat.
+def clean_text(text: str) -> str:
+    """``text`` as text that prints as itself on one line: no control character, no escape.
 
-    C0 (tabs and line breaks become spaces), DEL, C1 and the bidirectional overrides go, so no
-    name or chat line can carry a terminal escape sequence (an ``ESC`` starts every one, and the
-    8-bit forms are C1) or make text read backwards to the people it reaches; what follows an
-    ``ESC`` stays as plain text. Clients still clean what they print (SPEC section 13)."""
+    Every escape sequence goes whole (CSI, OSC, DCS, SOS, PM, APC, in their 7-bit ``ESC x`` and
+    8-bit C1 forms, up to their terminator), then every remaining control character (C0, DEL,
+    C1) and the bidirectional overrides that can make text read backwards; tabs and line breaks
+    become spaces. The server relays names and chat through it (SPEC section 13) and the
+    terminal client prints every server string through it (:mod:`clients.printable`)."""
     if text.isprintable():
         return text
-    return _CONTROL.sub("", _BREAK.sub(" ", text))
+    text = _SEQUENCE.sub("", text)
+    text = _BREAK.sub(" ", text)
+    return _CONTROL.sub("", text)
 
 
 def request_id(frame: Mapping[str, Any]) -> RequestId:
@@ -377,7 +390,7 @@ def _act(f: _Fields, rid: RequestId) -> Act:
 def _chat(f: _Fields, rid: RequestId) -> Chat:
     text = f.frame.get("text")
     if type(text) is str and len(text) <= MAX_CHAT_CHARS:
-        text = _clean_text(text)
+        text = clean_text(text)
     if type(text) is not str or not len(text.strip()) > 0 or len(text) > MAX_CHAT_CHARS:
         raise f._bad("text", f"a non-blank string of at most {MAX_CHAT_CHARS} characters")
     return Chat(rid, f.room(), text)

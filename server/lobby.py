@@ -54,7 +54,7 @@ class Lobby:
         """Room id -> its key in the index and its game."""
         self._resume: asyncio.TimerHandle | None = None
         """The pending resume of the paused rooms (see :meth:`_store_ready`)."""
-        self.trimmer = Trimmer()
+        self.trimmer = Trimmer(lambda: len(self.rooms))
         """Gives the memory of closed rooms back to the system (:mod:`server.trim`)."""
         self.creating: set[str] = set()
         """Rooms whose ``create_room`` is in flight: already in the store, not yet in ``rooms``."""

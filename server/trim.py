@@ -7,6 +7,12 @@ tables, list buffers, encoded frames) stay resident. :class:`Trimmer` calls glib
 ``malloc_trim(0)``, which gives back every free page of every heap, after rooms closed: at most
 once per ``interval`` seconds, and once more after the last close of a burst, in a thread (ctypes
 releases the GIL, so the event loop never waits for it). Elsewhere than glibc it does nothing.
+
+When few rooms are left (at most :data:`COLLECT_BELOW_ROOMS`), a full collection of the garbage
+collector comes first: it frees what cycles the burst left (redis-py's connections that were
+closed) and Python's free lists of tuples, lists, dicts and floats, whose blocks otherwise pin
+the allocator's arenas of the closed rooms. With many live rooms a full collection would stall
+every room (70 to 130 ms with 200 Ishtar rooms, see :mod:`server.main`), so it is skipped.
 Measured by ``bench/memory.py`` (BENCHMARKS.md).
 """
 
@@ -15,10 +21,12 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import ctypes.util
+import gc
 import time
 from collections.abc import Callable
 
 TRIM_INTERVAL = 10.0
+COLLECT_BELOW_ROOMS = 100
 
 
 def _malloc_trim() -> Callable[[], object] | None:
@@ -36,7 +44,9 @@ def _malloc_trim() -> Callable[[], object] | None:
 
 
 class Trimmer:
-    def __init__(self, interval: float = TRIM_INTERVAL) -> None:
+    def __init__(self, rooms: Callable[[], int], interval: float = TRIM_INTERVAL) -> None:
+        self.rooms = rooms
+        """How many rooms are live now."""
         self.interval = interval
         self.closed = 0
         """Rooms closed since the last trim."""
@@ -60,6 +70,8 @@ class Trimmer:
             return
         self.closed = 0
         self.trims += 1
+        if self.rooms() <= COLLECT_BELOW_ROOMS:
+            gc.collect()
         self._last = time.monotonic()
         self._running = asyncio.get_running_loop().run_in_executor(None, self._trim)
 

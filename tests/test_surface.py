@@ -79,6 +79,7 @@ SURFACES: dict[str, set[str]] = {
     },
     "protocol.hashing": {"ViewHasher", "document_hash", "hash_bytes", "view_hash"},
     "protocol.messages": {
+        "clean_text",
         "CLIENT_TYPES",
         "DEFAULT_REPLAY_INTERVAL",
         "LISTED_STATES",
