@@ -378,3 +378,35 @@ async def test_a_cancelled_leading_append_does_not_stall_the_ones_queued_behind_
     await store.append("c2", Action(2, 1, {"kind": "draw"}))
     record = await store.load_room("c2")
     assert record is not None and [a.rev for a in record.actions] == [1, 2]
+
+
+async def test_archives_expire_after_the_archive_ttl_and_leave_the_index(
+    redis_server: RedisServer,
+) -> None:
+    # Issue 14: archives had no TTL. Each archive key expires archive_ttl seconds after the
+    # finish, and archiving a room drops the index entries that are older than that.
+    store = RedisStore(redis_server.url, archive_ttl=30 * 86400.0)
+    client = aioredis.Redis.from_url(redis_server.url)
+    try:
+        await store.create_room("old", tiny_meta("old"))
+        await store.finish("old", {"scores": [1, 2, 3]})
+        ttl = await client.ttl(store.keys("old").archive)
+        assert 30 * 86400 - 60 < ttl <= 30 * 86400
+        # An entry as old as the TTL (its archive key already expired): the next archive trims it.
+        await client.zadd("oasis:archived", {"ancient": 1.0})
+        await store.create_room("new", tiny_meta("new"))
+        await store.finish("new", {"scores": [3, 2, 1]})
+        assert await store.archived_rooms() == ["old", "new"]
+        assert (await store.load_archive("new")) is not None
+    finally:
+        await client.aclose()
+        await store.close()
+    forever = RedisStore(redis_server.url)  # archive_ttl 0: kept for ever, as before
+    try:
+        await forever.create_room("kept", tiny_meta("kept"))
+        await forever.finish("kept", {"scores": [0, 0, 0]})
+        raw = aioredis.Redis.from_url(redis_server.url)
+        assert await raw.ttl(forever.keys("kept").archive) == -1
+        await raw.aclose()
+    finally:
+        await forever.close()
