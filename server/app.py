@@ -58,11 +58,12 @@ from server.lobby import Lobby
 from server.metrics import LAG_PROBE_SECONDS, Metrics
 from server.quotas import Quotas
 from server.room_state import Gone, Resync
-from server.store import MemoryStore, Store
+from server.store import MemoryStore, Store, StoreError
 from server.web import WebFiles, to_response, wants_websocket
 
 if TYPE_CHECKING:
     from server.cluster import Cluster
+    from server.relay import Publisher, Relay
 
 SERVER_NAME = "oasis/0.1"
 LISTEN_BACKLOG = 1024
@@ -88,6 +89,9 @@ class App:
         self.stopping = False
         self.cluster: Cluster | None = None
         """Several nodes over Redis (:mod:`server.cluster`): set by :mod:`server.main`."""
+        self.relay: Relay | None = None
+        self.publisher: Publisher | None = None
+        """The relay of other nodes' rooms and this node's feed (:mod:`server.relay`)."""
         self.web = WebFiles()
         self.log = oasis_logging.get()
 
@@ -144,6 +148,10 @@ class App:
         self.server.close(close_connections=False)
         await self.lobby.stop()
         peer = await self.cluster.hand_off() if self.cluster is not None else ""
+        if self.relay is not None:
+            await self.relay.close()
+        if self.publisher is not None:
+            await self.publisher.close()
         for conn in list(self.connections):
             conn.send(f.Bye("server shutting down", peer))
         closing = [conn.ws.close(1001, "server shutting down") for conn in self.connections]
@@ -230,6 +238,8 @@ class App:
             self.ips.release(ip)
             self.quotas.forget(conn.session)
             for room_id in list(conn.rooms):
+                if self.relay is not None and self.relay.gone(conn, room_id):
+                    continue
                 room = self.lobby.rooms.get(room_id)
                 if room is not None:
                     try:
@@ -382,9 +392,30 @@ class App:
         else:
             if isinstance(req, m.Start) and req.bots:
                 self.quotas.spend("create", conn.session, conn.ip)
+            if self.relay is not None and await self._relayed(conn, req):
+                return
             if self.cluster is not None and await self.cluster.route(conn, req.room, req.id):
                 return
             self.lobby.get(req.room).submit(conn, req)
+
+    async def _relayed(self, conn: Connection, req: m.RoomRequest) -> bool:
+        """A relay spectator's request, or a ``spectate`` of a room another node holds: served
+        here by the relay (:mod:`server.relay`), not redirected."""
+        relay, cluster = self.relay, self.cluster
+        assert relay is not None
+        if relay.serves(conn, req.room):
+            return await relay.handle(conn, req, None)
+        if not isinstance(req, m.Spectate) or cluster is None or req.room in self.lobby.rooms:
+            return False
+        if "{" in req.room or "}" in req.room:
+            return False
+        try:
+            holder = await cluster.leases.holder(req.room)
+        except StoreError as exc:
+            raise RequestError(ErrorCode.UNAVAILABLE, f"storage unavailable ({exc})") from None
+        if holder is None or holder.node == cluster.node:
+            return False
+        return await relay.handle(conn, req, holder.node)
 
     def _ip(self, ws: ServerConnection, request: Request | None) -> str:
         """The client's address: the peer's, or behind a trusted proxy, the one it forwards."""
@@ -394,6 +425,8 @@ class App:
     def _resync(self, conn: Connection) -> None:
         """A lagging connection drained: every room it is in sends it the full view."""
         for room_id in list(conn.rooms):
+            if self.relay is not None and self.relay.resync(conn, room_id):
+                continue
             room = self.lobby.rooms.get(room_id)
             if room is not None:
                 with contextlib.suppress(RequestError):

@@ -58,6 +58,8 @@ class Lobby:
         """Gives the memory of closed rooms back to the system (:mod:`server.trim`)."""
         self.creating: set[str] = set()
         """Rooms whose ``create_room`` is in flight: already in the store, not yet in ``rooms``."""
+        self.publish: Callable[[Room, bytes, bytes], None] | None = None
+        """The relay's publisher (:mod:`server.relay`), given to every stored room."""
         store.on_ready_change(self._store_ready)
         store.on_lost(self._storage_lost)
         self.log = oasis_logging.get(component="lobby")
@@ -347,6 +349,8 @@ class Lobby:
 
     def _add(self, room: Room) -> None:
         self.rooms[room.id] = room
+        if room.settings.replay_of is None:
+            room.publish = self.publish
         if room.settings.public and room.settings.replay_of is None:
             key = (room.created, room.id)
             self._keys[room.id] = (key, room.settings.game)

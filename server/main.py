@@ -113,6 +113,11 @@ async def start_rooms(app: App, stop: asyncio.Event) -> None:
     from server.cluster import Cluster
 
     app.cluster = Cluster(app, app.store, app.config)
+    if not app.config.redis_cluster:  # (redis-py's asyncio cluster client has no pub/sub)
+        from server.relay import Publisher, Relay
+
+        app.publisher = app.lobby.publish = Publisher(app.store)
+        app.relay = Relay(app.store, app.quotas, app.cluster.node)
     await app.cluster.start(stop, retry=RESTORE_RETRY_SECONDS)
 
 

@@ -44,6 +44,7 @@ import asyncio
 import contextlib
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from games.base import Match
@@ -159,6 +160,8 @@ class Room(Membership, Takeover, Timekeeping):
             asyncio.Queue(inbox_size)
         )
         self.spectators = self._feed()
+        self.publish: Callable[[Room, bytes, bytes], None] | None = None
+        """The relay's publisher (:mod:`server.relay`): the spectator frames for other nodes."""
         self._task: asyncio.Task[None] | None = None
         self._empty_since: float | None = None
         self._timers: set[_Timer] = set()
@@ -348,6 +351,8 @@ class Room(Membership, Takeover, Timekeeping):
         data = f.encode_frame(f.RoomInfo(self.id, self.info()))
         for conn in members:
             conn.send_bytes(data)
+        if self.publish is not None:
+            self.publish(self, b"i", data)
         if members:
             self._empty_since = None
         elif self._empty_since is None:
@@ -588,6 +593,8 @@ class Room(Membership, Takeover, Timekeeping):
             if holder.conn is not None:
                 holder.conn.send_bytes(revision.seat_frames[index])
         self.spectators.send(revision.spectator_frame, revision)
+        if self.publish is not None:
+            self.publish(self, b"p", revision.spectator_frame)
         self.metrics.actions.labels(self.settings.game).inc()
         self.metrics.patch_bytes.observe(len(revision.spectator_frame))
         self.metrics.action_seconds.observe(time.perf_counter() - t0)
@@ -700,4 +707,6 @@ class Room(Membership, Takeover, Timekeeping):
                 other.send_bytes(data)
         else:
             self.spectators.send(data, None)
+            if self.publish is not None:
+                self.publish(self, b"c", data)
         conn.send(f.Ack(req.id, self.id))

@@ -1,0 +1,589 @@
+"""Spectators served by any node: the owner publishes each room's spectator feed on Redis pub/sub,
+and a node with spectators of a room it does not own relays that feed to them.
+
+**Owner side** (:class:`Publisher`). Every revision of a room served here is published, as the
+very spectator ``patch`` frame the room encoded once (rev, ops, hash, events), on the room's
+channel ``P:{room}:spectate``; so are the ``room`` frames (info) and the chat lines of seats.
+Before each patch, the room's *spectator state* key ``P:{room}:spectate:state`` (a hash: rev,
+hash, view, info) is set to the live spectator view at that revision, built from the bytes the
+views already keep (no encode of the view): a relay that sees a patch of rev ``r`` can always
+read a state at ``r`` or later. Frames are queued without awaiting and written by one task per
+node, a pipeline per batch (the state key of a room written once per batch, its latest), so a
+room never waits on the relay.
+
+**Relay side** (:class:`Relay`). A ``spectate`` for a room another node holds (a live lease) is
+served here: the node subscribes to the room's channel while it has spectators of it (one
+pub/sub connection per node), reads the state key, and from then on writes each frame it
+receives, as received (one encoded frame per revision per node, the same bytes to every
+socket), to its local spectators; it keeps the spectator view up to date by applying each
+patch's ops, for newcomers, ``sync`` and resyncs. The room's ``spectator_delay`` applies here:
+frames (and the first state) wait in a queue released by a timer, as on the owner.
+
+**Gaps.** A patch whose rev is not the next one (a message lost, a Redis reconnect, the owner
+changed) makes the relay read the state key again and send ``state`` to its spectators before
+any later patch: a spectator never gets a patch that does not fit its view. The same read runs
+when the pub/sub connection re-subscribes after a reconnect and, every :data:`CHECK_EVERY`
+seconds, for each relayed room (a lost *last* patch is found that way). An owner change
+(failover, hand-off) is seamless when the new owner's revisions follow on, a resync otherwise.
+
+**Limits.** Relay spectators count in the node's ``spectators_per_node`` tally and a relayed
+room takes at most ``spectators_per_room`` of them on this node (:mod:`server.quotas`).
+
+Not relayed: chat said by relay spectators (``not_allowed``; a spectator who wants to chat
+connects to the room's node) and the spectators' own chat lines of the owner's spectators.
+Redis Cluster: the asyncio cluster client of redis-py has no pub/sub, so with
+``OASIS_REDIS_CLUSTER`` there is no relay and spectators are redirected as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import struct
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from protocol import frames as f
+from protocol import messages as m
+from protocol.codec import canonical_map, pack, unpack
+from protocol.errors import ErrorCode, RequestError
+from protocol.patch import PatchError, apply
+from server import logging as oasis_logging
+from server.connection import Connection
+from server.quotas import Quotas
+from server.redis_store import RedisStore
+from server.spectators import NODE
+from server.store import StoreError
+
+if TYPE_CHECKING:
+    from server.room import Room
+
+PATCH = b"p"
+INFO = b"i"
+CHAT = b"c"
+_HEAD = struct.Struct(">cq")
+"""A message: its kind (patch, info, chat), the room's rev, then the frame's bytes."""
+
+STATE_TTL_MS = 24 * 3600 * 1000
+"""How long a room's spectator state key outlives its last write."""
+CHECK_EVERY = 2.0
+"""Seconds between the relay's checks of each relayed room's state key (a lost last patch)."""
+CHAT_KEPT = 20
+BATCH = 256
+
+
+def channel(prefix: str, room: str) -> str:
+    return f"{prefix}:{{{room}}}:spectate"
+
+
+def state_key(prefix: str, room: str) -> str:
+    return f"{prefix}:{{{room}}}:spectate:state"
+
+
+def _none() -> bytes:
+    return pack(None)
+
+
+_NONE = _none()
+
+
+def spectator_state(room: Room) -> tuple[int, str, bytes]:
+    """The live spectator view of ``room``: its rev, hash and encoded document."""
+    views = room.views
+    views.ensure()
+    doc = canonical_map({**views.parts_enc, "shared": views.shared_enc, "own": _NONE})
+    return room.rev, views.hash_for(None), doc
+
+
+class Publisher:
+    """The owner side: queue a room's spectator frames; one task writes them to Redis."""
+
+    def __init__(self, store: RedisStore) -> None:
+        self.store = store
+        self._queue: list[tuple[str, bytes, dict[str, bytes] | None]] = []
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self.published = 0
+        self.failed = 0
+        self.log = oasis_logging.get(component="relay")
+
+    def __call__(self, room: Room, kind: bytes, data: bytes) -> None:
+        """Publish one spectator frame of ``room`` (called by the room, never awaits)."""
+        state: dict[str, bytes] | None = None
+        if kind != CHAT:
+            rev, digest, doc = spectator_state(room)
+            state = {"rev": str(rev).encode(), "hash": digest.encode(), "view": doc}
+            if kind == INFO:
+                state["info"] = pack(room.info())
+        message = _HEAD.pack(kind, room.rev) + data
+        self._queue.append((room.id, message, state))
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._run())
+        self._wake.set()
+
+    async def _run(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self._queue:
+                batch, self._queue = self._queue[:BATCH], self._queue[BATCH:]
+                try:
+                    await self._write(batch)
+                except StoreError as exc:
+                    self.failed += len(batch)
+                    self.log.warning("relay_publish_failed", frames=len(batch), error=str(exc))
+
+    async def _write(self, batch: list[tuple[str, bytes, dict[str, bytes] | None]]) -> None:
+        prefix = self.store.prefix
+        redis = self.store.redis
+
+        async def op() -> None:
+            pipe = redis.pipeline(transaction=False)
+            for room, message, state in batch:
+                if state is not None:
+                    key = state_key(prefix, room)
+                    pipe.hset(key, mapping=state)
+                    pipe.pexpire(key, STATE_TTL_MS)
+                pipe.publish(channel(prefix, room), message)
+            await pipe.execute()
+
+        await self.store.call(f"publish {len(batch)} spectator frames", op)
+        self.published += len(batch)
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+
+
+@dataclass(frozen=True, slots=True)
+class _Item:
+    due: float
+    kind: bytes
+    rev: int
+    data: bytes
+    state: tuple[dict[str, Any], str] | None = None
+    """A full view to adopt (view, hash) instead of a frame to forward."""
+
+
+class Relayed:
+    """One room relayed here: its local spectators, its delayed view and its queue."""
+
+    def __init__(self, relay: Relay, room: str, delay: float) -> None:
+        self.relay = relay
+        self.room = room
+        self.delay = delay
+        self.members: set[Connection] = set()
+        self.waiting: dict[Connection, tuple[m.RequestId, int | None]] = {}
+        """Spectators who asked before the first view was released (answered with it)."""
+        self.doc: dict[str, Any] | None = None
+        self.rev = -1
+        self.hash = ""
+        self.info: dict[str, Any] = {}
+        self.chat: deque[dict[str, Any]] = deque(maxlen=CHAT_KEPT)
+        self.live = -1
+        """The last rev received (or read) from the owner; -1: none yet."""
+        self.fetching = False
+        self.held: list[tuple[bytes, int, bytes]] = []
+        self.pending: deque[_Item] = deque()
+        self.armed = False
+        self.resyncs = 0
+        self.closed = False
+
+    def __len__(self) -> int:
+        return len(self.members) + len(self.waiting)
+
+    def gone(self) -> bool:
+        return self.closed
+
+    # From the owner ---------------------------------------------------------------------------
+
+    def message(self, kind: bytes, rev: int, data: bytes) -> None:
+        if self.fetching:
+            self.held.append((kind, rev, data))
+            return
+        if kind != PATCH:
+            if kind == INFO:
+                self.info = dict(unpack(data).get("info") or {})
+                self._forward(data)  # info is not delayed (as on the owner)
+            else:
+                self._enqueue(_Item(self._due(), kind, rev, data))
+            return
+        if rev <= self.live:
+            return
+        if rev != self.live + 1:
+            self.held.append((kind, rev, data))
+            self.relay.spawn(self.fetch(f"missed revisions {self.live + 1} to {rev - 1}"))
+            return
+        self.live = rev
+        self._enqueue(_Item(self._due(), PATCH, rev, data))
+
+    async def fetch(self, why: str) -> None:
+        """Read the owner's spectator state; queue it as ``state``, then what arrived since."""
+        if self.fetching or self.closed:
+            return
+        self.fetching = True
+        try:
+            for attempt in range(50):
+                try:
+                    got = await self.relay.read_state(self.room)
+                except StoreError as exc:
+                    self.relay.log.warning("relay_state_unreadable", room=self.room, error=str(exc))
+                    got = None
+                if self.gone():  # (the last spectator left while Redis answered)
+                    return
+                if got is not None:
+                    rev, view, digest, info = got
+                    held = sorted((h for h in self.held if h[0] == PATCH), key=lambda h: h[1])
+                    first = held[0][1] if held else rev + 1
+                    if rev + 1 >= first or not held:
+                        break
+                await asyncio.sleep(min(1.0, 0.05 * (attempt + 1)))
+            else:
+                self.relay.log.warning("relay_state_missing", room=self.room, why=why)
+                return
+            if info:
+                self.info = info
+            if rev > self.live:
+                if self.live >= 0:
+                    self.resyncs += 1
+                    self.relay.resyncs += 1
+                    self.relay.log.info("relay_resync", room=self.room, rev=rev, why=why)
+                self.live = rev
+                self._enqueue(_Item(self._due(), PATCH, rev, b"", (view, digest)))
+        finally:
+            self.fetching = False
+        held, self.held = self.held, []
+        for kind, hrev, data in held:
+            self.message(kind, hrev, data)
+
+    async def check(self) -> None:
+        """Compare the owner's stored rev with ours: behind (a lost last patch) is a gap."""
+        if self.fetching or self.closed or self.live < 0:
+            return
+        try:
+            rev = await self.relay.read_rev(self.room)
+        except StoreError:
+            return
+        if rev is not None and rev > self.live and not self.fetching:
+            await asyncio.sleep(0.2)  # a patch on its way: let it arrive first
+            if rev > self.live:
+                await self.fetch(f"rev {rev} stored, {self.live} received")
+
+    # The delay --------------------------------------------------------------------------------
+
+    def _due(self) -> float:
+        return time.monotonic() + self.delay
+
+    def _enqueue(self, item: _Item) -> None:
+        if self.delay <= 0 and not self.pending:
+            self._release_one(item)
+            return
+        self.pending.append(item)
+        if not self.armed:
+            self.armed = True
+            wait = max(0.0, item.due - time.monotonic())
+            asyncio.get_running_loop().call_later(wait, self._release)
+
+    def _release(self) -> None:
+        self.armed = False
+        now = time.monotonic()
+        while self.pending and self.pending[0].due <= now:
+            self._release_one(self.pending.popleft())
+        if self.pending and not self.closed:
+            self.armed = True
+            wait = max(0.001, self.pending[0].due - now)
+            asyncio.get_running_loop().call_later(wait, self._release)
+
+    def _release_one(self, item: _Item) -> None:
+        if item.state is not None:
+            self.doc, self.hash = item.state
+            self.rev = item.rev
+            frame = f.encode_frame(f.State(None, self.room, self.rev, self.doc, self.hash))
+            self._forward(frame)
+            self._answer_waiting()
+            return
+        if item.kind == CHAT:
+            self.chat.append(unpack(item.data))
+            self._forward(item.data)
+            return
+        if self.doc is None or item.rev <= self.rev:
+            return
+        if item.rev != self.rev + 1:  # (cannot happen: the queue is in order and gap-free)
+            self.relay.spawn(self.fetch(f"queue gap at {self.rev}"))
+            return
+        patch = unpack(item.data)
+        try:
+            self.doc = apply(self.doc, patch["ops"])
+        except (PatchError, KeyError, TypeError) as exc:
+            self.doc = None
+            self.relay.spawn(self.fetch(f"patch {item.rev} does not fit ({exc})"))
+            return
+        self.rev, self.hash = item.rev, str(patch["hash"])
+        self._forward(item.data)
+
+    def _forward(self, data: bytes) -> None:
+        for conn in self.members:
+            conn.send_bytes(data)
+
+    # Spectators -------------------------------------------------------------------------------
+
+    def joined(self, rid: m.RequestId, since: int | None) -> f.Joined:
+        assert self.doc is not None
+        if since is not None and since == self.rev:
+            return f.Joined(rid, self.room, None, self.rev, None, None, self.info, list(self.chat))
+        view = self.doc
+        return f.Joined(rid, self.room, None, self.rev, view, self.hash, self.info, list(self.chat))
+
+    def _answer_waiting(self) -> None:
+        waiting, self.waiting = self.waiting, {}
+        for conn, (rid, since) in waiting.items():
+            if conn.closed:
+                self.relay.discard(self, conn)
+                continue
+            self.members.add(conn)
+            conn.send(self.joined(rid, since))
+
+    def state_frame(self, rid: m.RequestId) -> f.State | None:
+        if self.doc is None:
+            return None
+        return f.State(rid, self.room, self.rev, self.doc, self.hash)
+
+
+class Relay:
+    """The node's relayed rooms and its one pub/sub connection."""
+
+    def __init__(self, store: RedisStore, quotas: Quotas, node: str) -> None:
+        self.store = store
+        self.quotas = quotas
+        self.node = node
+        self.rooms: dict[str, Relayed] = {}
+        self._pubsub: Any = None
+        self._reader: asyncio.Task[None] | None = None
+        self._checker: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self.resyncs = 0
+        self.dropped = 0
+        self.drop_next = 0
+        """Tests: drop this many of the next patch messages received (a lost message)."""
+        self.log = oasis_logging.get(component="relay", node=node)
+
+    def __len__(self) -> int:
+        return sum(len(r) for r in self.rooms.values())
+
+    def spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def serves(self, conn: Connection, room: str) -> bool:
+        relayed = self.rooms.get(room)
+        return relayed is not None and (conn in relayed.members or conn in relayed.waiting)
+
+    # Redis ------------------------------------------------------------------------------------
+
+    async def read_state(self, room: str) -> tuple[int, dict[str, Any], str, dict[str, Any]] | None:
+        key = state_key(self.store.prefix, room)
+        raw = await self.store.call(
+            f"read {room}'s spectator state", lambda: self.store.redis.hgetall(key)
+        )
+        if not raw or b"view" not in raw or b"rev" not in raw:
+            return None
+        info = unpack(raw[b"info"]) if b"info" in raw else {}
+        return int(raw[b"rev"]), unpack(raw[b"view"]), raw[b"hash"].decode(), dict(info)
+
+    async def read_rev(self, room: str) -> int | None:
+        key = state_key(self.store.prefix, room)
+        raw = await self.store.call(
+            f"read {room}'s spectator rev", lambda: self.store.redis.hget(key, "rev")
+        )
+        return None if raw is None else int(raw)
+
+    async def _subscribe(self, room: str) -> None:
+        if self._pubsub is None:
+            self._pubsub = self.store.redis.pubsub()
+        name = channel(self.store.prefix, room)
+        await self.store.call(f"subscribe to {room}", lambda: self._pubsub.subscribe(name))
+        if self._reader is None or self._reader.done():
+            self._reader = asyncio.get_running_loop().create_task(self._read())
+        if self._checker is None or self._checker.done():
+            self._checker = asyncio.get_running_loop().create_task(self._check())
+
+    async def _unsubscribe(self, room: str) -> None:
+        if self._pubsub is not None:
+            name = channel(self.store.prefix, room)
+            with contextlib.suppress(Exception):
+                await self._pubsub.unsubscribe(name)
+
+    async def _read(self) -> None:
+        pubsub = self._pubsub
+        while self.rooms:
+            try:
+                message = await pubsub.get_message(timeout=1.0)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # a Redis connection lost: redis-py reconnects
+                self.log.warning("relay_connection_lost", error=str(exc))
+                await asyncio.sleep(0.2)
+                continue
+            if message is None:
+                continue
+            kind = message.get("type")
+            name = message.get("channel")
+            name = name.decode() if isinstance(name, bytes) else str(name)
+            room = name.split("{", 1)[-1].split("}", 1)[0]
+            relayed = self.rooms.get(room)
+            if relayed is None:
+                continue
+            if kind == "subscribe":
+                if relayed.live >= 0:  # re-subscribed after a reconnect: messages may be lost
+                    self.spawn(relayed.fetch("re-subscribed"))
+                continue
+            if kind != "message":
+                continue
+            data = message["data"]
+            head, rev = _HEAD.unpack_from(data)
+            if head == PATCH and self.drop_next > 0:
+                self.drop_next -= 1
+                self.dropped += 1
+                continue
+            relayed.message(head, rev, data[_HEAD.size :])
+
+    async def _check(self) -> None:
+        while self.rooms:
+            await asyncio.sleep(CHECK_EVERY)
+            for relayed in list(self.rooms.values()):
+                self.spawn(relayed.check())
+
+    # Requests ---------------------------------------------------------------------------------
+
+    async def handle(self, conn: Connection, req: m.Request, owner: str | None) -> bool:
+        """Serve ``req`` here if it is a relay spectator's (True), else leave it (False).
+
+        ``owner``: for a ``spectate`` of a room this node does not serve, the node holding its
+        lease (None: nobody, or this node)."""
+        room = getattr(req, "room", None)
+        if not isinstance(room, str):
+            return False
+        relayed = self.rooms.get(room)
+        if relayed is not None and self.serves(conn, room):
+            if isinstance(req, m.Sync):
+                frame = relayed.state_frame(req.id)
+                if frame is None:
+                    raise RequestError(ErrorCode.UNAVAILABLE, "the view is on its way; try again")
+                conn.send(frame)
+            elif isinstance(req, m.Leave):
+                self.discard(relayed, conn)
+                conn.send(f.Ack(req.id, room))
+            elif isinstance(req, m.Spectate):
+                raise RequestError(ErrorCode.NOT_ALLOWED, f"already in room {room}")
+            elif isinstance(req, m.Act):
+                raise RequestError(ErrorCode.NOT_ALLOWED, "spectators never act")
+            elif isinstance(req, m.Chat):
+                raise RequestError(
+                    ErrorCode.NOT_ALLOWED,
+                    "this node relays the room to its spectators: chat on the room's node",
+                )
+            else:
+                return False  # join, start: the room's node (a redirect)
+            return True
+        if isinstance(req, m.Spectate) and owner is not None and owner != self.node:
+            return await self.spectate(conn, req)
+        return False
+
+    async def spectate(self, conn: Connection, req: m.Spectate) -> bool:
+        """Relay the room to ``conn``; False if the owner publishes no feed of it yet (a room
+        nobody joined since it was created: the spectator is redirected to its node)."""
+        if req.room in conn.rooms:
+            raise RequestError(ErrorCode.NOT_ALLOWED, f"already in room {req.room}")
+        relayed = self.rooms.get(req.room)
+        q = self.quotas
+        if relayed is not None and len(relayed) >= q.spectators_per_room:
+            raise q.refuse(
+                "spectators_per_room", f"at most {q.spectators_per_room} spectators per room"
+            )
+        q.spectators.acquire(NODE)
+        try:
+            if relayed is None:
+                relayed = await self._open(req.room)
+        except BaseException:
+            q.spectators.release(NODE)
+            raise
+        if relayed is None:
+            q.spectators.release(NODE)
+            return False
+        conn.rooms[req.room] = None
+        if relayed.doc is None:
+            relayed.waiting[conn] = (req.id, req.rev)
+            return True
+        relayed.members.add(conn)
+        conn.send(relayed.joined(req.id, req.rev))
+        return True
+
+    async def _open(self, room: str) -> Relayed | None:
+        try:
+            got = await self.read_state(room)
+        except StoreError as exc:
+            raise RequestError(ErrorCode.UNAVAILABLE, f"storage unavailable ({exc})") from None
+        if got is None or "spectator_delay" not in got[3]:
+            return None
+        relayed = self.rooms.get(room)
+        if relayed is not None:  # opened by another spectator meanwhile
+            return relayed
+        delay = float(got[3].get("spectator_delay") or 0.0)
+        relayed = Relayed(self, room, delay)
+        self.rooms[room] = relayed
+        relayed.fetching = True  # frames that arrive before the state waits behind it
+        try:
+            await self._subscribe(room)
+        except (StoreError, Exception) as exc:
+            self.rooms.pop(room, None)
+            relayed.closed = True
+            raise RequestError(
+                ErrorCode.UNAVAILABLE, f"cannot follow room {room} ({exc})"
+            ) from None
+        relayed.fetching = False
+        self.log.info("relay_opened", room=room)
+        await relayed.fetch("opened")
+        return relayed
+
+    def discard(self, relayed: Relayed, conn: Connection) -> None:
+        if conn in relayed.members or conn in relayed.waiting:
+            relayed.members.discard(conn)
+            relayed.waiting.pop(conn, None)
+            self.quotas.spectators.release(NODE)
+        conn.rooms.pop(relayed.room, None)
+        if not relayed.members and not relayed.waiting and not relayed.closed:
+            relayed.closed = True
+            self.rooms.pop(relayed.room, None)
+            self.spawn(self._unsubscribe(relayed.room))
+            self.log.info("relay_closed", room=relayed.room)
+
+    def gone(self, conn: Connection, room: str) -> bool:
+        """The socket closed: True if it was a relay spectator of ``room``."""
+        relayed = self.rooms.get(room)
+        if relayed is None or not self.serves(conn, room):
+            return False
+        self.discard(relayed, conn)
+        return True
+
+    def resync(self, conn: Connection, room: str) -> bool:
+        """A lagging spectator drained: the relayed view in full (True if it was ours)."""
+        relayed = self.rooms.get(room)
+        if relayed is None or conn not in relayed.members:
+            return False
+        frame = relayed.state_frame(None)
+        if frame is not None:
+            conn.send(frame)
+        return True
+
+    async def close(self) -> None:
+        for task in (self._reader, self._checker, *self._tasks):
+            if task is not None:
+                task.cancel()
+        if self._pubsub is not None:
+            with contextlib.suppress(Exception):
+                await self._pubsub.aclose()

@@ -1,0 +1,98 @@
+"""Spectators of a room on a node that does not own it (:mod:`server.relay`): real server
+processes on one real redis-server, spectators through the CLI client's
+:class:`~clients.connection.Session` (its :class:`~protocol.mirror.Mirror` checks every hash).
+
+Every match is bot-only and paced by ``OASIS_BOT_DELAY``; each test compares what a spectator on
+the owner's node saw with what the relay's spectators saw: the same final view (hash), the same
+final scores, and no patch that did not fit (a ``state`` resync is allowed only where a test
+causes one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from clients.connection import Session
+from protocol.hashing import ViewHasher
+from tests.server.cluster.nodes import node, ready, session
+from tests.server.persistence.processes import ServerProcess
+from tests.services import RedisServer
+
+PACE = "0.004"
+
+
+@pytest.fixture
+async def two(redis_server: RedisServer, tmp_path: Path) -> AsyncIterator[list[ServerProcess]]:
+    nodes = [
+        node(redis_server.url, tmp_path, name, ttl=2.0, OASIS_BOT_DELAY=PACE)
+        for name in ("a", "b")
+    ]
+    for n in nodes:
+        n.start()
+    try:
+        await ready(*nodes)
+        yield nodes
+    finally:
+        for n in nodes:
+            await asyncio.to_thread(n.stop)
+
+
+async def bot_room(url: str, game: str, delay: float = 0.0) -> tuple[Session, str]:
+    """A bot-only room created through ``url``, not started; its host watches it there."""
+    host = await session(url, "host")
+    created = await host.request(
+        {
+            "type": "create",
+            "game": game,
+            "players": 2,
+            "bots": 2,
+            "seed": 20,
+            "spectator_delay": delay,
+        }
+    )
+    room = str(created["room"])
+    await host.join({"type": "spectate", "room": room})
+    return host, room
+
+
+def _hash(view: Any) -> str:
+    return ViewHasher().hash(view)
+
+
+async def _watch_to_the_end(sessions: list[Session], room: str, within: float = 90) -> None:
+    for s in sessions:
+        mirror = s.rooms[room]
+        await s.wait(lambda m=mirror: m.over, patience=within)
+
+
+@pytest.mark.parametrize(("game", "delay"), [("yspahan", 0.0), ("ishtar", 0.0), ("ishtar", 0.5)])
+async def test_spectators_of_another_node_follow_the_whole_match(
+    two: list[ServerProcess], game: str, delay: float
+) -> None:
+    """rules-checklist: none (transport). Spectators on node b of a room node a owns are served
+    by b (no redirect) and end at the owner's final view, with every patch fitting."""
+    a, b = two
+    host, room = await bot_room(a.url, game, delay)
+    relayed = [await session(b.url, f"r{i}") for i in range(3)]
+    for s in relayed:
+        mirror = await s.join({"type": "spectate", "room": room})
+        assert s.url.split("?")[0] == b.url, "a spectator was redirected"
+        assert mirror.spectator and mirror.view is not None
+    await host.request({"type": "start", "room": room, "bots": True})
+    await _watch_to_the_end([host, *relayed], room)
+    final = host.rooms[room]
+    assert final.result is not None and final.rev > 10
+    for s in relayed:
+        mirror = s.rooms[room]
+        assert s.url.split("?")[0] == b.url
+        assert mirror.rev == final.rev
+        assert _hash(mirror.view) == _hash(final.view)
+        assert mirror.result == final.result
+        assert mirror.resyncs == 0 and s.problems == [], s.problems
+    for s in (host, *relayed):
+        await s.close()
