@@ -150,6 +150,9 @@ class Config:
     lease_ttl: float = 10.0
     """Seconds a room's lease lasts unless renewed (every third of it): how long a dead node's
     rooms wait before another node takes them over."""
+    relay_drop_every: int = 0
+    """Fault injection for tests: the spectator relay (:mod:`server.relay`) drops every Nth
+    patch it receives from Redis, as a lost message would be (0: never)."""
 
     def check(self) -> None:
         """Refuse settings with a fixed set of values (:func:`parse_args` calls it)."""

@@ -356,7 +356,7 @@ class Relayed:
 class Relay:
     """The node's relayed rooms and its one pub/sub connection."""
 
-    def __init__(self, store: RedisStore, quotas: Quotas, node: str) -> None:
+    def __init__(self, store: RedisStore, quotas: Quotas, node: str, drop_every: int = 0) -> None:
         self.store = store
         self.quotas = quotas
         self.node = node
@@ -367,8 +367,9 @@ class Relay:
         self._tasks: set[asyncio.Task[Any]] = set()
         self.resyncs = 0
         self.dropped = 0
-        self.drop_next = 0
-        """Tests: drop this many of the next patch messages received (a lost message)."""
+        self.drop_every = drop_every
+        """Fault injection (``relay_drop_every``): drop every Nth patch received."""
+        self._received = 0
         self.log = oasis_logging.get(component="relay", node=node)
 
     def __len__(self) -> int:
@@ -446,10 +447,11 @@ class Relay:
                 continue
             data = message["data"]
             head, rev = _HEAD.unpack_from(data)
-            if head == PATCH and self.drop_next > 0:
-                self.drop_next -= 1
-                self.dropped += 1
-                continue
+            if head == PATCH and self.drop_every > 0:
+                self._received += 1
+                if self._received % self.drop_every == 0:
+                    self.dropped += 1
+                    continue
             relayed.message(head, rev, data[_HEAD.size :])
 
     async def _check(self) -> None:

@@ -29,8 +29,7 @@ PACE = "0.004"
 @pytest.fixture
 async def two(redis_server: RedisServer, tmp_path: Path) -> AsyncIterator[list[ServerProcess]]:
     nodes = [
-        node(redis_server.url, tmp_path, name, ttl=2.0, OASIS_BOT_DELAY=PACE)
-        for name in ("a", "b")
+        node(redis_server.url, tmp_path, name, ttl=2.0, OASIS_BOT_DELAY=PACE) for name in ("a", "b")
     ]
     for n in nodes:
         n.start()
@@ -96,3 +95,55 @@ async def test_spectators_of_another_node_follow_the_whole_match(
         assert mirror.resyncs == 0 and s.problems == [], s.problems
     for s in (host, *relayed):
         await s.close()
+
+
+def _final_checks(watchers: list[Session], room: str, final: Any) -> None:
+    """Every watcher ends at ``final`` (a mirror): same rev, view hash and scores, and no patch
+    it received ever failed to fit or to match its hash."""
+    for s in watchers:
+        mirror = s.rooms[room]
+        assert mirror.rev == final.rev
+        assert _hash(mirror.view) == _hash(final.view)
+        assert mirror.result == final.result
+        wrong = [p for p in s.problems if "hash" in p or "does not fit" in p]
+        assert wrong == [], s.problems
+
+
+async def test_a_lost_relay_message_ends_in_a_resync_never_a_wrong_view(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """rules-checklist: none (transport). Node b drops every 15th patch it receives from Redis:
+    each gap makes it read the owner's state and send ``state``; its spectators never see a
+    gap nor a patch on the wrong base, and end at the owner's final view."""
+    a = node(redis_server.url, tmp_path, "a", ttl=2.0, OASIS_BOT_DELAY=PACE)
+    b = node(
+        redis_server.url,
+        tmp_path,
+        "b",
+        ttl=2.0,
+        OASIS_BOT_DELAY=PACE,
+        OASIS_RELAY_DROP_EVERY="15",
+        OASIS_LOG_LEVEL="info",
+    )
+    for n in (a, b):
+        n.start()
+    try:
+        await ready(a, b)
+        host, room = await bot_room(a.url, "yspahan")
+        relayed = [await session(b.url, f"r{i}") for i in range(2)]
+        for s in relayed:
+            await s.join({"type": "spectate", "room": room})
+        await host.request({"type": "start", "room": room, "bots": True})
+        await _watch_to_the_end([host, *relayed], room)
+        final = host.rooms[room]
+        assert final.rev > 30
+        _final_checks(relayed, room, final)
+        for s in relayed:
+            assert s.problems == [], s.problems  # the relay resynced: no client saw the gap
+        resyncs = b.log.read_text().count("relay_resync")
+        assert resyncs >= 1, "no message was dropped"
+        for s in (host, *relayed):
+            await s.close()
+    finally:
+        for n in (a, b):
+            await asyncio.to_thread(n.stop)
