@@ -69,7 +69,10 @@ async def _watch_to_the_end(sessions: list[Session], room: str, within: float = 
         await s.wait(lambda m=mirror: m.over, patience=within)
 
 
-@pytest.mark.parametrize(("game", "delay"), [("yspahan", 0.0), ("ishtar", 0.0), ("ishtar", 0.5)])
+@pytest.mark.parametrize(
+    ("game", "delay"),
+    [("yspahan", 0.0), pytest.param("ishtar", 0.0, marks=pytest.mark.slow), ("ishtar", 0.5)],
+)
 async def test_spectators_of_another_node_follow_the_whole_match(
     two: list[ServerProcess], game: str, delay: float
 ) -> None:
@@ -146,4 +149,80 @@ async def test_a_lost_relay_message_ends_in_a_resync_never_a_wrong_view(
             await s.close()
     finally:
         for n in (a, b):
+            await asyncio.to_thread(n.stop)
+
+
+async def test_kill_9_of_the_owner_relay_spectators_keep_watching_to_the_final_view(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """rules-checklist: none (transport). The owner dies mid-match: the room moves to b or c,
+    b's relay spectators keep their sockets and their feed (a resync allowed), and end at the
+    final view a newcomer is shown."""
+    nodes = [
+        node(redis_server.url, tmp_path, name, ttl=1.0, OASIS_BOT_DELAY="0.03")
+        for name in ("a", "b", "c")
+    ]
+    a, b, c = nodes
+    for n in nodes:
+        n.start()
+    try:
+        await ready(*nodes)
+        host, room = await bot_room(a.url, "ishtar")
+        relayed = [await session(b.url, f"r{i}") for i in range(2)]
+        for s in relayed:
+            await s.join({"type": "spectate", "room": room})
+        await host.request({"type": "start", "room": room, "bots": True})
+        mirror = relayed[0].rooms[room]
+        await relayed[0].wait(lambda: mirror.rev >= 10, patience=30)
+        a.kill()
+        at_kill = mirror.rev
+        await _watch_to_the_end(relayed, room)
+        assert mirror.rev > at_kill + 5, "the match did not go on after the kill"
+        late = await session(c.url, "late")
+        final = await late.join({"type": "spectate", "room": room})
+        assert final.over
+        _final_checks(relayed, room, final)
+        for s in relayed:
+            assert s.url.split("?")[0] == b.url and s.connections == 0, "a spectator reconnected"
+        for s in (*relayed, late):
+            await s.close()
+        host.reconnect = False
+    finally:
+        for n in nodes:
+            await asyncio.to_thread(n.stop)
+
+
+async def test_kill_9_of_a_relay_node_its_spectators_resume_on_another(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """rules-checklist: none (transport). The relay node b dies: its spectators reconnect to c
+    (what a load balancer would pick), resume spectating there and end at the owner's final
+    view."""
+    nodes = [
+        node(redis_server.url, tmp_path, name, ttl=1.0, OASIS_BOT_DELAY="0.02")
+        for name in ("a", "b", "c")
+    ]
+    a, b, c = nodes
+    for n in nodes:
+        n.start()
+    try:
+        await ready(*nodes)
+        host, room = await bot_room(a.url, "yspahan")
+        relayed = [await session(b.url, f"r{i}") for i in range(2)]
+        for s in relayed:
+            await s.join({"type": "spectate", "room": room})
+            s.home = c.url
+        await host.request({"type": "start", "room": room, "bots": True})
+        mirror = relayed[0].rooms[room]
+        await relayed[0].wait(lambda: mirror.rev >= 10, patience=30)
+        b.kill()
+        await _watch_to_the_end([host, *relayed], room)
+        final = host.rooms[room]
+        _final_checks(relayed, room, final)
+        for s in relayed:
+            assert s.url.split("?")[0] == c.url and s.connections >= 1
+        for s in (host, *relayed):
+            await s.close()
+    finally:
+        for n in nodes:
             await asyncio.to_thread(n.stop)
