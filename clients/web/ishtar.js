@@ -70,7 +70,7 @@ export function draw(ctx) {
   const spaces = [];
   for (const row of game.terrain ?? []) {
     [...row.cells].forEach((code, i) => {
-      if (code !== " ") spaces.push({ q: row.q + i, r: row.r, code });
+      if (code !== " ") spaces.push({ q: row.q + i, r: row.r, code, name: row.names?.[i] ?? null });
     });
   }
   if (!spaces.length) return s("svg", { class: "board-ishtar", viewBox: "0 0 10 2" }, label(5, 1, "No terrain yet", 0.8));
@@ -85,14 +85,16 @@ export function draw(ctx) {
 
   const fountainAt = new Map((game.fountains ?? []).map((f) => [key(...f.at), f]));
   const ground = s("g", { class: "terrain" });
-  for (const { q, r, code } of spaces) {
+  for (const { q, r, code, name } of spaces) {
     const [x, y] = centre(q, r);
     const fountain = code === "F" ? fountainAt.get(key(q, r)) : null;
     ground.append(s("polygon", {
       points: hexPoints(x, y, 0.98), fill: fountain ? paint(fountain.colour) : GROUND[code] ?? GROUND["."],
       stroke: "#c7b07a", "stroke-width": 0.05, dataset: { place: `hex:${key(q, r)}` },
-      title: `(${q},${r})${code === "T" ? " sacred tablet" : code === "F" ? " fountain" : ""}`,
+      title: `${name ?? `(${q},${r})`}${code === "T" ? " sacred tablet" : code === "F" ? " fountain" : ""}`,
     }));
+    // The space's name as texts write it (f7: the view's terrain names it), under what is laid.
+    if (name && code !== "F") ground.append(label(x, y + 0.62, name, 0.3, { fill: code === "T" ? "#efe4cc" : "#8a7650" }));
     if (code === "T") ground.append(s("rect", { x: x - 0.35, y: y - 0.45, width: 0.7, height: 0.9, rx: 0.12, fill: "#d8c9a6", stroke: "#4a3d2a", "stroke-width": 0.06, class: "deco" }));
   }
 
@@ -285,10 +287,10 @@ function playerBoard(ctx, player, left, y, width, colour) {
     g.append(gemIcon(x, y + 2, gem, 0.9), label(x + 1, y + 2, String(player.gems?.[gem] ?? 0), 0.55));
   });
   let x = left + 9;
-  g.append(s("text", { x, y: y + 2, "font-size": 0.5, "dominant-baseline": "central", class: "lbl" },
-    `assistants: ${player.assistants} in supply, ${player.blocked} on the carpet, ${player.placed} placed · trees planted: ${player.planted}`));
+  g.append(s("text", { x, y: y + 1.75, "font-size": 0.45, "dominant-baseline": "central", class: "lbl" },
+    `assistants: ${player.assistants} in supply, ${player.blocked} on the carpet, ${player.placed} placed`));
   const skills = Object.keys(player.skills ?? {});
-  g.append(s("text", { x, y: y + 2.6, "font-size": 0.5, "dominant-baseline": "central", class: "lbl" }, `skills: ${skills.length ? skills.join(" ") : "none"}`));
+  g.append(s("text", { x, y: y + 2.4, "font-size": 0.45, "dominant-baseline": "central", class: "lbl" }, `trees planted: ${player.planted} · skills: ${skills.length ? skills.join(" ") : "none"}`));
   x = left + width - 6.5;
   if (player.reserved_tree) g.append(treeCard(player.reserved_tree, x, y + 1.15, 3, mine, true));
   if (player.reserved_tile) {

@@ -32,17 +32,18 @@ class Clicks:
         return self.board + self.listed
 
 
-async def open_match(web: Web, page: Page, game: str) -> str:
-    """From the lobby: a 2-player match of ``game`` against one server bot, started."""
+async def open_match(web: Web, page: Page, game: str, *, bots_at_start: bool = False) -> str:
+    """From the lobby: a 2-player match of ``game`` against one server bot, started (the bot
+    sits down at creation, or with ``bots_at_start`` when the host starts with bots)."""
     await page.goto(web.url + "/")
     await page.fill("#name", "ann")
     await page.select_option("#create-game", game)
     await page.select_option("#create-players", "2")
-    await page.select_option("#create-bots", "1")
+    await page.select_option("#create-bots", "0" if bots_at_start else "1")
     await page.select_option("#create-bot", "random")
     await page.click("#create")
     await page.wait_for_url(re.compile(r"/play/[0-9a-f]+$"))
-    await page.click("#start")
+    await page.click("#start-bots" if bots_at_start else "#start")
     await expect(page.locator("#room-state")).to_have_text("Playing")
     await expect(page.locator("#board svg")).to_be_visible()
     return page.url.rsplit("/", 1)[1]
@@ -109,7 +110,8 @@ async def test_the_phone_shows_the_board_and_takes_taps(make_web: MakeWeb) -> No
     web = await make_web(bot_delay=0.005)
     for game in ("ishtar", "yspahan"):
         page = await web.page(PHONE)
-        await open_match(web, page, game)
+        await open_match(web, page, game, bots_at_start=True)
+        await expect(page.locator("#seats")).to_contain_text("random bot")
         width = await page.evaluate("document.documentElement.scrollWidth")
         assert width <= PHONE["width"], f"{game}: the page scrolls sideways ({width}px)"
         drawn = await page.evaluate(
@@ -227,3 +229,26 @@ async def test_two_people_play_ishtar_on_the_board_and_a_reload_resumes_the_seat
     for page in (ann, bob):
         assert await mismatches(page) == 0
         await shoot(page, "play-ishtar-two-people-final")
+
+
+@pytest.mark.parametrize("players", [3, 4])
+async def test_the_boards_show_three_and_four_players(make_web: MakeWeb, players: int) -> None:
+    web = await make_web(bot_delay=0.05)
+    host = await web.client("host")
+    for game in ("ishtar", "yspahan"):
+        created = await host.request(
+            {"type": "create", "game": game, "players": players, "bots": players, "seed": 9}
+        )
+        room = created["room"]
+        pages = [await web.page(DESKTOP), await web.page(PHONE)]
+        for page in pages:
+            await page.goto(f"{web.url}/watch/{room}")
+            await expect(page.locator("#board svg")).to_be_visible()
+        await host.request({"type": "start", "room": room})
+        for page in pages:
+            await expect(page.locator("#rev")).to_have_text(re.compile(r"^rev [1-9][0-9]+$"))
+            await expect(page.locator("#board .player")).to_have_count(players)
+            await expect(page.locator("#seats .swatch")).to_have_count(players)
+            await shoot(page, f"watch-{game}-{players}p")
+            assert await mismatches(page) == 0
+    await host.close()
