@@ -279,7 +279,7 @@ function playerBoard(ctx, player, left, y, width, colour) {
   const g = s("g", { class: "player", dataset: { seat } },
     s("rect", { x: left, y, width, height: 3, rx: 0.35, fill: turn ? "#fdf3d8" : "#fffdf8", stroke: colour(seat), "stroke-width": 0.14 }),
     s("circle", { cx: left + 0.7, cy: y + 0.75, r: 0.35, fill: colour(seat), class: "deco" }),
-    s("text", { x: left + 1.3, y: y + 0.75, "font-size": 0.62, "dominant-baseline": "central", class: "lbl", "font-weight": 700 }, `${name}${mine ? " (you)" : ""}`),
+    s("text", { x: left + 1.3, y: y + 0.75, "font-size": 0.62, "dominant-baseline": "central", class: "lbl", "font-weight": 700 }, `P${seat + 1} · ${name}${mine ? " (you)" : ""}`),
     label(left + width - 0.4, y + 0.75, final !== undefined && final !== null ? `${final} points` : `${provisional ?? 0} points so far${mine && view?.own?.private?.planted_points ? ` + ${view.own.private.planted_points} in trees` : ""}`, 0.55, { "text-anchor": "end" }));
   (data.gem_colours ?? []).forEach((gem, i) => {
     const x = left + 1 + i * 2.6;

@@ -330,6 +330,7 @@ export function roomView(ctx, mode, roomId) {
         h("span", { class: `dot ${online ? "on" : "off"}`, title: online ? "connected" : "not connected" }),
         colour ? h("span", { class: "swatch", style: `background:${colour}`, title: "this player's colour" }) : null,
         h("span", { class: "name" }, s.name || (s.bot ? "bot" : `seat ${s.seat + 1}`)),
+        h("span", { class: "hint", title: "the server's texts name this seat so" }, `P${s.seat + 1}`),
         tags,
         clock ? h("span", { class: "clock mono", dataset: { clock: s.seat } }, "") : null,
         at.result ? h("span", { class: "score" }, String(at.result.scores?.[s.seat] ?? "")) : null);

@@ -238,7 +238,7 @@ function playerRow(ctx, seat, p, left, y, width, cardName) {
   return s("g", { class: "player", dataset: { seat } },
     s("rect", { x: left, y, width, height: 1.3, rx: 0.2, fill: turn ? "#fdf3d8" : "#fffdf8", stroke: seatColour(null, seat), "stroke-width": 0.08 }),
     good(left + 0.45, y + 0.65, seat, 1.1),
-    s("text", { x: left + 0.95, y: y + 0.42, "font-size": 0.36, "dominant-baseline": "central", class: "lbl", "font-weight": 700 }, `${name}${view?.own?.seat === seat ? " (you)" : ""} · ${p.score} points`),
+    s("text", { x: left + 0.95, y: y + 0.42, "font-size": 0.36, "dominant-baseline": "central", class: "lbl", "font-weight": 700 }, `P${seat + 1} · ${name}${view?.own?.seat === seat ? " (you)" : ""} · ${p.score} points`),
     s("text", { x: left + 0.95, y: y + 0.92, "font-size": 0.28, "dominant-baseline": "central", class: "lbl" }, `${parts.join(" · ")} · ${buildings}${hand}`));
 }
 
