@@ -337,4 +337,11 @@ export function turnOf(view) {
   return game?.turn ? `turn ${game.turn}` : "setup";
 }
 
-export const ishtarBoard = { draw, places, confirm, turnOf, seatColour };
+/** A seat's points as the view tells everyone: the final total, else the provisional one
+ * (without face-down trees). */
+export function scoreOf(view, seat) {
+  const game = view?.shared?.game;
+  return game?.scores?.[seat]?.total ?? game?.provisional?.[seat]?.total ?? null;
+}
+
+export const ishtarBoard = { draw, places, confirm, turnOf, seatColour, scoreOf };

@@ -308,6 +308,12 @@ export function roomView(ctx, mode, roomId) {
       result.turns !== undefined ? h("p", { class: "hint" }, `${result.turns} turns`) : null);
   }
 
+  /** The points a seat has so far, as the board's game tells them (none without a board). */
+  function runningScore(view, seat) {
+    const points = board?.kind?.scoreOf?.(view, seat);
+    return points === null || points === undefined ? null : h("span", { class: "score running-score", title: "points so far" }, `${points} pts`);
+  }
+
   /** A score category in words: a skill's name from the game's data (Ishtar's A-E), else the key. */
   function categoryName(key) {
     const skill = (board?.data?.skills ?? []).find((s) => s.skill === key);
@@ -333,7 +339,7 @@ export function roomView(ctx, mode, roomId) {
         h("span", { class: "hint", title: "the server's texts name this seat so" }, `P${s.seat + 1}`),
         tags,
         clock ? h("span", { class: "clock mono", dataset: { clock: s.seat } }, "") : null,
-        at.result ? h("span", { class: "score" }, String(at.result.scores?.[s.seat] ?? "")) : null);
+        at.result ? h("span", { class: "score" }, String(at.result.scores?.[s.seat] ?? "")) : runningScore(at.view, s.seat));
     });
     if (box === seatsBox) fill(box, h("h2", {}, "Players"), h("ul", { class: "seat-list" }, rows));
     else fill(box, rows);
@@ -371,7 +377,7 @@ export function roomView(ctx, mode, roomId) {
       board ? h("span", { class: "swatch", style: `background:${board.kind.seatColour(board.data, s.seat)}` }) : null,
       h("span", { class: "name" }, s.name || (s.bot ? "bot" : `seat ${s.seat + 1}`)),
       room.view?.clock ? h("span", { class: "clock mono", dataset: { clock: s.seat } }, "") : null,
-      room.result ? h("span", { class: "score", dataset: { score: s.seat } }, String(room.result.scores?.[s.seat] ?? "")) : null)));
+      room.result ? h("span", { class: "score", dataset: { score: s.seat } }, String(room.result.scores?.[s.seat] ?? "")) : runningScore(room.view, s.seat))));
     const last = room.log.at(-1);
     if (room.result) lastEvent.textContent = `Final — ${resultLine(room.result, seats)}`;
     else lastEvent.textContent = last ? eventText(last.event, seats) : promptText(room.turn, seats) || "Waiting for the match to begin";

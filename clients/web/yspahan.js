@@ -272,4 +272,9 @@ export function turnOf(view) {
   return `week ${game.week} day ${game.day}`;
 }
 
-export const yspahanBoard = { draw, places, confirm, turnOf, seatColour };
+/** A seat's points so far (the view's running score). */
+export function scoreOf(view, seat) {
+  return view?.shared?.game?.players?.[seat]?.score ?? null;
+}
+
+export const yspahanBoard = { draw, places, confirm, turnOf, seatColour, scoreOf };
