@@ -1,7 +1,8 @@
 """The boards in headless Chromium against the real server and Redis: a person plays Ishtar and
 Yspahan against a server bot only by clicking the board and the choice list, the phone's page
-takes taps on the board, and a replay steps
-back and forth and jumps to a turn. No console error or uncaught error on any page (the
+takes taps on the board, and a replay steps back and forth and jumps to a turn; in the slow
+tier, two people play a whole Ishtar match on the board (one reloads), and bot matches of 3 and
+4 players are watched on both boards. No console error or uncaught error on any page (the
 fixture checks)."""
 
 from __future__ import annotations
@@ -182,6 +183,7 @@ async def test_a_replay_steps_back_and_forth_and_jumps_to_a_turn(
     await shoot(phone, f"replay-{game}-final")
 
 
+@pytest.mark.slow
 async def test_two_people_play_ishtar_on_the_board_and_a_reload_resumes_the_seat(
     make_web: MakeWeb,
 ) -> None:
@@ -231,6 +233,7 @@ async def test_two_people_play_ishtar_on_the_board_and_a_reload_resumes_the_seat
         await shoot(page, "play-ishtar-two-people-final")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("players", [3, 4])
 async def test_the_boards_show_three_and_four_players(make_web: MakeWeb, players: int) -> None:
     web = await make_web(bot_delay=0.05)
