@@ -122,8 +122,9 @@ class Person:
         """The next screen at which a person would act (our decision, or the end), once stable.
 
         After an answer the screen must have changed first (what was typed is on its way), then
-        stay the same for two captures in a row. With ``unless``, the screen at which it holds
-        (the caller has something else to do first).
+        stay the same for two captures in a row, each of a whole frame (:attr:`Tmux.whole`: not
+        the top of a new frame over the bottom of the old one). With ``unless``, the screen at
+        which it holds (the caller has something else to do first).
         """
         previous: list[str] | None = None
 
@@ -134,8 +135,8 @@ class Person:
             if len(lines) < 3 or lines[:-1] == self.acted:
                 return False
             hint = lines[-2]
-            stable = lines == previous
-            previous = lines
+            stable = lines == previous and self.term.whole
+            previous = lines if self.term.whole else None
             if hint.startswith("Only one choice"):
                 self.lone.add(lines[0] + hint)  # sent by itself, nothing to type
                 return False

@@ -7,6 +7,13 @@ ends stay readable. :meth:`Tmux.screen` is ``capture-pane -J``: wrapped lines ar
 line the program drew too long shows as one line longer than the width. Waits poll the screen
 until a condition holds (the screen is the event), never for a fixed time. ``scripts/test``
 installs tmux where it is missing.
+
+A frame is written in pieces: the terminal reads a big one (160x50 with its colours is tens of
+kilobytes) a few kilobytes at a time, and a capture can land between two pieces, showing the
+top of the new frame over the bottom of the old one (under load, the same torn screen even twice
+in a row). So each capture also reads the cursor, in the same tmux command (tmux runs a command
+list without reading the pane in between): the full screen draws from the top line down and ends
+on the last line, so a frame is whole when the cursor is on the last row (:attr:`Tmux.whole`).
 """
 
 from __future__ import annotations
@@ -31,6 +38,8 @@ class Tmux:
         self._dir = tempfile.TemporaryDirectory(prefix="oasis-tmux-")
         self.socket = str(Path(self._dir.name) / "tmux.sock")
         self.last: list[str] = []
+        self.cursor = (0, 0)
+        """Where the cursor was at the last capture (column, row)."""
         self.env = {
             **os.environ,
             "TERM": "xterm-256color",
@@ -63,12 +72,23 @@ class Tmux:
         return self
 
     async def screen(self) -> list[str]:
-        text = await self.tmux("capture-pane", "-p", "-J", "-t", "main")
+        text = await self.tmux(
+            "capture-pane", "-p", "-J", "-t", "main", ";",
+            "display-message", "-p", "-t", "main", "#{cursor_x} #{cursor_y}",
+        )  # fmt: skip
         lines = [line.rstrip() for line in text.split("\n")]
         if lines and lines[-1] == "":
             lines.pop()
+        x, y = lines.pop().split() if lines else ("0", "0")
+        self.cursor = (int(x), int(y))
         self.last = lines
         return lines
+
+    @property
+    def whole(self) -> bool:
+        """The last capture shows a whole frame of the full screen: the cursor ended on the last
+        row (a frame is drawn top down; a capture in the middle of one has it higher up)."""
+        return self.cursor[1] == self.rows - 1
 
     def text(self) -> str:
         return "\n".join(self.last)
