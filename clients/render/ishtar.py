@@ -12,6 +12,7 @@ leaders, provisional scores) is drawn when the view has it (``flowerbeds``, ``fo
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,7 +20,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from clients.choices import label
+from clients.choices import label, space_of
 from clients.hexgrid import Grid, Hex, as_hex
 from clients.printable import printable
 from clients.render import ishtar_map
@@ -27,11 +28,14 @@ from clients.render.common import add_row, seat_label
 from clients.render.ishtar_map import GEM_STYLE, colours_of, player_style
 from clients.render.layout import SIDE_LAST, SIDE_MIN, UNDER_MIN, Body, Panel
 from clients.render.scene import (
+    WRAP_UP_TO,
+    WRAPPED_AT_MOST,
     Scene,
     chat_panel,
     decision_panel,
     kept_panel,
     log_panel,
+    paged,
     prompt_of,
 )
 
@@ -309,8 +313,61 @@ def _decision(scene: Scene, grid: Grid, width: int) -> Panel | None:
         return _footprints(scene, grid, width)
     if offered_spaces(choices):
         hint = Text("Type a space (f7: letter on it, row)", style="dim")
+        if scene.shown is None and len(choices) > WRAP_UP_TO:
+            return _spaces(scene, grid, hint, width)
         return decision_panel(scene, grid, hint, least=3, width=width)
-    return decision_panel(scene, grid, width=width)
+    # A short list is wrapped whole (WRAPPED_AT_MOST lines): it gets the lines for that.
+    return decision_panel(scene, grid, width=width, text=_beside_piles, least=WRAPPED_AT_MOST)
+
+
+def _spaces(scene: Scene, grid: Grid, hint: Text, width: int) -> Panel:
+    """A long list of spaces (a tile's first space, an assistant's flowerbed): their names,
+    several to a line, since the map marks them; any choice that is not a space numbered under
+    them. The whole labels come back with a filter (``/f7``)."""
+    names: list[str] = []
+    others: list[Text] = []
+    digits = len(str(len(scene.choices)))
+    for i, choice in enumerate(scene.choices):
+        at = space_of(choice) if choice.get("kind") != "rotation" else None
+        if at is not None and at in grid.spaces:
+            names.append(grid.name(at))
+            continue
+        line = Text(f"{i + 1:>{digits}} ", style="bold cyan")
+        line.append(label(scene.mirror.game, choice, grid))
+        others.append(line)
+    rows: list[Text] = []
+    row = Text()
+    for name in names:
+        if row.cell_len and row.cell_len + 1 + len(name) > width:
+            rows.append(row)
+            row = Text()
+        if row.cell_len:
+            row.append(" ")
+        row.append(name, style="bold cyan")
+    if row.cell_len:
+        rows.append(row)
+    top = [hint, Text(f"{len(names)} spaces, marked on the map:", style="dim")]
+    lines = rows + others
+    pager = paged(scene, top, lines)
+    least = 1 + len(top) + min(len(lines), NAME_LINES)
+    return Panel(Text(prompt_of(scene)), top + lines, least=least, pager=pager)
+
+
+NAME_LINES = 9
+"""Lines of space names shown before the list pages (102 first spaces at 80x24: 9 lines)."""
+
+
+_TILE_SAID = re.compile(r": [^:()]*\btile \([^)]*\)")
+
+
+def _beside_piles(scene: Scene, choice: Mapping[str, Any]) -> str | None:
+    """A pile's choice without the tile it would take when the piles panel beside it shows
+    that tile (``take from pile 3, paying 2 gems to move the watering can there``): what
+    differs between the piles, the cost, then fits in a narrow column."""
+    if "pile" not in choice or scene.turn.get("decision") not in ("choose", "pay"):
+        return None
+    text = label(scene.mirror.game, choice)
+    return _TILE_SAID.sub("", text, count=1) or None
 
 
 def _footprints(scene: Scene, grid: Grid, width: int) -> Panel:
@@ -347,8 +404,11 @@ def _footprints(scene: Scene, grid: Grid, width: int) -> Panel:
                 line.append(" " * (cell_width - part.cell_len))
             lines.append(line)
     title = Text(prompt_of(scene) + f": {tile_short(tile)}")
-    hint = Text("Type a number: (2) flowers (,) grass", style="dim")
-    return Panel(title, [hint, *lines], least=len(lines) + 2)
+    hints = [Text("Type a number: (2) flowers (,) grass", style="dim")]
+    if title.cell_len > width:  # the tile on a line of its own rather than cut off the title
+        title = Text(prompt_of(scene))
+        hints.insert(0, Text(f"The tile: {tile_short(tile)}"))
+    return Panel(title, [*hints, *lines], least=len(lines) + 1 + len(hints))
 
 
 def _status_panel(scene: Scene) -> Panel:

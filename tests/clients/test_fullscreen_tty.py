@@ -229,7 +229,10 @@ async def test_a_word_filters_the_choices_and_a_page_key_turns_the_list(redis_ap
         assert re.search(rf"\d+ take from pile {pile}", "\n".join(kept))
         await term.type("")  # Enter alone takes the only choice shown
         lines = await term.wait(r"^Choose where the tile", what="the next decision")
-        assert "page 1/" in "\n".join(lines)
+        assert re.search(r"\d+ spaces, marked on the map", "\n".join(lines)), "names, no labels"
+        await term.type("/put", enter=False)  # every space kept, with its whole label, paged
+        labels = re.compile(r"(?s)\d+ of \d+ choices match 'put'.*: put the tile's.*page 1/")
+        await term.wait(lambda s: bool(labels.search("\n".join(s))), what="the labels, paged")
         await term.key("PageDown")
         await term.wait(r"page 2/", what="the second page")
     finally:

@@ -8,6 +8,7 @@ import pytest
 from rich.text import Text
 
 from clients import render
+from clients.render import ishtar
 from clients.render.layout import Body, Panel, compose, stack
 from clients.render.scene import Scene, decision_panel
 from protocol.mirror import Mirror
@@ -44,8 +45,10 @@ def test_every_sampled_decision_fits_with_its_board_and_its_choices(
             assert "Steward" in text and "Caravan" in text, text
         choices = (sample.view.get("own") or {}).get("choices") or []
         if choices and cols >= 80:
-            # choice 1 as a list shows it ("1 take...", "  1 place...", "1: g10 h10"), not row 1
-            assert re.search(r"(?:^|  |│ )\s*1(?: [A-Za-z+]|: )", text, re.M), text
+            # choice 1 as a list shows it ("1 take...", "  1 place...", "1: g10 h10"), not row 1;
+            # a long list of spaces shows their names (test_render checks them)
+            numbered = re.search(r"(?:^|  |│ )\s*1(?: [A-Za-z+]|: )", text, re.M)
+            assert numbered or re.search(r"│ \d+ spaces, marked", text), text
 
 
 def test_an_open_room_shows_its_seats_and_the_scores_show_at_the_end() -> None:
@@ -65,12 +68,22 @@ def test_an_open_room_shows_its_seats_and_the_scores_show_at_the_end() -> None:
         assert f": {score} points" in text, seat
 
 
-def test_a_long_list_is_paged_and_a_filter_shows_only_what_it_kept() -> None:
+def test_a_long_list_of_spaces_names_them_all_and_a_filter_pages_their_labels() -> None:
     sample = next(s for s in samples("ishtar") if s.decision == "position")
-    total = len(sample.view["own"]["choices"])
-    first = "\n".join(screen("ishtar", sample.view, 2, (80, 24)))
-    assert re.search(r"page 1/\d+", first)
-    later = "\n".join(screen("ishtar", sample.view, 2, (80, 24), page=2))
+    choices = sample.view["own"]["choices"]
+    total = len(choices)
+    grid = ishtar.grid_of(sample.view["shared"]["game"])
+    first = screen("ishtar", sample.view, 2, (80, 24))
+    side = [line.split(" │ ", 1)[1] if " │ " in line else "" for line in first]
+    start = side.index(f"{total} spaces, marked on the map:") + 1
+    listed = " ".join(side[start : side.index("", start)]).split()
+    assert listed == [grid.name(tuple(c["at"])) for c in choices], "every space, whole, in order"
+    assert "page 1/" not in "\n".join(first), "names only: the list fits on one page"
+    every = list(range(total))
+    labels = "\n".join(screen("ishtar", sample.view, 2, (80, 24), shown=every, filter_text="put"))
+    assert re.search(r"page 1/\d+", labels)
+    assert re.search(r"\b1 [a-z]\d+: put the tile's first space", labels), "a filter: the labels"
+    later = "\n".join(screen("ishtar", sample.view, 2, (80, 24), page=2, shown=every))
     assert "page 3/" in later
     kept = "\n".join(screen("ishtar", sample.view, 2, (80, 24), shown=[0, 1], filter_text="x"))
     assert f"2 of {total} choices match 'x'" in kept

@@ -307,3 +307,34 @@ def test_one_s_planted_trees_are_named_as_the_data_names_them() -> None:
     assert tree["card"] not in text
     plain = to_text(ishtar.board(view, info("ishtar"), [], data), 160)
     assert f"{tree['name']} ({tree['points']} pts)" in plain
+
+
+def _side(text: str) -> list[str]:
+    """The side column of a full screen (right of the map)."""
+    return [line.split(" │ ", 1)[1] for line in text.splitlines() if " │ " in line]
+
+
+def test_pile_choices_beside_the_piles_keep_their_cost_whole_at_80x24() -> None:
+    """The piles panel shows each pile's top tile; the choice says what differs, the cost."""
+    sample = next(s for s in samples("ishtar") if s.decision == "choose")
+    view = copy.deepcopy(sample.view)
+    choices = view["own"]["choices"]
+    costly = "take from pile 2: a triangle tile (1 flower, 2 flowers, grass), paying 2 gems to"
+    choices[1]["label"] = costly + " move the watering can there"
+    side = " ".join(part.strip() for part in _side(_full_text("ishtar", view, 80, 24)))
+    assert "2 take from pile 2, paying 2 gems to move the watering can there" in side
+    for number, choice in enumerate(choices, 1):
+        if number != 2:
+            rest = choice["label"].split(")", 1)[1]  # after the tile: what the can does
+            assert f"{number} take from pile {number}{rest}" in side, side
+    assert "Piles" in side
+
+
+def test_the_rotation_title_is_whole_and_the_tile_has_its_own_line_at_80x24() -> None:
+    sample = next(s for s in samples("ishtar") if s.decision == "rotation")
+    side = _side(_full_text("ishtar", sample.view, 80, 24))
+    assert re.fullmatch(r"Choose how the tile turns at [a-z]\d+ *", side[0]), side[0]
+    tile = ishtar.tile_short(sample.view["shared"]["game"]["pending"]["tile"])
+    assert side[1].strip() == f"The tile: {tile}"
+    wide = _side(_full_text("ishtar", sample.view, 160, 50))
+    assert wide[0].strip().endswith(f": {tile}"), "where it fits, the tile is in the title"
