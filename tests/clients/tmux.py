@@ -32,8 +32,12 @@ POLL = 0.05
 
 
 class Tmux:
-    def __init__(self, args: Sequence[str], *, cols: int = 80, rows: int = 24) -> None:
+    def __init__(
+        self, args: Sequence[str], *, cols: int = 80, rows: int = 24, module: str = "oasis"
+    ) -> None:
         self.args = list(args)
+        self.module = module
+        """What runs: ``python -m <module> <args>``."""
         self.cols, self.rows = cols, rows
         self._dir = tempfile.TemporaryDirectory(prefix="oasis-tmux-")
         self.socket = str(Path(self._dir.name) / "tmux.sock")
@@ -63,7 +67,7 @@ class Tmux:
         return out.decode(errors="replace")
 
     async def start(self) -> Tmux:
-        command = " ".join(shlex.quote(a) for a in [sys.executable, "-m", "oasis", *self.args])
+        command = " ".join(shlex.quote(a) for a in [sys.executable, "-m", self.module, *self.args])
         shell = f'{command}; echo "[exited $?]"; sleep 3600'
         await self.tmux(
             "new-session", "-d", "-s", "main", "-x", str(self.cols), "-y", str(self.rows), shell
