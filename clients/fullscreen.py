@@ -5,7 +5,9 @@ alternate screen shows :func:`clients.render.full` for the terminal's size, redr
 frame of the room (so a waiting seat and a spectator see each move), every keystroke, a resize
 (SIGWINCH), and while a clock runs every second (five times a second under ten seconds).
 Redraws are coalesced: at most one is pending, and they are at least :data:`FRAME` seconds
-apart, so a fast match of bots cannot keep a 2-core machine busy redrawing.
+apart, so a fast match of bots cannot keep a 2-core machine busy redrawing. Every frame
+rewrites every cell (rich pads each line to the width, the screen to its height) and is
+written between :data:`SYNC_BEGIN` and :data:`SYNC_END`.
 
 Keys (:mod:`clients.keys`, cbreak mode): text goes into the input line; Enter hands the line to
 the loop; Backspace, Ctrl-U (clear), Esc (clear, or close the help or a kept panel); PgDn/PgUp
@@ -39,6 +41,10 @@ from protocol.mirror import Mirror
 FRAME = 0.04
 """Seconds between two redraws at most 25 times a second."""
 LOG_LINES = 200
+SYNC_BEGIN, SYNC_END = "\x1b[?2026h", "\x1b[?2026l"
+"""Synchronized output around each frame: a terminal that knows it (kitty, WezTerm, iTerm2,
+foot, Windows Terminal...) shows the whole frame at once instead of its top over the old
+bottom while the rest arrives; the others ignore an unknown private mode."""
 
 
 class FullScreen:
@@ -124,7 +130,12 @@ class FullScreen:
             self._live_filter(scene.typed[1:])
         elif self._filtering:
             self.show_filter(None)
-        self._live.update(Group(*render.full(scene)), refresh=True)
+        frame = Group(*render.full(scene))
+        file = self.console.file
+        file.write(SYNC_BEGIN)
+        self._live.update(frame, refresh=True)
+        file.write(SYNC_END)
+        file.flush()
 
     def _hint_line(self) -> Text:
         warning = low_time(self.scene)

@@ -22,8 +22,10 @@ from pathlib import Path
 
 import pytest
 
+from clients.fullscreen import SYNC_BEGIN, SYNC_END
 from server.app import App
 from tests.clients.person import Person, Screen
+from tests.clients.terminal import Terminal
 from tests.clients.tmux import Tmux
 from tests.server.conftest import MakeApp, MakeClient
 
@@ -237,3 +239,28 @@ async def test_a_word_filters_the_choices_and_a_page_key_turns_the_list(redis_ap
         await term.wait(r"page 2/", what="the second page")
     finally:
         await term.close()
+
+
+async def test_every_frame_is_written_as_one_synchronized_update(redis_app: MakeApp) -> None:
+    """Each redraw (cursor home, then every line) comes between the begin and the end of a
+    synchronized update, so a terminal that knows them never shows half a frame."""
+    app = await redis_app()
+    url = f"ws://127.0.0.1:{app.port}/"
+    term = Terminal(player(url, "yspahan", 11), cols=80, rows=24)
+    try:
+        await term.expect(r"\(h help · q quit\)")
+        term.send("h")
+        await term.expect("Help and reference")
+        term.send("")
+        await term.expect(r"\(h help · q quit\)")
+        raw = term.raw.decode(errors="replace")
+        begin, end = SYNC_BEGIN, SYNC_END
+        assert raw.count(begin) >= 3, "a frame for the board, the help, the board again"
+        assert raw.count(begin) - raw.count(end) in (0, 1), (
+            "each update ended (one may be on its way)"
+        )
+        outside = re.sub(re.escape(begin) + ".*?(" + re.escape(end) + "|$)", "", raw, flags=re.S)
+        outside = outside.replace("\x1b[?1049h\x1b[H", "")  # entering the alternate screen
+        assert "\x1b[H" not in outside, "a frame drawn outside a synchronized update"
+    finally:
+        term.close()
