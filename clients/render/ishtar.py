@@ -3,7 +3,9 @@
 The map itself is :mod:`.ishtar_map` (spaces named by column letter and row number, marks for
 the spaces a decision offers); this module draws the rest twice: as rich tables for the plain
 line mode (:func:`board`), and as short lines for the full screen (:func:`body`), where a
-rotation decision shows each rotation's footprint over the terrain around the chosen space.
+rotation decision shows each rotation's footprint over the terrain around the chosen space, a
+long list of spaces (a tile's first space: up to about a hundred) shows their names several to
+a line rather than a label each, and a pile's choice leaves out the tile the piles panel shows.
 
 What the server adds to explain the board (flowerbeds with their controllers, each fountain's
 leaders, provisional scores) is drawn when the view has it (``flowerbeds``, ``fountains[i]
