@@ -12,7 +12,8 @@ When few rooms are left (at most :data:`COLLECT_BELOW_ROOMS`), a full collection
 collector comes first: it frees what cycles the burst left (redis-py's connections that were
 closed) and Python's free lists of tuples, lists, dicts and floats, whose blocks otherwise pin
 the allocator's arenas of the closed rooms. With many live rooms a full collection would stall
-every room (70 to 130 ms with 200 Ishtar rooms, see :mod:`server.main`), so it is skipped.
+every room (70 to 130 ms with 200 Ishtar rooms, see :mod:`server.main`; a few ms with 20), so it
+is skipped.
 Measured by ``bench/memory.py`` (BENCHMARKS.md).
 """
 
@@ -26,7 +27,7 @@ import time
 from collections.abc import Callable
 
 TRIM_INTERVAL = 10.0
-COLLECT_BELOW_ROOMS = 100
+COLLECT_BELOW_ROOMS = 20
 
 
 def _malloc_trim() -> Callable[[], object] | None:
