@@ -49,6 +49,7 @@ __all__ = [
     "Spectate",
     "Start",
     "Sync",
+    "Undo",
     "clean_text",
     "parse",
     "request_id",
@@ -164,6 +165,15 @@ class Act:
 
 
 @dataclass(frozen=True, slots=True)
+class Undo:
+    """Take back the seat's last step of its turn (SPEC section 24); ``rev`` as in ``act``."""
+
+    id: RequestId
+    room: str
+    rev: int
+
+
+@dataclass(frozen=True, slots=True)
 class Sync:
     id: RequestId
     room: str
@@ -200,12 +210,13 @@ Request: TypeAlias = (
     | Leave
     | Start
     | Act
+    | Undo
     | Sync
     | Chat
     | Ping
     | Replay
 )
-RoomRequest: TypeAlias = Join | Spectate | Leave | Start | Act | Sync | Chat
+RoomRequest: TypeAlias = Join | Spectate | Leave | Start | Act | Undo | Sync | Chat
 """Requests the lobby hands to one room's inbox (they all carry ``room``)."""
 
 
@@ -406,6 +417,7 @@ _PARSERS: dict[str, Callable[[_Fields, RequestId], Request]] = {
     "leave": lambda f, rid: Leave(rid, f.room()),
     "start": lambda f, rid: Start(rid, f.room(), f.bool_("bots", False)),
     "act": _act,
+    "undo": lambda f, rid: Undo(rid, f.room(), f.need_int("rev")),
     "sync": lambda f, rid: Sync(rid, f.room()),
     "chat": _chat,
     "ping": lambda f, rid: Ping(rid),

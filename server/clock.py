@@ -145,6 +145,14 @@ class Clocks:
         self.remaining[seat] += self.settings.increment
         self.running = None
 
+    def undone(self, seat: int, now: float) -> None:
+        """``seat`` took back a step: charge its time (it stays spent) and take back the
+        increment the step earned, so that stepping and undoing never adds time."""
+        if self.running == seat:
+            self.stop(now)
+        self.remaining[seat] -= self.settings.increment
+        self.running = None
+
     def left(self, now: float) -> float:
         """Seconds left on the running clock (inf when none runs)."""
         if self.running is None:

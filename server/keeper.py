@@ -55,6 +55,8 @@ class Keeper:
             f"the storage lost room {self.room} (its last acknowledged rev was {rev}); "
             "the match cannot go on",
         )
+        self._due = False
+        """A snapshot is due and waits for a settled revision (:meth:`keep`)."""
 
     async def append(self, action: Action) -> None:
         """Store ``action`` or refuse it with ``unavailable``."""
@@ -106,10 +108,18 @@ class Keeper:
 
     async def keep(self, rev: int, match: Match[Any], extra: dict[str, Any] | None = None) -> None:
         """Snapshot every ``snapshot_every`` revisions and at the end; archive at the end
-        (``extra``: fields the room adds to the archived result, e.g. ``forfeited``)."""
+        (``extra``: fields the room adds to the archived result, e.g. ``forfeited``).
+
+        A snapshot is taken only where no step is open to an undo (:attr:`Match.settled`): one
+        taken between a step and its undo would lose the copy the undo needs, and the undo in
+        the log could not be replayed on restore. A due snapshot waits for the next settled
+        revision instead (the end of the turn at the latest); ``_due`` remembers it."""
         final = match.over
-        if not final and rev % self.snapshot_every:
+        if not final and rev % self.snapshot_every == 0:
+            self._due = True
+        if not final and not (self._due and match.settled):
             return
+        self._due = False
         try:
             await self.store.snapshot(self.room, rev, match.game.dump(match.state))
         except StoreError as exc:

@@ -2,7 +2,10 @@
 
 The engines are deterministic (the generator lives in the state), so a match is its latest
 snapshot plus the choices after it, or, with no snapshot yet, ``Match.new`` from the seed and
-options in the room's meta plus every choice.
+options in the room's meta plus every choice. An undo is an entry of the log like a choice
+(:data:`server.store.UNDO`), replayed by :meth:`Match.undo`; snapshots are taken only where no
+step is open to an undo (:meth:`server.keeper.Keeper.keep`), so the steps an undo in the tail
+takes back are in the tail too.
 
 Two ways to replay (a decision, for restore speed):
 
@@ -144,10 +147,14 @@ def _setup(room: str, meta: Mapping[str, Any]) -> tuple[int, Mapping[str, object
 
 
 def _fast_forward(room: str, match: Match[Any], actions: list[Action]) -> None:
-    """Push a live room's stored tail through the trusted path (see the module doc)."""
+    """Push a live room's stored tail through the trusted path (see the module doc); an undo
+    entry takes the seat's last step back (:meth:`Match.undo`, which checks it may)."""
     for action in actions:
         try:
-            match.push(action.seat, action.choice)
+            if action.undo:
+                match.undo(action.seat)
+            else:
+                match.push(action.seat, action.choice)
         except Exception as exc:  # the wrong seat, or an engine fed a choice that does not fit
             detail = str(exc) if isinstance(exc, GameError) else f"{type(exc).__name__}: {exc}"
             raise RecoveryError(
@@ -160,7 +167,10 @@ def _replay(
 ) -> None:
     for action in actions:
         try:
-            happened = match.act(action.seat, action.choice)
+            if action.undo:
+                happened = match.undo(action.seat)
+            else:
+                happened = match.act(action.seat, action.choice)
         except GameError as exc:
             raise RecoveryError(
                 room, f"rev {action.rev} (seat {action.seat}, {action.choice!r}): {exc}"

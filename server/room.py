@@ -80,7 +80,7 @@ from server.room_state import (
 )
 from server.seats import Seat
 from server.spectators import SpectatorFeed
-from server.store import Action, Store, StoreError
+from server.store import UNDO, Action, Store, StoreError
 from server.takeover import Takeover, TakeoverDue
 from server.timekeeping import Timekeeping
 from server.views import Revision, Views
@@ -285,6 +285,8 @@ class Room(Membership, Takeover, Timekeeping):
         assert conn is not None
         if isinstance(command, m.Act):
             await self._act(conn, command, t0)
+        elif isinstance(command, m.Undo):
+            await self._undo(conn, command, t0)
         elif isinstance(command, m.Join):
             await self._join(conn, command)
         elif isinstance(command, m.Spectate):
@@ -542,6 +544,27 @@ class Room(Membership, Takeover, Timekeeping):
             raise RequestError(
                 ErrorCode.NOT_ALLOWED, f"you hold seat {seat.index}, not seat {req.seat}"
             )
+        await self._ready_to_play(req.rev, t0)
+        legal = self.match.resolve(seat.index, req.choice)
+        await self._commit(seat.index, legal, t0)
+        conn.send(f.Ack(req.id, self.id, self.rev))
+
+    async def _undo(self, conn: Connection, req: m.Undo, t0: float) -> None:
+        """Take back the seat's last step (SPEC section 24): an entry of the log like a choice,
+        stored before it is applied and acknowledged; refused with ``not_allowed`` and the
+        match's reason where the barrier stands (:meth:`Match.why_no_undo`)."""
+        seat = self._seat_of(conn)
+        self._check_forfeit(seat)
+        await self._ready_to_play(req.rev, t0)
+        why = self.match.why_no_undo(seat.index)
+        if why is not None:
+            raise RequestError(ErrorCode.NOT_ALLOWED, why)
+        await self._commit(seat.index, UNDO, t0)
+        conn.send(f.Ack(req.id, self.id, self.rev))
+
+    async def _ready_to_play(self, rev: int, t0: float) -> None:
+        """The checks every move passes: started, not over, not paused, what landed adopted,
+        ``rev`` the room's."""
         if self.state is RoomState.OPEN:
             raise RequestError(ErrorCode.NOT_ALLOWED, "the match has not started")
         for check in range(2):  # the choices that landed (if any) may end the match
@@ -553,13 +576,10 @@ class Room(Membership, Takeover, Timekeeping):
                 raise RequestError(ErrorCode.UNAVAILABLE, "storage unavailable; the room is paused")
             if not check:
                 await self._catch_up(t0)
-        if req.rev != self.rev:
+        if rev != self.rev:
             raise RequestError(
-                ErrorCode.STALE_REV, f"you saw rev {req.rev}; the room is at rev {self.rev}"
+                ErrorCode.STALE_REV, f"you saw rev {rev}; the room is at rev {self.rev}"
             )
-        legal = self.match.resolve(seat.index, req.choice)
-        await self._commit(seat.index, legal, t0)
-        conn.send(f.Ack(req.id, self.id, self.rev))
 
     async def _catch_up(self, t0: float) -> None:
         """Apply the choices an append with an unknown outcome did store (see the keeper)."""
@@ -570,7 +590,8 @@ class Room(Membership, Takeover, Timekeeping):
             await self._advance(action.seat, action.choice, t0)
 
     async def _commit(self, seat: int, legal: dict[str, Any], t0: float) -> None:
-        """Store, apply, fan out: the one path of every accepted choice."""
+        """Store, apply, fan out: the one path of every accepted choice (and undo: ``legal``
+        is then :data:`~server.store.UNDO`)."""
         try:
             await self.keeper.append(Action(self.rev + 1, seat, legal))
         except RequestError:
@@ -580,13 +601,15 @@ class Room(Membership, Takeover, Timekeeping):
         await self._advance(seat, legal, t0)
 
     async def _advance(self, seat: int, legal: dict[str, Any], t0: float) -> None:
-        """Apply a stored choice and fan the revision out."""
+        """Apply a stored choice (or undo) and fan the revision out."""
         self.views.ensure()  # the diff starts from the views before the choice
-        events = self.match.push(seat, legal)  # resolved once, before it was stored
+        # Resolved (or the undo allowed) once, before it was stored.
+        undo = Action(self.rev + 1, seat, legal).undo
+        events = self.match.undo(seat) if undo else self.match.push(seat, legal)
         self.rev += 1
         if self.match.over:
             self._transition(RoomEvent.FINISH)
-        self._clock_turn(seat)
+        self._clock_turn(seat, undo=undo)
         revision = self.views.advance(self.rev, events, self._clock_parts())
         self.buffer.append(revision)
         for index, holder in enumerate(self.seats):
@@ -668,7 +691,13 @@ class Room(Membership, Takeover, Timekeeping):
         await asyncio.sleep(0)
         if self._script:
             action = self._script.popleft()
-            await self._commit(action.seat, self.match.resolve(action.seat, action.choice), t0)
+            if action.undo:
+                why = self.match.why_no_undo(action.seat)
+                if why is not None:
+                    raise RequestError(ErrorCode.NOT_ALLOWED, why)
+                await self._commit(action.seat, UNDO, t0)
+            else:
+                await self._commit(action.seat, self.match.resolve(action.seat, action.choice), t0)
             return
         bot = self._bots.get(decision.seat)
         if bot is None:

@@ -30,11 +30,23 @@ class StoreError(Exception):
     """The store could not record something; the caller must not acknowledge it."""
 
 
+UNDO: dict[str, Any] = {"undo": True}
+"""The choice of a log entry that is an undo (``undo`` request, SPEC section 24): a map with no
+``kind``, which no legal choice is, so the log stays ``[seat, choice]`` pairs."""
+
+
 @dataclass(frozen=True, slots=True)
 class Action:
+    """One log entry: ``seat`` chose ``choice`` at ``rev``, or took back its last step
+    (:attr:`undo`: ``choice`` is :data:`UNDO`)."""
+
     rev: int
     seat: int
     choice: dict[str, Any]
+
+    @property
+    def undo(self) -> bool:
+        return "kind" not in self.choice and self.choice.get("undo") is True
 
 
 class Store(Protocol):

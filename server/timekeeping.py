@@ -58,14 +58,17 @@ class Timekeeping:
             return None
         return self.clocks.elapsed_ms(asyncio.get_running_loop().time())
 
-    def _clock_turn(self, seat: int | None) -> None:
+    def _clock_turn(self, seat: int | None, *, undo: bool = False) -> None:
         """A revision was applied (by ``seat``; None: the match just started or was restored):
-        charge it, start the clock of whoever decides next."""
+        charge it, start the clock of whoever decides next. An undo (``undo``) charges the
+        time too, and takes back the increment of the step it took back."""
         clocks = self.clocks
         if clocks is None:
             return
         now = asyncio.get_running_loop().time()
-        if seat is not None:
+        if seat is not None and undo:
+            clocks.undone(seat, now)
+        elif seat is not None:
             clocks.decided(seat, now)
         to_move = self.match.to_move
         clocks.start(to_move if self.state.value == "playing" else None, now)

@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from games.base import Event, Match, own_part, shared_part
+from games.base import Decision, Event, Match, own_part, shared_part
 from protocol.codec import array_header, canonical, canonical_copy, unpack
 from protocol.frames import encode_events, encode_ops, encode_patch
 from protocol.hashing import document_hash
@@ -45,6 +45,14 @@ _OWN_DEPTH = 1
 change on their own, mostly from none to a list or back, which the size rule settles from the
 list lengths without decoding the previous list (the size rule's shortcut in
 :mod:`protocol.tree`)."""
+
+
+def own_view(match: Match[Any], seat: int, decision: Decision | None) -> dict[str, Any]:
+    """``seat``'s own part as the room sends it: the contract's (``seat``, ``private``,
+    ``choices``) and ``undo``, whether the seat may take back a step now (SPEC section 24)."""
+    own = own_part(match.game, match.state, seat, decision)
+    own["undo"] = match.can_undo(seat)
+    return own
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +119,7 @@ class Views:
         decision = match.decision
         work = Work()
         self._own = [
-            track(None, own_part(match.game, match.state, seat, decision), _OWN_DEPTH, work)
+            track(None, own_view(match, seat, decision), _OWN_DEPTH, work)
             for seat in range(self.players)
         ]
         self._shared = track(
@@ -184,7 +192,7 @@ class Views:
         frames: list[bytes] = []
         for seat in range(self.players):
             prev = self._own[seat]
-            own = own_part(match.game, match.state, seat, decision)
+            own = own_view(match, seat, decision)
             mine = track(prev, own, _OWN_DEPTH, work)
             own_ops = diff_trees(prev, mine, "/own", work)
             self._own[seat] = mine

@@ -108,6 +108,7 @@ SURFACES: dict[str, set[str]] = {
         "Spectate",
         "Start",
         "Sync",
+        "Undo",
         "parse",
         "request_id",
     },

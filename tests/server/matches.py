@@ -9,6 +9,10 @@ audience. A secret of another seat can therefore appear in no frame. :func:`chec
 holds every view each client rebuilt and every event it received against the game's schema
 (``protocol/schema/<game>.json``); the frames themselves were checked as they arrived
 (:mod:`tests.server.client`).
+
+With ``undo`` (a probability), a seat whose view says it may (``own.undo``) sends ``undo``
+instead of a choice that often; the record holds :data:`~tests.harness.UNDO` for that rev and
+the replay takes the step back too, so every frame of an undo is held to the same checks.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any
 from games import registry
 from games.base import Match, audience_view
 from protocol import pointer
+from tests.harness import UNDO
 from tests.protocol.schemas import Checker, documents
 from tests.server.client import Client
 from tests.server.conftest import MakeClient
@@ -40,7 +45,8 @@ class Played:
     players: int
     game: str
     choices: dict[int, tuple[int, int]] = field(default_factory=dict)
-    """rev -> (seat, index of the choice in the legal list)."""
+    """rev -> (seat, index of the choice in the legal list, or UNDO)."""
+    undo: float = 0.0
     seats: list[Client] = field(default_factory=list)
     spectators: list[Client] = field(default_factory=list)
 
@@ -63,9 +69,16 @@ async def drive_seat(
         if over(client, room):
             return
         rev = client.rev(room)
-        choices = client.view(room)["own"]["choices"]
-        index = rng.randrange(len(choices))
-        answer = await client.request({"type": "act", "room": room, "rev": rev, "choice": index})
+        own = client.view(room)["own"]
+        choices = own["choices"]
+        if own["undo"] and rng.random() < played.undo:
+            answer = await client.request({"type": "undo", "room": room, "rev": rev})
+            index = UNDO
+        else:
+            index = rng.randrange(len(choices))
+            answer = await client.request(
+                {"type": "act", "room": room, "rev": rev, "choice": index}
+            )
         assert answer["type"] == "ack", answer
         assert answer["rev"] == rev + 1
         played.choices[rev + 1] = (seat, index)
@@ -96,6 +109,7 @@ async def play(
     spectators: int = 2,
     sync_spectators: bool = True,
     clock: dict[str, Any] | None = None,
+    undo: float = 0.0,
 ) -> Played:
     host = await make_client("seat0")
     host.check_sent = True
@@ -105,7 +119,7 @@ async def play(
     created = await host.request(create)
     assert created["type"] == "ack", created
     room = created["room"]
-    played = Played(room, seed, players, game)
+    played = Played(room, seed, players, game, undo=undo)
     seats = [host] + [await make_client(f"seat{i}") for i in range(1, players)]
     for client in seats:
         client.check_sent = True  # every frame a seat sends validates against client.json
@@ -151,15 +165,23 @@ def replay(played: Played) -> tuple[list[Any], list[list[Any]]]:
     game = registry.get(played.game)
     match = Match.new(game, played.players, {}, played.seed)
     audiences: list[int | None] = [*range(played.players), None]
-    views = [{a: audience_view(game, match.state, a).to_json() for a in audiences}]
+    views = [{a: room_view(match, a) for a in audiences}]
     events: list[list[Any]] = [[]]
     for rev in range(1, max(played.choices) + 1):
         seat, index = played.choices[rev]
-        evs = match.act(seat, index)
+        evs = match.undo(seat) if index == UNDO else match.act(seat, index)
         events.append(evs)
-        views.append({a: audience_view(game, match.state, a).to_json() for a in audiences})
+        views.append({a: room_view(match, a) for a in audiences})
     assert match.over
     return views, events
+
+
+def room_view(match: Match[Any], audience: int | None) -> Any:
+    """The audience's view as a room sends it: the contract's, and ``own.undo`` for a seat."""
+    view = audience_view(match.game, match.state, audience).to_json()
+    if audience is not None:
+        view["own"]["undo"] = match.can_undo(audience)
+    return view
 
 
 def _game_part(doc: Any) -> Any:

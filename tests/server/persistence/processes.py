@@ -117,6 +117,8 @@ class SeatDriver:
     gone: bool = False
     """The room was not found on resume (it must then be archived)."""
     final_view: Any = None
+    undo: float = 0.0
+    """How often the seat takes back a step where its view says it may (``own.undo``)."""
 
     async def run(self) -> None:
         while True:
@@ -153,13 +155,21 @@ class SeatDriver:
         if over(client, room):
             return True
         rev = client.rev(room)
-        choices = client.view(room)["own"]["choices"]
-        choice = choices[self.rng.randrange(len(choices))]
+        own = client.view(room)["own"]
+        choices = own["choices"]
         mark = len(client.frames)
-        answer = await client.request({"type": "act", "room": room, "rev": rev, "choice": choice})
+        if own["undo"] and self.rng.random() < self.undo:
+            entry: dict[str, Any] = {"undo": True}  # as the log stores it
+            answer = await client.request({"type": "undo", "room": room, "rev": rev})
+        else:
+            choice = choices[self.rng.randrange(len(choices))]
+            entry = bare(choice)  # as the log stores it
+            answer = await client.request(
+                {"type": "act", "room": room, "rev": rev, "choice": choice}
+            )
         if answer["type"] == "ack":
             assert answer["rev"] == rev + 1, answer
-            self.acked[rev + 1] = bare(choice)  # as the log stores it
+            self.acked[rev + 1] = entry
             self.progress.set()
         elif answer.get("code") == "unavailable":
             # Storage is down: the room pauses; wait for it to say it resumed.
