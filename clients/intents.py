@@ -12,7 +12,8 @@ intents out and tests check the reading of every form:
   steward moved there;
 - ``/word``: the choices whose text contains it (``/`` alone clears the filter); a word that is
   no command but appears in some choices' texts filters them the same way;
-- commands: ``h`` help and reference, ``r`` redraw, ``s`` start, ``say TEXT``, ``q`` quit,
+- commands: ``h`` help and reference, ``r`` redraw, ``s`` start, ``u`` undo (take back your
+  last step of this turn, where the view says you may), ``say TEXT``, ``q`` quit,
   ``>`` / ``<`` next and previous page; an empty line (``Enter``);
 - anything else: a :class:`Problem` whose sentence suggests the nearest command.
 """
@@ -52,8 +53,8 @@ class Filter:
 @dataclass(frozen=True)
 class Command:
     name: str
-    """``help``, ``redraw``, ``start``, ``say``, ``quit``, ``next``, ``previous``, ``enter``,
-    ``clear`` (the filter)."""
+    """``help``, ``redraw``, ``start``, ``undo``, ``say``, ``quit``, ``next``, ``previous``,
+    ``enter``, ``clear`` (the filter)."""
     argument: str = ""
 
 
@@ -72,6 +73,8 @@ COMMANDS = {
     "redraw": "redraw",
     "s": "start",
     "start": "start",
+    "u": "undo",
+    "undo": "undo",
     "q": "quit",
     "quit": "quit",
     "exit": "quit",
@@ -81,7 +84,8 @@ COMMANDS = {
 }
 HELP = (
     "Type the number of a choice and Enter. Other commands: "
-    "r redraw · s start the match (host: bots fill free seats) · say TEXT chat · q quit"
+    "r redraw · s start the match (host: bots fill free seats) · u undo"
+    " · say TEXT chat · q quit"
 )
 _SHOP = re.compile(r"^(sk|br|ch|va)\d\.\d$")
 _SOUK = re.compile(r"^(sk|br|ch|va)\d$")

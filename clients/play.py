@@ -315,6 +315,8 @@ class Player:
             ui.changed()
         elif name == "start":
             await self._start()
+        elif name == "undo":
+            await self._undo()
         elif name == "say":
             await self._say(command.argument)
         elif name in ("next", "previous"):
@@ -395,6 +397,24 @@ class Player:
         except ConnectionLost as exc:
             self.ui.message(f"{explain(exc)} The view will tell whether the move was taken.")
             self.asked = None
+
+    async def _undo(self) -> None:
+        """Take back the last step of this turn (SPEC section 24); the server says why not."""
+        own = self.mirror.own or {}
+        if not own.get("undo"):
+            self.ui.message("Nothing to take back now.", "error")
+            return
+        frame = {"type": "undo", "room": self.mirror.room, "rev": self.mirror.rev}
+        try:
+            await self.session.request(frame)
+        except ServerError as exc:
+            self.ui.message(explain(exc), "error")
+            if exc.code == "stale_rev":
+                await self.session.sync(self.mirror.room)
+        except ConnectionLost as exc:
+            self.ui.message(f"{explain(exc)} The view will tell whether the step was taken back.")
+        self.asked = None
+        self.plan = None
 
     async def _start(self) -> None:
         self.started = True

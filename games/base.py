@@ -600,7 +600,7 @@ class Match(Generic[S]):
             "seat": seat,
             "decision": decision.kind,
             "taken_back": taken,
-            "text": f"{seat_name(seat)} took back: " + " ".join(texts),
+            "text": f"{seat_name(seat)} took back: " + "; ".join(texts),
         }
         return [Event("undone", data)]
 

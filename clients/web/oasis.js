@@ -307,6 +307,10 @@ export class Room extends EventTarget {
   get choices() {
     return this.mirror.choices;
   }
+  /** May this seat take back a step now (`own.undo`, SPEC section 24)? */
+  get canUndo() {
+    return this.mirror.own?.undo === true && !this.paused;
+  }
   get result() {
     return this.mirror.result;
   }
@@ -327,6 +331,10 @@ export class Room extends EventTarget {
   /** Choose: `choice` is an index into `choices` or one of its maps. Resolves with the ack. */
   act(choice) {
     return this.session.request({ type: "act", room: this.id, rev: this.rev, choice });
+  }
+  /** Take back this seat's last step of the turn (SPEC section 24). Resolves with the ack. */
+  undo() {
+    return this.session.request({ type: "undo", room: this.id, rev: this.rev });
   }
   start({ bots = false } = {}) {
     return this.session.request({ type: "start", room: this.id, bots });

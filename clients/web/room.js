@@ -264,6 +264,9 @@ export function roomView(ctx, mode, roomId) {
           onmouseenter: () => board?.panel.preview(i), onfocus: () => board?.panel.preview(i), onmouseleave: () => board?.panel.preview(null),
         }, choiceText(choice, seats))))));
     }
+    if (!watching && room.canUndo && !room.result && info.state === "playing") {
+      parts.push(h("p", { class: "undo" }, h("button", { type: "button", id: "undo", disabled: acting, onclick: undo }, "Undo your last step")));
+    }
     if (!watching && !room.result && info.state === "playing") {
       parts.push(h("p", { class: "leave" }, h("button", { type: "button", class: "quiet", onclick: leave }, "Leave (a bot plays for you until you come back)")));
     }
@@ -409,6 +412,20 @@ export function roomView(ctx, mode, roomId) {
     render();
     try {
       await room.act(index);
+    } catch (err) {
+      notify(explain(err), "error");
+    } finally {
+      acting = false;
+      render();
+    }
+  }
+
+  async function undo() {
+    if (acting) return;
+    acting = true;
+    render();
+    try {
+      await room.undo();
     } catch (err) {
       notify(explain(err), "error");
     } finally {

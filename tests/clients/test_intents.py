@@ -115,3 +115,9 @@ def test_every_shop_and_square_of_the_data_is_typed_as_the_server_names_it() -> 
         square = str(entry["square"])
         choice = {"kind": "move", "to": square, "gold": 0, "label": f"move to {square}"}
         assert interpret(square, mirror("yspahan", [choice])) == Choose(0), square
+
+
+def test_u_is_the_undo_command() -> None:
+    room = mirror("yspahan", [{"kind": "end"}])
+    assert interpret("u", room) == Command("undo")
+    assert interpret("undo", room) == Command("undo")

@@ -255,3 +255,34 @@ async def test_hostile_names_and_chat_reach_the_line_mode_without_their_escapes(
         assert "\x9b".encode() not in term.raw and b"\x07" not in term.raw
     finally:
         term.close()
+
+
+async def test_u_takes_back_the_last_step_where_the_view_allows_it(make_app: MakeApp) -> None:
+    """Issue 19: ``u`` sends ``undo``; with nothing to take back it says so and sends nothing."""
+    app = await make_app()
+    url = f"ws://127.0.0.1:{app.port}/"
+    term = Terminal(
+        ["play", "--plain", "--no-auto", "--server", url, "--game", "ishtar", "--seed", "5"]
+    )
+    try:
+        room = (await term.expect(r"Room (\S+) \(ishtar\): you are P1\."))[1]
+        first = await term.expect(PROMPT)
+        term.send("u")
+        await term.expect(r"Nothing to take back now\.")
+        held = app.lobby.rooms[room]
+        assert held.rev == int(first[2])
+        rng = random.Random(5)
+        count = int(first[1])
+        while not held.match.can_undo(0):
+            term.send(str(rng.randint(1, count)))
+            found = await term.expect(PROMPT)
+            count = int(found[1])
+        rev = held.rev
+        term.send("u")
+        await term.expect(rf"\[{rev + 1}\] P1 took back: ")
+        again = await term.expect(PROMPT)
+        assert int(again[2]) == rev + 1 == held.rev
+        term.send("q")
+        assert await term.exit_code() == 0
+    finally:
+        term.close()

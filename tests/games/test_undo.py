@@ -179,7 +179,7 @@ def test_ish_choose_09_a_free_pile_taken_without_a_reveal_can_be_taken_back() ->
     assert match.decision is not None and match.decision.kind == undone.data["decision"]
     texts = undone.data["taken_back"]
     assert isinstance(texts, list) and texts and all(isinstance(t, str) for t in texts)
-    assert undone.data["text"] == f"P{seat + 1} took back: " + " ".join(map(str, texts))
+    assert undone.data["text"] == f"P{seat + 1} took back: " + "; ".join(map(str, texts))
 
 
 def test_ysp_action_05_a_card_drawn_cannot_be_taken_back() -> None:

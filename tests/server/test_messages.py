@@ -33,6 +33,7 @@ GOOD: list[tuple[dict[str, Any], Any]] = [
         {"type": "act", "room": "r", "rev": 3, "choice": {"kind": "draw"}, "seat": 1},
         m.Act(None, "r", 3, {"kind": "draw"}, 1),
     ),
+    ({"type": "undo", "room": "r", "rev": 4, "id": 9}, m.Undo(9, "r", 4)),
     ({"type": "sync", "room": "r"}, m.Sync(None, "r")),
     ({"type": "chat", "room": "r", "text": "hi"}, m.Chat(None, "r", "hi")),
     ({"type": "ping", "future": "field"}, m.Ping(None)),
@@ -65,6 +66,8 @@ def test_every_client_type_is_covered() -> None:
         ({"type": "join", "room": "r", "seat": -1}, "seat"),
         ({"type": "join", "room": "r", "name": "n" * 33}, "name"),
         ({"type": "act", "room": "r", "rev": 1, "choice": None}, "choice"),
+        ({"type": "undo", "room": "r"}, "rev"),
+        ({"type": "undo", "room": "r", "rev": True}, "rev"),
         ({"type": "chat", "room": "r", "text": 5}, "text"),
     ],
 )

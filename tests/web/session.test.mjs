@@ -155,3 +155,21 @@ test("listRoomsPage sends the filters and the cursor, and returns the page with 
   ]);
   session.close();
 });
+
+test("undo is offered while own.undo says so and sends the room's rev (SPEC section 24)", async () => {
+  const undoable = { ...VIEW, own: { ...VIEW.own, undo: true } };
+  const { FakeSocket, sockets } = fakeServer((f) => {
+    if (f.type === "hello") return [welcome(f.id)];
+    if (f.type === "join") return [{ type: "joined", id: f.id, room: "r1", seat: 0, token: "t", rev: 5, view: undoable, hash: viewHash(undoable), info, chat: [] }];
+    if (f.type === "undo") return [{ type: "ack", id: f.id, room: "r1", rev: 6 }];
+    return [];
+  });
+  const session = await new Session("ws://fake/", { WebSocket: FakeSocket, seats: new SeatStore(memoryStorage()) }).open();
+  const room = await session.join("r1", { name: "ann" });
+  assert.equal(room.canUndo, true);
+  const ack = await room.undo();
+  assert.equal(ack.rev, 6);
+  const sent = sockets[0].sent.filter((f) => f.type === "undo");
+  assert.deepEqual(sent, [{ type: "undo", room: "r1", rev: 5, id: sent[0].id }]);
+  session.close();
+});
