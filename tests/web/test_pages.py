@@ -235,3 +235,38 @@ async def test_a_finished_match_replays_to_the_same_scores(make_web: MakeWeb) ->
     assert await mismatches(page) == 0
     await shoot(page, "replay")
     await host.close()
+
+
+async def test_the_undo_button_takes_back_the_last_step_while_the_view_allows_it(
+    make_web: MakeWeb,
+) -> None:
+    """Issue 19: the play page offers "Undo your last step" while ``own.undo`` is true; a
+    click sends ``undo`` and the page follows the revision it makes without a mismatch."""
+    web = await make_web(bot_delay=0.005)
+    page = await web.page(DESKTOP)
+    await page.goto(web.url + "/")
+    await page.fill("#name", "ann")
+    await page.select_option("#create-game", "ishtar")
+    await page.select_option("#create-players", "2")
+    await page.select_option("#create-bots", "1")
+    await page.click("#create")
+    await page.wait_for_url(re.compile(r"/play/[0-9a-f]+$"))
+    room = page.url.rsplit("/", 1)[1]
+    await page.click("#start")  # every seat is taken (the bot's): the host starts
+    await expect(page.locator("#room-state")).to_have_text("Playing")
+    held = web.app.lobby.rooms[room]
+    for _ in range(60):
+        await page.wait_for_selector("button.choice:not([disabled])", timeout=30_000)
+        if await page.locator("#undo").count():
+            break
+        await page.locator("button.choice:not([disabled])").first.click()
+    undo = page.locator("#undo")
+    await expect(undo).to_be_visible()
+    assert held.match.can_undo(0)
+    rev = held.rev
+    await shoot(page, "play-undo")
+    await undo.click()
+    await expect(page.locator("#rev")).to_have_text(f"rev {rev + 1}")
+    await expect(page.locator("#log")).to_contain_text("P1 took back: ")
+    assert held.rev == rev + 1
+    assert await mismatches(page) == 0
