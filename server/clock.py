@@ -147,10 +147,11 @@ class Clocks:
 
     def undone(self, seat: int, now: float) -> None:
         """``seat`` took back a step: charge its time (it stays spent) and take back the
-        increment the step earned, so that stepping and undoing never adds time."""
+        increment the step earned, so that stepping and undoing never adds time (never below
+        zero: a step a bot made at zero earned only the increment the seat then held)."""
         if self.running == seat:
             self.stop(now)
-        self.remaining[seat] -= self.settings.increment
+        self.remaining[seat] = max(0.0, self.remaining[seat] - self.settings.increment)
         self.running = None
 
     def left(self, now: float) -> float:

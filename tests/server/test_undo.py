@@ -219,6 +219,10 @@ def test_an_undo_keeps_the_time_charged_and_takes_back_the_increment() -> None:
     clocks.undone(0, 113.0)  # 3 s more spent, the step's 5 s taken back
     assert clocks.remaining[0] == pytest.approx(47.0)
     assert clocks.running is None
+    clocks.remaining[1] = 2.0
+    clocks.start(1, 200.0)
+    clocks.undone(1, 201.0)  # 1 s left, less the 5 s increment: zero, never below
+    assert clocks.remaining[1] == 0.0
 
 
 def test_bots_never_undo() -> None:
