@@ -8,6 +8,7 @@ for its code and its reason, and an accepted undo for what every audience receiv
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -49,10 +50,18 @@ class Table:
         self.spectator = spectator
 
     @classmethod
-    async def open(cls, make_client: MakeClient, game: str, players: int, seed: int) -> Table:
+    async def open(
+        cls, make_client: MakeClient, game: str, players: int, seed: int, delay: float = 0.0
+    ) -> Table:
         host = await make_client("seat0")
         created = await host.request(
-            {"type": "create", "game": game, "players": players, "seed": seed}
+            {
+                "type": "create",
+                "game": game,
+                "players": players,
+                "seed": seed,
+                "spectator_delay": delay,
+            }
         )
         room = created["room"]
         seats = [host] + [await make_client(f"seat{i}") for i in range(1, players)]
@@ -129,6 +138,23 @@ async def test_an_undo_is_a_revision_for_every_audience_and_gives_back_the_views
     local.undo(seat)
     for index, client in enumerate(table.seats):
         assert client.view(room) == room_view(local, index)
+
+
+async def test_delayed_spectators_see_the_undo_as_a_revision_after_the_delay(
+    make_client: MakeClient,
+) -> None:
+    indices, _, seat = _path("yspahan", 2, 28, lambda m, s, ev: m.can_undo(s))
+    table = await Table.open(make_client, "yspahan", 2, 28, delay=0.3)
+    await table.play(indices)
+    rev = table.seats[seat].rev(table.room)
+    sent = time.monotonic()
+    assert (await table.undo(seat))["type"] == "ack"
+    watcher = table.spectator
+    await watcher.until(lambda: watcher.rev(table.room) == rev + 1, wait=10)
+    assert time.monotonic() - sent >= 0.3
+    patch = [f for f in watcher.frames if f["type"] == "patch" and f["rev"] == rev + 1][-1]
+    assert [e["kind"] for e in patch["events"]] == ["undone"]
+    assert watcher.view(table.room)["shared"] == table.seats[seat].view(table.room)["shared"]
 
 
 async def test_undo_is_refused_by_a_spectator_and_a_seat_not_to_move(
