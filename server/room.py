@@ -80,7 +80,7 @@ from server.room_state import (
 )
 from server.seats import Seat
 from server.spectators import SpectatorFeed
-from server.store import UNDO, Action, Store, StoreError
+from server.store import UNDO, Action, Store, StoreError, is_undo
 from server.takeover import Takeover, TakeoverDue
 from server.timekeeping import Timekeeping
 from server.views import Revision, Views
@@ -604,7 +604,7 @@ class Room(Membership, Takeover, Timekeeping):
         """Apply a stored choice (or undo) and fan the revision out."""
         self.views.ensure()  # the diff starts from the views before the choice
         # Resolved (or the undo allowed) once, before it was stored.
-        undo = Action(self.rev + 1, seat, legal).undo
+        undo = is_undo(legal)
         events = self.match.undo(seat) if undo else self.match.push(seat, legal)
         self.rev += 1
         if self.match.over:

@@ -46,7 +46,12 @@ class Action:
 
     @property
     def undo(self) -> bool:
-        return "kind" not in self.choice and self.choice.get("undo") is True
+        return is_undo(self.choice)
+
+
+def is_undo(choice: dict[str, Any]) -> bool:
+    """Whether a logged choice is :data:`UNDO`."""
+    return "kind" not in choice and choice.get("undo") is True
 
 
 class Store(Protocol):
