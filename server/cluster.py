@@ -497,7 +497,10 @@ class Cluster:
     # Stopping ----------------------------------------------------------------------------------
 
     async def hand_off(self) -> str:
-        """After the rooms stopped: snapshot and release every room, leave; a peer's url or ""."""
+        """After the rooms stopped: snapshot and release every room, leave; a peer's url or "".
+
+        A room with a step open to an undo is not snapshotted (:attr:`Match.settled`): its last
+        settled snapshot and the log's tail give the peer the steps the undo needs."""
         self.stopping = True
         if self._loop_task is not None:
             self._loop_task.cancel()
@@ -505,7 +508,7 @@ class Cluster:
                 await self._loop_task
         rooms = [self.app.lobby.rooms[r] for r in self.local() if r in self.app.lobby.rooms]
         for room in rooms:
-            if room.state is RoomState.PLAYING and room.rev > 0:
+            if room.state is RoomState.PLAYING and room.rev > 0 and room.match.settled:
                 with contextlib.suppress(StoreError):
                     await self.store.snapshot(
                         room.id, room.rev, room.match.game.dump(room.match.state)

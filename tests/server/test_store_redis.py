@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from games import registry
-from games.base import Match, audience_view
+from games.base import Match
 from server.app import App
 from server.main import restore_rooms
 from server.redis_store import RedisStore
 from tests.server.client import Client
 from tests.server.conftest import TEST_CONFIG
+from tests.server.matches import room_view
 from tests.services import RedisServer
 
 
@@ -47,7 +48,7 @@ async def test_a_match_with_bots_is_logged_and_archived_in_redis(
         match = Match.new(game, 3, {}, 99)
         for action in record.actions:
             match.act(action.seat, action.choice)
-        assert audience_view(game, match.state, 0).to_json() == human.view(room)
+        assert room_view(match, 0) == human.view(room)
     finally:
         await human.close()
         await app.stop()

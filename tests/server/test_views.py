@@ -45,6 +45,9 @@ class _Match:
         self.state = None
         self.decision: Decision | None = Decision(0, "turn", [{"kind": "pass"}])
 
+    def can_undo(self, seat: int) -> bool:
+        return False
+
 
 def _check_frames(views: Views, docs: list[Any], frames: tuple[bytes, ...]) -> None:
     for seat, data in enumerate(frames):

@@ -36,6 +36,13 @@ async def _match(a: ServerProcess, rng: random.Random, moves: int) -> tuple[str,
     return room, seats
 
 
+def _turn_ended(client: Client, room: str) -> bool:
+    """The last revision ``client`` saw ended a turn (Yspahan's ``end_turn`` event)."""
+    rev = client.rev(room)
+    patches = [f for f in client.frames if f["type"] == "patch" and f["rev"] == rev]
+    return bool(patches) and any(e["kind"] == "end_turn" for e in patches[-1]["events"])
+
+
 async def _act(seats: list[Client], room: str, rng: random.Random, expect: str) -> dict[str, Any]:
     await seats[0].until(lambda: any(my_turn(c, room) for c in seats))
     client = next(c for c in seats if my_turn(c, room))
@@ -123,6 +130,11 @@ async def test_a_snapshot_left_by_the_previous_release_restores_under_the_new_on
     await ready(old)
     rng = random.Random(4)
     room, seats = await _match(old, rng, 5)
+    while not _turn_ended(seats[0], room):  # then no step is open to an undo: the hand-off
+        await _act(seats, room, rng, expect="ack")  # snapshots the last rev (issue 19)
+    rev = seats[0].rev(room)
+    for c in seats:
+        await c.until(lambda c=c: c.rev(room) == rev)  # type: ignore[misc]
     tokens = [next(f["token"] for f in c.frames if f.get("token")) for c in seats]
     views = [c.view(room) for c in seats]
     assert old.process is not None
@@ -133,10 +145,10 @@ async def test_a_snapshot_left_by_the_previous_release_restores_under_the_new_on
     assert await asyncio.to_thread(old.process.wait, 15) == 0
     old.process = None
     snap = await reader.redis.hgetall(reader.keys(room).snap)
-    assert snap[b"rev"] == b"5"
+    assert snap[b"rev"] == str(rev).encode()
     current = msgpack.unpackb(snap[b"state"], raw=False)
     assert current["schema_version"] == 1
-    v0 = msgpack.packb({"rev": 5, "state": current["state"]}, use_bin_type=True)
+    v0 = msgpack.packb({"rev": rev, "state": current["state"]}, use_bin_type=True)
     await reader.redis.hset(reader.keys(room).snap, "state", v0)
     new = node(redis_server.url, tmp_path, "new", ttl=30.0)
     new.start()
@@ -145,7 +157,7 @@ async def test_a_snapshot_left_by_the_previous_release_restores_under_the_new_on
         for i, token in enumerate(tokens):
             client = await new.client(f"back{i}")
             joined = await client.request({"type": "join", "room": room, "token": token})
-            assert joined["type"] == "joined" and joined["rev"] == 5, joined
+            assert joined["type"] == "joined" and joined["rev"] == rev, joined
             assert joined["view"] == views[i]
             seats[i] = client
         await _act(seats, room, rng, expect="ack")
