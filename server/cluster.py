@@ -21,7 +21,8 @@ One :class:`Cluster` per node (when the store is Redis), beside the :class:`~ser
   rooms the same way (:meth:`Cluster.quick`); a quick match in another node's room is a
   ``redirect`` there. Neither reads every room's meta.
 - **Stopping** (:meth:`Cluster.hand_off`, on SIGTERM after the rooms finished their inboxes):
-  snapshot each room, release its lease, leave the registry and name a live peer, which the
+  snapshot each room (where no step is open to an undo), release its lease, leave the
+  registry and name a live peer, which the
   ``bye`` frame passes on to the clients; that peer (or any) takes the rooms over at once when
   their clients arrive.
 - **Fencing**: the store refuses any write of a room whose lease this node does not hold
