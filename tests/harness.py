@@ -65,11 +65,13 @@ class _Undoer:
     """Decides when a playout undoes, and checks each undo gives back the state before the
     step it took back (the dumps of the states an undo may return to, per open step)."""
 
-    def __init__(self, game: Game[Any], seed: int, rate: float) -> None:
+    def __init__(self, game: Game[Any], seed: int, rate: float, leaks_of: int = 0) -> None:
         self.game = game
         self.rate = rate
         self.rng = Rng.from_seed(seed ^ 0x0D0)
         self.before: list[bytes] = []
+        self.leaks_of = leaks_of
+        """Players: run the leak and event checks on the state after every undo (0: no)."""
 
     def wants(self, match: Match[Any], seat: int) -> bool:
         if not self.rate or not match.can_undo(seat):
@@ -91,6 +93,10 @@ class _Undoer:
         assert canonical(self.game.dump(match.state)) == self.before.pop(), (
             "the undo did not give back the state before the step"
         )
+        if self.leaks_of:
+            parts = _Parts(self.game, match.state, self.leaks_of)
+            _check_leaks(self.game, match.state, parts, self.rng)
+            _check_events(events, self.leaks_of)
         return events
 
 
@@ -103,12 +109,14 @@ def play_random(
     max_steps: int = 100_000,
     on_step: Callable[[Match[Any]], None] | None = None,
     undo: float = 0.0,
+    undo_leaks: bool = False,
 ) -> Playout:
     """Play one match choosing uniformly among the legal choices (chooser seeded by ``seed``),
-    taking back a step with probability ``undo`` wherever one may be (module doc)."""
+    taking back a step with probability ``undo`` wherever one may be (module doc); with
+    ``undo_leaks``, the leak check and the event checks run on the state after every undo."""
     match = Match.new(game, players, options or {}, seed)
     chooser = Rng.from_seed(seed ^ 0x5EED)
-    undoer = _Undoer(game, seed, undo)
+    undoer = _Undoer(game, seed, undo, players if undo_leaks else 0)
     out = Playout(seed, players, match=match)
     while (decision := match.decision) is not None:
         assert decision.choices, f"decision {decision.kind} has no legal choice"
