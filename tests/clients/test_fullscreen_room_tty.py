@@ -53,6 +53,11 @@ async def test_the_waiting_seat_s_screen_changes_when_the_other_seat_moves(
     try:
         room = await room_on_screen(term)
         bob, _ = await join_as(make_client, app, room, "bob")
+        # The host's client starts the full room by itself: a person looks once it has (on a
+        # loaded machine the waiting room can stay on screen a moment, with nothing to choose).
+        await term.wait(
+            lambda lines: "Waiting for players" not in "\n".join(lines), what="the match to start"
+        )
         person = Person(term, random.Random(12))
         rng = random.Random(13)
         seen = 0
