@@ -48,6 +48,8 @@ class Keeper:
         """The result of a match whose archive could not be written yet."""
         self.lost = False
         """The store no longer holds this room (see "Lost storage")."""
+        self._due = False
+        """A snapshot is due and waits for a settled revision (:meth:`keep`)."""
 
     def lost_error(self, rev: int) -> RequestError:
         return RequestError(
@@ -55,8 +57,6 @@ class Keeper:
             f"the storage lost room {self.room} (its last acknowledged rev was {rev}); "
             "the match cannot go on",
         )
-        self._due = False
-        """A snapshot is due and waits for a settled revision (:meth:`keep`)."""
 
     async def append(self, action: Action) -> None:
         """Store ``action`` or refuse it with ``unavailable``."""

@@ -105,7 +105,5 @@ class Refinish:
     """A restored room whose match is over: archive it again (the last try may have failed)."""
 
 
-Command = (
-    m.Join | m.Spectate | m.Leave | m.Start | m.Act | m.Undo | m.Sync | m.Chat | Gone | Resync
-)
+Command = m.Join | m.Spectate | m.Leave | m.Start | m.Act | m.Undo | m.Sync | m.Chat | Gone | Resync
 Internal = BotTurn | Reap | Stop | StoreReady | StorageLost | Refinish | ClockDue | TakeoverDue
