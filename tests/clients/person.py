@@ -124,7 +124,9 @@ class Person:
         After an answer the screen must have changed first (what was typed is on its way), then
         stay the same for two captures in a row, each of a whole frame (:attr:`Tmux.whole`: not
         the top of a new frame over the bottom of the old one). With ``unless``, the screen at
-        which it holds (the caller has something else to do first).
+        which it holds (the caller has something else to do first). A ``! `` line that is not
+        the refusal of our last answer (its decision no longer on the screen) is a notice: it
+        hides the prompt until a key, so a person presses one (Ctrl-L) and reads on.
         """
         previous: list[str] | None = None
 
@@ -145,9 +147,19 @@ class Person:
             asked = hint.endswith(HELP_SUFFIX.strip()) or hint.startswith("! ")
             return stable and (asked or "press Enter to leave" in hint)
 
-        lines = await self.term.wait(ready, wait, "a decision or the end of the match")
+        while True:
+            lines = await self.term.wait(ready, wait, "a decision or the end of the match")
+            screen = Screen(lines, self.term.cols)
+            if not screen.hint.startswith("! ") or (unless is not None and unless()):
+                break
+            if self.prompt and screen.panel(self.prompt):
+                break  # our answer refused, the decision still asked: answer again
+            # A notice ("! bob took seat P2") hides the prompt until a key: press one to read.
+            await self.term.key("C-l")
+            previous = None
+            self.acted = lines[:-1]
         self.screens += 1
-        return Screen(lines, self.term.cols)
+        return screen
 
     async def act(self, screen: Screen) -> str:
         """Type an answer to the decision on ``screen``; what was typed."""
