@@ -51,6 +51,7 @@ from server.lease import Holder, Leases, node_id
 from server.listing import MAX_SCAN, Filters, Key, cursor, page_size, parse_cursor
 from server.recovery import RecoveryError, rebuild
 from server.redis_store import RedisStore
+from server.relay import spectator_counts
 from server.room import Room
 from server.room_state import RoomState
 from server.store import StoreError
@@ -403,6 +404,21 @@ class Cluster:
             after = batch[-1][0]
 
     async def page(self, req: m.ListRooms) -> tuple[list[dict[str, Any]], str | None]:
+        """:meth:`_page`, each room's ``spectators`` counted over every node: this node's now,
+        the others' as they last wrote them (:mod:`server.relay`; one more round trip per
+        page; if it fails, the counts of the room's own node as listed)."""
+        out, after = await self._page(req)
+        relay = self.app.relay
+        if out and relay is not None:
+            with contextlib.suppress(StoreError):
+                rooms = [str(i["room"]) for i in out]
+                others = await spectator_counts(self.store, rooms, self.node)
+                here = relay.here()
+                for info, room in zip(out, rooms, strict=True):
+                    info["spectators"] = here.get(room, 0) + others.get(room, 0)
+        return out, after
+
+    async def _page(self, req: m.ListRooms) -> tuple[list[dict[str, Any]], str | None]:
         """One page of the public rooms of every node, oldest first: this node's as they are
         now, the others' as their meta was last stored (seats and state; ``rev`` may lag).
         Read from Redis a chunk at a time (twice the page), at most

@@ -117,7 +117,15 @@ async def start_rooms(app: App, stop: asyncio.Event) -> None:
         from server.relay import Publisher, Relay
 
         app.publisher = app.lobby.publish = Publisher(app.store)
-        app.relay = Relay(app.store, app.quotas, app.cluster.node, app.config.relay_drop_every)
+        rooms = app.lobby.rooms
+        app.relay = Relay(
+            app.store,
+            app.quotas,
+            app.cluster.node,
+            app.config.relay_drop_every,
+            lambda: {r.id: len(r.spectators) for r in rooms.values() if len(r.spectators)},
+        )
+        app.relay.start()
     await app.cluster.start(stop, retry=RESTORE_RETRY_SECONDS)
 
 

@@ -49,6 +49,9 @@ class Membership:
     def _announce(self) -> None:
         raise NotImplementedError
 
+    def _announce_spectators(self) -> None:
+        raise NotImplementedError
+
     async def _begin(self, bots: list[Seat] | None = None) -> None:
         raise NotImplementedError
 
@@ -175,7 +178,7 @@ class Membership:
         conn.rooms[self.id] = None
         upto = self.spectators.delayed_view()[1] if self.spectators.delayed else self.rev
         self._send_joined(conn, req.id, None, req.rev, upto)
-        self._announce()
+        self._announce_spectators()
 
     def _sync(self, conn: Connection, rid: m.RequestId) -> None:
         if self.id not in conn.rooms:
@@ -191,14 +194,22 @@ class Membership:
     async def _leave(self, conn: Connection, req: m.Leave) -> None:
         if self.id not in conn.rooms:
             raise RequestError(ErrorCode.NOT_ALLOWED, f"not in room {self.id}")
+        spectator = conn.rooms[self.id] is None
         await self._drop(conn)
         conn.send(f.Ack(req.id, self.id))
-        self._announce()
+        if spectator:
+            self._announce_spectators()
+        else:
+            self._announce()
 
     async def _gone(self, conn: Connection) -> None:
         if self.id in conn.rooms:
+            spectator = conn.rooms[self.id] is None
             await self._drop(conn)
-            self._announce()
+            if spectator:
+                self._announce_spectators()
+            else:
+                self._announce()
 
     async def _drop(self, conn: Connection) -> None:
         index = conn.rooms.pop(self.id, None)

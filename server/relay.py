@@ -27,7 +27,11 @@ seconds, for each relayed room (a lost *last* patch is found that way). An owner
 (failover, hand-off) is seamless when the new owner's revisions follow on, a resync otherwise.
 
 **Limits.** Relay spectators count in the node's ``spectators_per_node`` tally and a relayed
-room takes at most ``spectators_per_room`` of them on this node (:mod:`server.quotas`).
+room takes at most ``spectators_per_room`` of them on this node (:mod:`server.quotas`). Every
+:data:`CHECK_EVERY` seconds the node writes how many spectators it serves of each room in
+``P:{room}:spectators`` (node -> count, valid :data:`COUNT_TTL` seconds), so does every node
+for the spectators of its own rooms; ``list_rooms`` shows each room's ``spectators`` as this
+node's live count plus the other nodes' last written ones (:func:`spectator_counts`).
 
 Not relayed: chat said by relay spectators (``not_allowed``; a spectator who wants to chat
 connects to the room's node) and the spectators' own chat lines of the owner's spectators.
@@ -42,6 +46,7 @@ import contextlib
 import struct
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -54,7 +59,7 @@ from server import logging as oasis_logging
 from server.connection import Connection
 from server.quotas import Quotas
 from server.redis_store import RedisStore
-from server.spectators import NODE
+from server.spectators import NODE, Fanout
 from server.store import StoreError
 
 if TYPE_CHECKING:
@@ -70,6 +75,8 @@ STATE_TTL_MS = 24 * 3600 * 1000
 """How long a room's spectator state key outlives its last write."""
 CHECK_EVERY = 2.0
 """Seconds between the relay's checks of each relayed room's state key (a lost last patch)."""
+COUNT_TTL = 3 * CHECK_EVERY
+"""Seconds a node's count of a room's relayed spectators stays valid unless written again."""
 CHAT_KEPT = 20
 BATCH = 256
 
@@ -80,6 +87,41 @@ def channel(prefix: str, room: str) -> str:
 
 def state_key(prefix: str, room: str) -> str:
     return f"{prefix}:{{{room}}}:spectate:state"
+
+
+def counts_key(prefix: str, room: str) -> str:
+    """A hash: node id -> ``"<spectators relayed there>|<valid until (unix time)>"``."""
+    return f"{prefix}:{{{room}}}:spectators"
+
+
+async def spectator_counts(store: RedisStore, rooms: list[str], node: str) -> dict[str, int]:
+    """How many spectators the nodes other than ``node`` have of each of ``rooms``, as they last
+    wrote them (one pipelined round trip; a node that stopped writing is not counted after
+    :data:`COUNT_TTL`)."""
+    prefix, redis = store.prefix, store.redis
+
+    async def op() -> list[Any]:
+        pipe = redis.pipeline(transaction=False)
+        for room in rooms:
+            pipe.hgetall(counts_key(prefix, room))
+        return list(await pipe.execute())
+
+    values = await store.call(f"read {len(rooms)} relayed spectator counts", op)
+    now = time.time()
+    out: dict[str, int] = {}
+    for room, found in zip(rooms, values, strict=True):
+        total = 0
+        for who, value in (found or {}).items():
+            if (who.decode() if isinstance(who, bytes) else str(who)) == node:
+                continue
+            text = value.decode() if isinstance(value, bytes) else str(value)
+            count, _, until = text.partition("|")
+            with contextlib.suppress(ValueError):
+                if float(until) >= now:
+                    total += int(count)
+        if total:
+            out[room] = total
+    return out
 
 
 def _none() -> bytes:
@@ -177,6 +219,7 @@ class Relayed:
         self.room = room
         self.delay = delay
         self.members: set[Connection] = set()
+        self.fanout = Fanout(self.members)
         self.waiting: dict[Connection, tuple[m.RequestId, int | None]] = {}
         """Spectators who asked before the first view was released (answered with it)."""
         self.doc: dict[str, Any] | None = None
@@ -326,8 +369,7 @@ class Relayed:
         self._forward(item.data)
 
     def _forward(self, data: bytes) -> None:
-        for conn in self.members:
-            conn.send_bytes(data)
+        self.fanout.send(data)
 
     # Spectators -------------------------------------------------------------------------------
 
@@ -356,8 +398,19 @@ class Relayed:
 class Relay:
     """The node's relayed rooms and its one pub/sub connection."""
 
-    def __init__(self, store: RedisStore, quotas: Quotas, node: str, drop_every: int = 0) -> None:
+    def __init__(
+        self,
+        store: RedisStore,
+        quotas: Quotas,
+        node: str,
+        drop_every: int = 0,
+        local: Callable[[], dict[str, int]] = dict,
+    ) -> None:
         self.store = store
+        self.local = local
+        """This node's own rooms' spectator counts (room -> spectators; rooms with none left
+        out)."""
+        self._reporter: asyncio.Task[None] | None = None
         self.quotas = quotas
         self.node = node
         self.rooms: dict[str, Relayed] = {}
@@ -459,6 +512,52 @@ class Relay:
             await asyncio.sleep(CHECK_EVERY)
             for relayed in list(self.rooms.values()):
                 self.spawn(relayed.check())
+
+    def start(self) -> None:
+        """Report this node's spectator counts every :data:`CHECK_EVERY` seconds from now."""
+        self._reporter = asyncio.get_running_loop().create_task(self._report_loop())
+
+    async def _report_loop(self) -> None:
+        while True:
+            await asyncio.sleep(CHECK_EVERY)
+            try:
+                await self._report()
+            except StoreError as exc:
+                self.log.warning("spectator_counts_not_written", error=str(exc))
+            except Exception:
+                self.log.exception("spectator_counts_crashed")
+
+    def here(self) -> dict[str, int]:
+        """This node's spectators of each room: of the rooms it serves, and relayed."""
+        counts = dict(self.local())
+        for relayed in self.rooms.values():
+            counts[relayed.room] = counts.get(relayed.room, 0) + len(relayed)
+        return counts
+
+    async def _report(self) -> None:
+        """Write how many spectators this node has of each room (for the lobby's listings)."""
+        rooms = [(room, n) for room, n in self.here().items() if n > 0]
+        if not rooms:
+            return
+        prefix, redis = self.store.prefix, self.store.redis
+        value_until = f"{time.time() + COUNT_TTL:.3f}"
+
+        async def op() -> None:
+            pipe = redis.pipeline(transaction=False)
+            for room, count in rooms:
+                key = counts_key(prefix, room)
+                pipe.hset(key, self.node, f"{count}|{value_until}")
+                pipe.pexpire(key, int(COUNT_TTL * 2000))
+            await pipe.execute()
+
+        await self.store.call(f"write {len(rooms)} relayed spectator counts", op)
+
+    async def _forget_count(self, room: str) -> None:
+        key = counts_key(self.store.prefix, room)
+        with contextlib.suppress(StoreError):
+            await self.store.call(
+                "forget a relayed spectator count", lambda: self.store.redis.hdel(key, self.node)
+            )
 
     # Requests ---------------------------------------------------------------------------------
 
@@ -562,6 +661,7 @@ class Relay:
             relayed.closed = True
             self.rooms.pop(relayed.room, None)
             self.spawn(self._unsubscribe(relayed.room))
+            self.spawn(self._forget_count(relayed.room))
             self.log.info("relay_closed", room=relayed.room)
 
     def gone(self, conn: Connection, room: str) -> bool:
@@ -583,7 +683,7 @@ class Relay:
         return True
 
     async def close(self) -> None:
-        for task in (self._reader, self._checker, *self._tasks):
+        for task in (self._reader, self._checker, self._reporter, *self._tasks):
             if task is not None:
                 task.cancel()
         if self._pubsub is not None:

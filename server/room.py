@@ -85,6 +85,11 @@ from server.takeover import Takeover, TakeoverDue
 from server.timekeeping import Timekeeping
 from server.views import Revision, Views
 
+SPECTATORS_ANNOUNCED_AT_ONCE = 64
+"""Up to this many spectators, one coming or going is announced (``room``) at once; past it, at
+most once every ``SPECTATOR_ANNOUNCE_EVERY`` seconds: 10,000 spectators arriving one by one
+must not cost every member 10,000 frames."""
+SPECTATOR_ANNOUNCE_EVERY = 0.5
 SLOW_COMMAND_SECONDS = 0.05
 """A command the room task took longer than this to handle (Redis waits included, the time it
 queued in the inbox not) is logged as ``slow_command``, with how long it had queued: at most one
@@ -163,6 +168,7 @@ class Room(Membership, Takeover, Timekeeping):
         self.publish: Callable[[Room, bytes, bytes], None] | None = None
         """The relay's publisher (:mod:`server.relay`): the spectator frames for other nodes."""
         self._task: asyncio.Task[None] | None = None
+        self._announce_timer: asyncio.TimerHandle | None = None
         self._empty_since: float | None = None
         self._timers: set[_Timer] = set()
         self._finished_ttl = idle_ttl if finished_ttl is None else finished_ttl
@@ -351,14 +357,29 @@ class Room(Membership, Takeover, Timekeeping):
     def _announce(self) -> None:
         members = self._members()
         data = f.encode_frame(f.RoomInfo(self.id, self.info()))
-        for conn in members:
-            conn.send_bytes(data)
+        for seat in self.seats:
+            if seat.conn is not None:
+                seat.conn.send_bytes(data)
+        self.spectators.fanout.send(data)
         if self.publish is not None:
             self.publish(self, b"i", data)
         if members:
             self._empty_since = None
         elif self._empty_since is None:
             self._schedule_reap()
+
+    def _announce_spectators(self) -> None:
+        """A spectator came or went: announced at once in a small audience, else batched."""
+        if len(self.spectators) <= SPECTATORS_ANNOUNCED_AT_ONCE:
+            self._announce()
+        elif self._announce_timer is None:
+            loop = asyncio.get_running_loop()
+            self._announce_timer = loop.call_later(SPECTATOR_ANNOUNCE_EVERY, self._announce_later)
+
+    def _announce_later(self) -> None:
+        self._announce_timer = None
+        if self.state is not RoomState.CLOSED:
+            self._announce()
 
     def _schedule_reap(self) -> None:
         self._empty_since = time.monotonic()

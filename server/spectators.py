@@ -7,6 +7,13 @@ is at least the delay old, never a newer one. Only one timer is armed at a time:
 becomes non-empty, then re-armed by :meth:`SpectatorFeed._release` while frames remain, so the
 loop's clock and :func:`time.monotonic` can never disagree into a stuck queue.
 
+Fan-out (:class:`Fanout`): one encoded frame per revision, the same bytes written to every
+spectator. An audience larger than :data:`FANOUT_CHUNK` is written :data:`FANOUT_CHUNK` sockets
+per turn of the event loop, after the current callback: the room's task goes on (the acting
+seat's ``ack``, the next command) and other connections are served between the chunks; frames
+keep their order for every spectator. A slow spectator costs only its own buffer
+(:mod:`server.limits`: dropped to resync, or closed).
+
 Quotas: a room takes at most ``spectators_per_room`` spectators and the node
 ``spectators_per_node`` (:mod:`server.quotas`); the feed counts its members in the node's
 tally as they come and go, and gives back the ones left when the room goes (:meth:`release`).
@@ -28,6 +35,49 @@ from server.views import Revision
 
 NODE = ""
 """The one key of the node-wide spectator tally."""
+FANOUT_CHUNK = 256
+"""Sockets written per turn of the event loop when an audience is larger (see the module)."""
+
+
+class Fanout:
+    """Writes frames to ``members`` (a live set): at once when it is small, else in chunks."""
+
+    def __init__(self, members: set[Connection]) -> None:
+        self.members = members
+        self._queue: deque[list[Any]] = deque()
+        """[frame, the members when it was sent, how many were written]"""
+
+    def send(self, data: bytes) -> None:
+        if not self._queue and len(self.members) <= FANOUT_CHUNK:
+            for conn in self.members:
+                conn.send_bytes(data)
+            return
+        if not self._queue:
+            asyncio.get_running_loop().call_soon(self._drain)
+        self._queue.append([data, list(self.members), 0])
+
+    def _drain(self) -> None:
+        budget = FANOUT_CHUNK
+        members = self.members
+        while self._queue and budget > 0:
+            item = self._queue[0]
+            data, conns, done = item
+            end = min(len(conns), done + budget)
+            for conn in conns[done:end]:
+                if conn in members:  # (not one that left meanwhile)
+                    conn.send_bytes(data)
+            budget -= end - done
+            if end == len(conns):
+                self._queue.popleft()
+            else:
+                item[2] = end
+        if self._queue:
+            asyncio.get_running_loop().call_soon(self._drain)
+
+    @property
+    def backlog(self) -> int:
+        """Frames not yet written to every member."""
+        return len(self._queue)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +104,7 @@ class SpectatorFeed:
         self.delay = delay
         self.quotas = quotas
         self.members: set[Connection] = set()
+        self.fanout = Fanout(self.members)
         self._pending: deque[_Delayed] = deque()
         self._doc = view
         self._rev = rev
@@ -104,8 +155,7 @@ class SpectatorFeed:
     def send(self, frame: bytes, revision: Revision | None) -> None:
         """Send to every spectator now, or after the delay (``revision``: the patch's data)."""
         if not self.delayed:
-            for conn in self.members:
-                conn.send_bytes(frame)
+            self.fanout.send(frame)
             return
         if not self._pending:
             asyncio.get_running_loop().call_later(self.delay, self._release)
@@ -119,8 +169,7 @@ class SpectatorFeed:
                 self._doc = apply(self._doc, item.revision.ops())
                 self._rev = item.revision.rev
                 self._hash = item.revision.spectator_hash
-            for conn in self.members:
-                conn.send_bytes(item.frame)
+            self.fanout.send(item.frame)
         if self._pending and not self.closed:
             wait = max(0.001, self._pending[0].due - now)
             asyncio.get_running_loop().call_later(wait, self._release)

@@ -226,3 +226,63 @@ async def test_kill_9_of_a_relay_node_its_spectators_resume_on_another(
     finally:
         for n in nodes:
             await asyncio.to_thread(n.stop)
+
+
+async def _listed_spectators(s: Session, room: str) -> int | None:
+    page = await s.request({"type": "list_rooms"})
+    found = [r for r in page["rooms"] if r["room"] == room]
+    return int(found[0]["spectators"]) if found else None
+
+
+async def test_listings_count_the_spectators_of_every_node(two: list[ServerProcess]) -> None:
+    """rules-checklist: none (transport). One spectator on the owner a, three relayed by b:
+    both nodes list the room with 4 spectators (within a few seconds); when b's leave, 1."""
+    a, b = two
+    host, room = await bot_room(a.url, "yspahan")
+    relayed = [await session(b.url, f"r{i}") for i in range(3)]
+    for s in relayed:
+        await s.join({"type": "spectate", "room": room})
+    lister_a, lister_b = await session(a.url, "la"), await session(b.url, "lb")
+
+    async def until(expected: int) -> None:
+        seen: list[int | None] = []
+        for _ in range(30):  # (within the listing budget: 2 a second)
+            seen = [await _listed_spectators(x, room) for x in (lister_a, lister_b)]
+            if seen == [expected, expected]:
+                return
+            await asyncio.sleep(0.6)
+        raise AssertionError(f"listed {seen}, expected {expected} on both nodes")
+
+    await until(4)
+    for s in relayed:
+        await s.close()
+    await until(1)
+    for s in (host, lister_a, lister_b):
+        await s.close()
+
+
+async def test_a_relayed_rooms_cap_is_quota_exceeded(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """rules-checklist: none (transport). ``spectators_per_room`` caps a relayed room's
+    spectators on the relay node, refused with ``quota_exceeded`` naming the cap."""
+    a = node(redis_server.url, tmp_path, "a", ttl=2.0)
+    b = node(redis_server.url, tmp_path, "b", ttl=2.0, OASIS_SPECTATORS_PER_ROOM="2")
+    for n in (a, b):
+        n.start()
+    try:
+        await ready(a, b)
+        host, room = await bot_room(a.url, "ishtar")
+        watchers = [await b.client(f"w{i}") for i in range(3)]
+        for w in watchers[:2]:
+            answer = await w.request({"type": "spectate", "room": room})
+            assert answer["type"] == "joined", answer
+        refused = await watchers[2].request({"type": "spectate", "room": room})
+        assert refused["type"] == "error" and refused["code"] == "quota_exceeded", refused
+        assert refused["limit"] == "spectators_per_room"
+        for w in watchers:
+            await w.close()
+        await host.close()
+    finally:
+        for n in (a, b):
+            await asyncio.to_thread(n.stop)
