@@ -207,6 +207,7 @@ async def run_one(
         Server("oasis", loop, redis_url=redis.url, env=node_env(f"n{i}")) for i in range(nodes)
     ]
     pool: list[Worker] = []
+    players: list[Session] = []
     try:
         for server in servers:
             server.start()
@@ -278,6 +279,9 @@ async def run_one(
             "errors": errors,
         }
     finally:
+        for s in players:
+            s.reconnect = False
+            await s.close()
         for worker_ in pool:
             worker_.send("quit")
             worker_.stop()
