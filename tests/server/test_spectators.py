@@ -7,7 +7,7 @@ import time
 from games.base import audience_view
 from server.app import App
 from tests.server.client import Client
-from tests.server.conftest import MakeClient
+from tests.server.conftest import MakeApp, MakeClient
 
 DELAY = 0.3
 
@@ -109,3 +109,25 @@ async def test_seat_chat_reaches_delayed_spectators_after_the_delay(
         assert joined["chat"] == []
     line = await watcher.wait_for(lambda f: f["type"] == "chat")
     assert line["text"] == "psst" and time.monotonic() >= said + DELAY
+
+
+async def test_many_arriving_spectators_are_announced_in_batches(
+    make_app: MakeApp, make_client: MakeClient
+) -> None:
+    """rules-checklist: none (transport). Past 64 spectators, arrivals are announced at most
+    twice a second: 100 spectators joining one by one do not cost every member 100 ``room``
+    frames, and the count announced last is right."""
+    server = await make_app(max_connections_per_ip=1000)
+    host = await make_client("host", target=server)
+    created = await host.request({"type": "create", "game": "tiny", "players": 2, "seed": 21})
+    room = created["room"]
+    await host.request({"type": "join", "room": room})
+    watchers = [await make_client(f"w{i}", target=server) for i in range(100)]
+    for w in watchers:
+        await w.request({"type": "spectate", "room": room})
+
+    def infos() -> list[dict[str, object]]:
+        return [f["info"] for f in host.frames if f["type"] == "room"]
+
+    await host.until(lambda: bool(infos()) and infos()[-1]["spectators"] == 100)
+    assert len(infos()) < 80, len(infos())
