@@ -33,7 +33,8 @@ room takes at most ``spectators_per_room`` of them on this node (:mod:`server.qu
 for the spectators of its own rooms; ``list_rooms`` shows each room's ``spectators`` as this
 node's live count plus the other nodes' last written ones (:func:`spectator_counts`).
 
-Not relayed: chat said by relay spectators (``not_allowed``; a spectator who wants to chat
+Not relayed: rooms whose ``spectator_delay`` is above :data:`MAX_RELAYED_DELAY` (redirected),
+chat said by relay spectators (``not_allowed``; a spectator who wants to chat
 connects to the room's node) and the spectators' own chat lines of the owner's spectators.
 Redis Cluster: the asyncio cluster client of redis-py has no pub/sub, so with
 ``OASIS_REDIS_CLUSTER`` there is no relay and spectators are redirected as before.
@@ -77,6 +78,10 @@ CHECK_EVERY = 2.0
 """Seconds between the relay's checks of each relayed room's state key (a lost last patch)."""
 COUNT_TTL = 3 * CHECK_EVERY
 """Seconds a node's count of a room's relayed spectators stays valid unless written again."""
+MAX_RELAYED_DELAY = 10.0
+"""Rooms with a longer ``spectator_delay`` are not relayed (their spectators are redirected
+to the owner): a relay starts its delay from the first view it reads, so the first spectator
+of such a room on a node would wait the whole delay for the answer to ``spectate``."""
 CHAT_KEPT = 20
 BATCH = 256
 
@@ -631,6 +636,8 @@ class Relay:
             raise RequestError(ErrorCode.UNAVAILABLE, f"storage unavailable ({exc})") from None
         if got is None or "spectator_delay" not in got[3]:
             return None
+        if float(got[3]["spectator_delay"] or 0.0) > MAX_RELAYED_DELAY:
+            return None  # its first spectator here would wait that long for an answer
         relayed = self.rooms.get(room)
         if relayed is not None:  # opened by another spectator meanwhile
             return relayed

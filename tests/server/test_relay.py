@@ -286,3 +286,17 @@ async def test_a_relayed_rooms_cap_is_quota_exceeded(
     finally:
         for n in (a, b):
             await asyncio.to_thread(n.stop)
+
+
+async def test_a_room_with_a_long_delay_is_redirected_not_relayed(
+    two: list[ServerProcess],
+) -> None:
+    """rules-checklist: none (transport). A relay would make the first spectator wait the whole
+    delay: above 10 s, ``spectate`` on another node is a ``redirect`` to the owner."""
+    a, b = two
+    host, room = await bot_room(a.url, "yspahan", delay=20.0)
+    watcher = await b.client("w")
+    answer = await watcher.request({"type": "spectate", "room": room})
+    assert answer["type"] == "redirect" and answer["url"] == a.url, answer
+    await watcher.close()
+    await host.close()
