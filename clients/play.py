@@ -107,6 +107,9 @@ class Player:
         self.data = data or GameData(server)
         self.asked: int | None = None
         self.auto_rev: int | None = None
+        self.undid = False
+        """Our last request was an undo: the decision it is back at is never sent by itself,
+        even with one choice (else taking back a forced step would redo it at once)."""
         self.auto_at = 0.0
         self.plan: Plan | None = None
         self.started = False
@@ -250,6 +253,10 @@ class Player:
         self.ui.show_filter(None)
         if self.plan is not None and await self._plan_step():
             return
+        if len(choices) == 1 and self.undid:
+            text = label(mirror.game, choices[0], self._grid())
+            self.ui.ask(f"Only one choice: {text}. Enter takes it; u takes back the step before.")
+            return
         if len(choices) == 1 and self.auto:
             self.auto_rev = mirror.rev
             self.auto_at = time.monotonic() + self.auto_delay
@@ -385,6 +392,7 @@ class Player:
             self.asked = None
             return
         rev = self.mirror.rev
+        self.undid = False
         frame = {"type": "act", "room": self.mirror.room, "rev": rev, "choice": index}
         try:
             await self.session.request(frame)
@@ -405,9 +413,11 @@ class Player:
             self.ui.message("Nothing to take back now.", "error")
             return
         frame = {"type": "undo", "room": self.mirror.room, "rev": self.mirror.rev}
+        self.undid = True
         try:
             await self.session.request(frame)
         except ServerError as exc:
+            self.undid = False
             self.ui.message(explain(exc), "error")
             if exc.code == "stale_rev":
                 await self.session.sync(self.mirror.room)

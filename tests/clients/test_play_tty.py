@@ -286,3 +286,51 @@ async def test_u_takes_back_the_last_step_where_the_view_allows_it(make_app: Mak
         assert await term.exit_code() == 0
     finally:
         term.close()
+
+
+async def test_a_step_taken_back_to_a_lone_choice_is_not_sent_again_by_itself(
+    make_app: MakeApp,
+) -> None:
+    """Issue 19 with the automatic lone choice: a placement whose only rotation was sent by
+    itself, then ``u``: the client is back at that rotation and waits (it does not send the
+    lone choice again, which would make the undo useless); a second ``u`` takes back the
+    placement too."""
+    app = await make_app()
+    url = f"ws://127.0.0.1:{app.port}/"
+    args = ["play", "--plain", "--auto-delay", "0.2", "--server", url]
+    term = Terminal([*args, "--game", "ishtar", "--seed", "5"])
+    try:
+        room = (await term.expect(r"Room (\S+) \(ishtar\): you are P1\."))[1]
+        held = app.lobby.rooms[room]
+        await term.expect(PROMPT)
+        game = held.match.game
+        term.send("1")  # a pile
+        await term.expect(PROMPT)
+        lone = None  # a space whose tile has one rotation only
+        for index, choice in enumerate(held.match.decision.choices):
+            trial = type(held.match)(game, game.load(game.dump(held.match.state)))
+            trial.push(0, choice)
+            if len(trial.decision.choices) != 1:
+                continue
+            trial.push(0, trial.decision.choices[0])  # then a real decision of ours
+            if trial.to_move == 0 and len(trial.decision.choices) > 1:
+                lone = index + 1
+                break
+        assert lone is not None
+        placed = held.rev
+        term.send(str(lone))
+        await term.expect(r"Only one choice: .*Sent by itself")
+        await term.expect(PROMPT)
+        assert held.rev == placed + 2 and held.match.can_undo(0)
+        term.send("u")
+        await term.expect(rf"\[{placed + 3}\] P1 took back: ")
+        await term.expect(PROMPT)
+        await asyncio.sleep(0.8)  # four times the auto delay: nothing is sent
+        assert held.rev == placed + 3
+        assert len(held.match.decision.choices) == 1
+        term.send("u")
+        await term.expect(rf"\[{placed + 4}\] P1 took back: ")
+        term.send("q")
+        assert await term.exit_code() == 0
+    finally:
+        term.close()
