@@ -87,7 +87,7 @@ def _ms(value: float | None) -> str:
 
 async def populate(url: str, rooms: int) -> None:
     """``rooms`` open public 2-seat Yspahan rooms, written as the lobby writes a new room."""
-    from server.redis_store import RedisStore
+    from server.store.redis import RedisStore
 
     store = RedisStore(url, timeout=5.0)
     await store.start()

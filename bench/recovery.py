@@ -1,6 +1,6 @@
 """Recovery time: how long a restarted ``oasis-server`` takes to bring 1,000 live rooms back.
 
-The rooms are written straight through :class:`server.redis_store.RedisStore` (the path a room
+The rooms are written straight through :class:`server.store.redis.RedisStore` (the path a room
 uses: ``create_room``, one ``append`` per choice, a ``snapshot`` every 50 revisions as the
 server's default ``snapshot_every``), each at a random revision of a seeded random 4-seat match,
 so recovery replays between 0 and 49 choices per room after its snapshot (a match that would
@@ -60,8 +60,8 @@ def room_meta(room: str, game: str, seed: int) -> dict[str, Any]:
 async def populate(url: str, rooms: int, games: list[str], seed: int) -> dict[str, Any]:
     from games import registry
     from games.base import Match
-    from server.redis_store import RedisStore
     from server.store import Action
+    from server.store.redis import RedisStore
 
     store = RedisStore(url, timeout=5.0)
     await store.start()
@@ -113,8 +113,8 @@ async def append_cost(url: str, choices: int = 2000) -> dict[str, Any]:
     its ack. Latency is the wait; CPU is this process's (the server's share of the cost)."""
     from games import registry
     from games.base import Match
-    from server.redis_store import RedisStore
     from server.store import Action
+    from server.store.redis import RedisStore
 
     store = RedisStore(url, timeout=5.0)
     await store.start()
@@ -159,7 +159,7 @@ def _on_uvloop(main: Any) -> Any:
 
 async def restore_in_process(url: str) -> dict[str, Any]:
     from server.recovery import rebuild
-    from server.redis_store import RedisStore
+    from server.store.redis import RedisStore
 
     store = RedisStore(url, timeout=10.0)
     await store.start()

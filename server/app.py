@@ -8,7 +8,7 @@ the only place that maps errors to the wire.
 
 HTTP on the same port (``process_request``): ``/healthz`` (the process answers), ``/readyz``
 (accepting and the store is usable and durable: 503 while shutting down, while Redis cannot be
-written, and while it does not persist, see :mod:`server.redis_store` "Durability"),
+written, and while it does not persist, see :mod:`server.store.redis` "Durability"),
 ``/metrics`` (Prometheus) and the game data, ``/games`` and ``/games/<name>``
 (:mod:`server.gamedata`), and the browser client's pages and files (:mod:`server.web`) for
 requests that are not a WebSocket handshake.

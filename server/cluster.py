@@ -26,7 +26,7 @@ One :class:`Cluster` per node (when the store is Redis), beside the :class:`~ser
   ``bye`` frame passes on to the clients; that peer (or any) takes the rooms over at once when
   their clients arrive.
 - **Fencing**: the store refuses any write of a room whose lease this node does not hold
-  (:class:`~server.records.NotOwnerError`); the store calls :meth:`Cluster.not_owner`, which
+  (:class:`~server.store.NotOwnerError`); the store calls :meth:`Cluster.not_owner`, which
   takes a lapsed lease back if no node holds it (the room stays, members and all), and
   otherwise evicts the room at once.
 """
@@ -44,17 +44,16 @@ from protocol import frames as f
 from protocol import messages as m
 from protocol.errors import ErrorCode, RequestError
 from server import logging as oasis_logging
-from server import records
 from server.config import Config
 from server.connection import Connection
 from server.lease import Holder, Leases, node_id
 from server.listing import MAX_SCAN, Filters, Key, cursor, page_size, parse_cursor
 from server.recovery import RecoveryError, rebuild
-from server.redis_store import RedisStore
 from server.relay import spectator_counts
 from server.room import Room
 from server.room_state import RoomState
-from server.store import StoreError
+from server.store import CorruptRecordError, RoomRecord, StoreError, records
+from server.store.redis import RedisStore
 
 if TYPE_CHECKING:
     from server.app import App
@@ -211,9 +210,7 @@ class Cluster:
             if not future.done():
                 future.set_result(results.get(room, False))
 
-    async def _restore(
-        self, room: str, found: records.RoomRecord | records.CorruptRecordError | None
-    ) -> bool:
+    async def _restore(self, room: str, found: RoomRecord | CorruptRecordError | None) -> bool:
         """Serve a room whose lease this node holds now, from its stored record."""
         if self.app.lobby.serves(room):
             # Created or restored here while the lease and record were read (a record read
@@ -224,7 +221,7 @@ class Cluster:
             await self._release_quietly(room)
             return False
         try:
-            if isinstance(found, records.CorruptRecordError):
+            if isinstance(found, CorruptRecordError):
                 raise RecoveryError(room, str(found).removeprefix(f"room {room}: "))
             match = rebuild(found)
         except Exception as exc:  # a recovery error, or an engine refusing stored data
@@ -376,7 +373,7 @@ class Cluster:
             packed = {n.encode(): v for n, v in zip(fields, values, strict=True) if v is not None}
             try:
                 metas[room] = records.unpack_fields(room, packed) if packed else None
-            except records.CorruptRecordError:
+            except CorruptRecordError:
                 metas[room] = None
         out: list[tuple[Key, dict[str, Any] | None]] = []
         for k, room in found:

@@ -38,11 +38,11 @@ class Config:
     redis_timeout: float = 1.0
     """Seconds one Redis call may take before the room refuses the choice and pauses."""
     redis_cluster: bool = False
-    """``REDIS_URL`` names a node of a Redis Cluster (:mod:`server.redis_store`)."""
+    """``REDIS_URL`` names a node of a Redis Cluster (:mod:`server.store.redis`)."""
     allow_volatile_redis: bool = False
     """Accept a Redis that does not persist (no append-only file): tests and development only.
     Without it such a Redis makes ``/readyz`` answer 503 and the log say why
-    (:mod:`server.redis_store`, "Durability")."""
+    (:mod:`server.store.redis`, "Durability")."""
     archive_ttl_days: float = 30.0
     """Days a finished match's archive (replays, ``oasis replay``) is kept in Redis; 0: for ever."""
     resume_after: float = 1.0

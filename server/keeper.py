@@ -17,7 +17,7 @@ The policy, in one place (the room calls these from its task, so there is one wr
   is retried when the store comes back and, failing that, by the next server to restore the
   room (a restored match that is over is finished again).
 - **Lost storage**: an append or a seat update refused because the room's keys are gone
-  (:class:`~server.records.RoomGoneError`: Redis came back empty, or was flushed) sets
+  (:class:`~server.store.RoomGoneError`: Redis came back empty, or was flushed) sets
   :attr:`Keeper.lost` and answers ``storage_lost``; nothing can be stored for this room again,
   so the room pauses for good instead of answering ``unavailable`` to every choice forever.
 - **Retiring** a room nobody is connected to for ``room_idle_ttl``: a room that never started is
@@ -32,8 +32,7 @@ from typing import Any
 
 from games.base import Match
 from protocol.errors import ErrorCode, RequestError
-from server.records import NotOwnerError, RoomGoneError
-from server.store import Action, Store, StoreError
+from server.store import Action, NotOwnerError, RoomGoneError, Store, StoreError
 
 
 class Keeper:

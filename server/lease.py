@@ -16,10 +16,10 @@ so a node that restarts is a new owner; the url is where ``redirect`` frames sen
 - **Release** (:meth:`Leases.release`): compare and delete, so a node never frees a lease it lost.
 - **Fencing**: every script that changes a live room (append, snapshot, seats, chat) also checks
   that the lease holds this node's token before it writes (``_FENCE`` in
-  :mod:`server.redis_store`).
+  :mod:`server.store.redis`).
   A node that lost its lease, or was paused past its expiry (a SIGSTOP, a long GC, a partition),
   therefore cannot store one more choice of that room, even before its renewal notices: the
-  append is refused with :class:`~server.records.NotOwnerError` and nothing is acknowledged.
+  append is refused with :class:`~server.store.NotOwnerError` and nothing is acknowledged.
 
 The node registry ``P:nodes`` (a hash: node id -> ``<url>|<expiry>``, refreshed with the leases)
 names the live nodes, so a node that stops can tell its clients where to go.
@@ -33,7 +33,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from server.redis_store import RedisStore
+from server.store.redis import RedisStore
 
 _ACQUIRE = """
 local v = redis.call('GET', KEYS[1])

@@ -31,10 +31,9 @@ from server.connection import Connection
 from server.listing import Filters, Key, RoomIndex, cut, page_size, parse_cursor
 from server.metrics import Metrics
 from server.quotas import Holdings, Quotas
-from server.records import ArchiveRecord
 from server.room import Room
 from server.room_state import RoomSettings, RoomState, StorageLost, StoreReady
-from server.store import MemoryStore, Store, StoreError
+from server.store import ArchiveRecord, MemoryStore, Store, StoreError
 from server.trim import Trimmer
 
 LOST_ROOMS_LOGGED = 100

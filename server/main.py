@@ -59,7 +59,7 @@ def open_store(config: Config, url: str | None) -> Store:
             detail=f"NO PERSISTENCE: {why}; rooms live in memory and die with the process",
         )
         return MemoryStore()
-    from server.redis_store import RedisStore
+    from server.store.redis import RedisStore
 
     return RedisStore(
         url,
@@ -76,7 +76,7 @@ async def restore_rooms(app: App, stop: asyncio.Event | None = None) -> None:
 
     A Redis that cannot be read is waited for (every second) until ``stop`` is set."""
     from server.recovery import restore_all
-    from server.redis_store import RedisStore
+    from server.store.redis import RedisStore
 
     if not isinstance(app.store, RedisStore):
         return
@@ -106,7 +106,7 @@ def tune_gc(young: int) -> None:
 
 async def start_rooms(app: App, stop: asyncio.Event) -> None:
     """On Redis, the node's share of rooms under leases (:mod:`server.cluster`); else nothing."""
-    from server.redis_store import RedisStore
+    from server.store.redis import RedisStore
 
     if not isinstance(app.store, RedisStore):
         return

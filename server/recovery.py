@@ -36,9 +36,8 @@ from typing import Any
 from games import registry
 from games.base import Event, Match, Result
 from games.errors import GameError, OptionsError, SnapshotError
-from server.records import ArchiveRecord, CorruptRecordError, RoomRecord
-from server.redis_store import RedisStore
-from server.store import Action, StoreError
+from server.store import Action, ArchiveRecord, CorruptRecordError, RoomRecord, StoreError
+from server.store.redis import RedisStore
 
 
 class RecoveryError(Exception):

@@ -59,9 +59,9 @@ from protocol.patch import PatchError, apply
 from server import logging as oasis_logging
 from server.connection import Connection
 from server.quotas import Quotas
-from server.redis_store import RedisStore
 from server.spectators import NODE, Fanout
 from server.store import StoreError
+from server.store.redis import RedisStore
 
 if TYPE_CHECKING:
     from server.room import Room

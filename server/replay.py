@@ -1,6 +1,6 @@
 """``oasis replay ROOM``: play a finished match again from its archive and print what happened.
 
-The archive holds the seed, options and every choice (:mod:`server.records`); the engines are
+The archive holds the seed, options and every choice (:mod:`server.store.records`); the engines are
 deterministic, so re-executing the choices gives the live match again. Output, one JSON object
 per line (keys sorted, no spaces, so the lines compare byte for byte with the events a live
 spectator received, rendered the same way by :func:`line`):
@@ -40,10 +40,9 @@ from protocol.errors import RequestError
 from server import logging as oasis_logging
 from server.clock import Clocks, stored_clocks
 from server.embedded_redis import DEFAULT_DIRECTORY, running_url, start_embedded
-from server.records import ArchiveRecord
 from server.recovery import RecoveryError, replay
-from server.redis_store import RedisStore
-from server.store import StoreError
+from server.store import ArchiveRecord, StoreError
+from server.store.redis import RedisStore
 from server.views import Views
 
 

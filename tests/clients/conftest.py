@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from server.app import App
-from server.redis_store import RedisStore
+from server.store.redis import RedisStore
 from tests.server.conftest import TEST_CONFIG, MakeApp, app, make_app, make_client
 from tests.services import RedisServer
 

@@ -11,7 +11,7 @@ from games import registry
 from server import logging as oasis_logging
 from server.app import App
 from server.config import Config
-from server.redis_store import RedisStore
+from server.store.redis import RedisStore
 from tests.games.tiny import TINY
 from tests.server.client import Client
 from tests.services import RedisServer

@@ -14,7 +14,7 @@ import pytest
 
 from server.app import App
 from server.config import Config
-from server.redis_store import RedisStore
+from server.store.redis import RedisStore
 from tests.server.client import Client
 from tests.server.conftest import TEST_CONFIG, MakeApp
 from tests.services import RedisServer

@@ -23,7 +23,7 @@ from typing import Any
 
 from server.app import App
 from server.cluster import Cluster
-from server.redis_store import RedisStore
+from server.store.redis import RedisStore
 from tests.server.client import Client
 from tests.server.conftest import TEST_CONFIG
 from tests.server.matches import my_turn

@@ -23,7 +23,7 @@ import pytest
 
 from games import registry
 from games.base import Match
-from server.redis_store import RedisStore
+from server.store.redis import RedisStore
 from tests.server.cluster.nodes import (
     SeatPlayer,
     close_all,

@@ -11,7 +11,7 @@ from typing import Any
 
 import msgpack
 
-from server.redis_store import RedisStore
+from server.store.redis import RedisStore
 from tests.server.client import Client
 from tests.server.cluster.nodes import node, ready
 from tests.server.matches import my_turn

@@ -9,9 +9,8 @@ import pytest
 import redis.asyncio as aioredis
 
 from server.lease import Holder, Leases, parse_token
-from server.records import NotOwnerError
-from server.redis_store import RedisStore
-from server.store import Action
+from server.store import Action, NotOwnerError
+from server.store.redis import RedisStore
 from tests.server.persistence.conftest import tiny_meta
 from tests.services import RedisServer
 

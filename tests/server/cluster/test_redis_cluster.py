@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from redis.asyncio.cluster import RedisCluster as ClusterClient
 
-from server.redis_store import RedisStore
+from server.store.redis import RedisStore
 from tests.server.cluster.test_lease import (
     test_a_lease_is_taken_by_one_node_only_and_renewed_only_by_it,
     test_a_node_that_lost_the_lease_cannot_append_snapshot_store_seats_or_chat,

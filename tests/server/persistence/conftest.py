@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from games.base import Match
-from server.redis_store import RedisStore
 from server.store import Action
+from server.store.redis import RedisStore
 from tests.games.tiny import TINY
 from tests.services import RedisServer
 

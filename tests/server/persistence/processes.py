@@ -22,8 +22,8 @@ from typing import Any
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from games.base import bare
-from server.records import ArchiveRecord
-from server.redis_store import RedisStore
+from server.store import ArchiveRecord
+from server.store.redis import RedisStore
 from tests.server.client import Client, ProtocolFailure
 from tests.server.matches import my_turn, over
 

@@ -12,7 +12,7 @@ import random
 
 from server.app import App
 from server.main import restore_rooms
-from server.redis_store import RedisStore
+from server.store.redis import RedisStore
 from tests.server.client import Client
 from tests.server.conftest import TEST_CONFIG
 from tests.server.matches import my_turn, over

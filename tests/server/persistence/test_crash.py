@@ -31,8 +31,8 @@ import pytest
 from games import registry
 from games.base import Match
 from server.randombot import RandomBot
-from server.records import ArchiveRecord
-from server.redis_store import RedisStore
+from server.store import ArchiveRecord
+from server.store.redis import RedisStore
 from tests.server.matches import REAL_GAMES, room_view
 from tests.server.persistence.processes import SeatDriver, ServerProcess, archive_of
 from tests.services import RedisServer, free_port

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import redis.asyncio as aioredis
 
-from server.redis_store import RedisStore
 from server.store import StoreError
+from server.store.redis import RedisStore
 from tests.server.matches import REAL_GAMES
 from tests.server.persistence.conftest import tiny_meta, wait_for
 from tests.server.persistence.processes import SeatDriver, ServerProcess

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from server.embedded_redis import start_embedded
-from server.redis_store import RedisStore
 from server.store import Action
+from server.store.redis import RedisStore
 from tests.server.persistence.conftest import tiny_meta, wait_for
 
 

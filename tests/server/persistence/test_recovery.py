@@ -12,20 +12,12 @@ import redis.asyncio as aioredis
 from games import registry
 from games.base import Match
 from protocol.codec import canonical
-from server import records
 from server.app import App
 from server.main import restore_rooms
-from server.records import (
-    ARCHIVE_MIGRATIONS,
-    SCHEMA_VERSION,
-    SNAPSHOT_MIGRATIONS,
-    CorruptRecordError,
-    RoomRecord,
-    Snapshot,
-)
 from server.recovery import RecoveryError, rebuild, replay_archive, restore_all
-from server.redis_store import RedisStore
-from server.store import Action
+from server.store import SCHEMA_VERSION, Action, CorruptRecordError, RoomRecord, Snapshot, records
+from server.store.records import ARCHIVE_MIGRATIONS, SNAPSHOT_MIGRATIONS
+from server.store.redis import RedisStore
 from tests.games.tiny import TINY
 from tests.server.conftest import TEST_CONFIG
 from tests.server.persistence.conftest import new_match, next_action, tiny_meta

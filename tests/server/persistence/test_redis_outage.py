@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from server.redis_store import RedisStore
+from server.store.redis import RedisStore
 from tests.server.matches import REAL_GAMES
 from tests.server.persistence.processes import SeatDriver, ServerProcess, archive_of
 from tests.server.persistence.test_crash import _check_room, _open_room

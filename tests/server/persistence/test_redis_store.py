@@ -13,8 +13,8 @@ import redis.asyncio as aioredis
 
 from protocol.codec import canonical
 from server.recovery import rebuild, replay
-from server.redis_store import SCHEMA_VERSION, RedisStore, RevisionError, RoomGoneError
-from server.store import Action, Store
+from server.store import SCHEMA_VERSION, Action, RevisionError, RoomGoneError, Store
+from server.store.redis import RedisStore
 from tests.games.tiny import TINY
 from tests.server.persistence.conftest import new_match, next_action, tiny_meta
 from tests.services import RedisServer

@@ -9,8 +9,8 @@ import time
 import pytest
 import redis.asyncio as aioredis
 
-from server.redis_store import RedisStore
 from server.store import Action, StoreError
+from server.store.redis import RedisStore
 from tests.server.persistence.conftest import tiny_meta, wait_for
 from tests.services import RedisServer, free_port
 

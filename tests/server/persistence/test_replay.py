@@ -15,7 +15,7 @@ import pytest
 from protocol.hashing import view_hash
 from server import replay
 from server.app import App
-from server.redis_store import RedisStore
+from server.store.redis import RedisStore
 from tests.server.client import Client
 from tests.server.conftest import TEST_CONFIG
 from tests.server.matches import REAL_GAMES, my_turn, over

@@ -24,7 +24,7 @@ from games.base import Match
 from protocol.hashing import view_hash
 from server.app import App
 from server.main import restore_rooms
-from server.redis_store import RedisStore
+from server.store.redis import RedisStore
 from tests.server.client import Client
 from tests.server.conftest import TEST_CONFIG
 from tests.server.matches import REAL_GAMES, my_turn, over, room_view

@@ -1,4 +1,4 @@
-"""What the Redis store keeps, as typed records, and how stored bytes become them again.
+"""What the stores keep, as typed records, and how stored bytes become them again.
 
 Every stored byte is untrusted here: a blob that does not decode, or decodes to the wrong shape,
 raises :class:`CorruptRecordError` naming its room and key, so recovery reports that room and
@@ -22,7 +22,7 @@ from typing import Any
 
 import msgpack
 
-from server.store import Action, StoreError
+from server.store.errors import CorruptRecordError
 
 SCHEMA_VERSION = 1
 """Version of the snapshot and archive formats this server writes."""
@@ -30,24 +30,28 @@ SCHEMA_VERSION = 1
 Migration = Callable[[dict[str, Any]], dict[str, Any]]
 
 
-class RevisionError(StoreError):
-    """An append whose rev is not the next one (a duplicate, a gap or an older rev)."""
+UNDO: dict[str, Any] = {"undo": True}
+"""The choice of a log entry that is an undo (``undo`` request, SPEC section 24): a map with no
+``kind``, which no legal choice is, so the log stays ``[seat, choice]`` pairs."""
 
 
-class RoomGoneError(StoreError):
-    """The room is not live in the store (never created, finished or deleted)."""
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One log entry: ``seat`` chose ``choice`` at ``rev``, or took back its last step
+    (:attr:`undo`: ``choice`` is :data:`UNDO`)."""
+
+    rev: int
+    seat: int
+    choice: dict[str, Any]
+
+    @property
+    def undo(self) -> bool:
+        return is_undo(self.choice)
 
 
-class NotOwnerError(RoomGoneError):
-    """This node does not hold the room's lease (:mod:`server.lease`): it must not write to it."""
-
-
-class CorruptRecordError(StoreError):
-    """A room's stored data cannot be read back; the message names the room and the key."""
-
-    def __init__(self, room: str, detail: str) -> None:
-        super().__init__(f"room {room}: {detail}")
-        self.room = room
+def is_undo(choice: dict[str, Any]) -> bool:
+    """Whether a logged choice is :data:`UNDO`."""
+    return "kind" not in choice and choice.get("undo") is True
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ every key of one room lives in one slot and a room's scripts and transactions st
                               append, snapshot, seat updates and chat refuse to write without it
 
 The record types, their decoding from untrusted bytes and the ``schema_version`` migrations
-live in :mod:`server.records`; this module is the I/O.
+live in :mod:`server.store.records`; this module is the I/O.
     P:rooms           zset    live (unfinished) rooms, score = creation time
     P:archived        zset    archived rooms, score = finish time (entries older than
                               ``archive_ttl`` are dropped whenever another room is archived)
@@ -93,7 +93,7 @@ reconnects by itself after a drop, so a quick Redis restart may fail no call at 
   ready, then the new marker is adopted so new rooms play on. Redis's ``run_id`` is logged beside
   it (changed: Redis restarted; the same: it was flushed). On a Redis Cluster the marker lives in
   one slot, so an emptied node that does not hold it is found per room instead: an append that
-  finds the room's meta gone raises :class:`~server.records.RoomGoneError`, which the room takes
+  finds the room's meta gone raises :class:`~server.store.RoomGoneError`, which the room takes
   for lost storage too.
 """
 
@@ -123,30 +123,17 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.typing import EncodableT, FieldT
 
 from server import logging as oasis_logging
-from server import records
-from server.records import (
-    SCHEMA_VERSION,
-    ArchiveRecord,
+from server.store import records
+from server.store.errors import (
     CorruptRecordError,
     NotOwnerError,
     RevisionError,
     RoomGoneError,
-    RoomRecord,
-    Snapshot,
-    pack,
+    StoreError,
 )
-from server.store import Action, StoreError
+from server.store.records import Action, ArchiveRecord, RoomRecord, pack
 
-__all__ = [
-    "SCHEMA_VERSION",
-    "ArchiveRecord",
-    "CorruptRecordError",
-    "RedisStore",
-    "RevisionError",
-    "RoomGoneError",
-    "RoomRecord",
-    "Snapshot",
-]
+__all__ = ["RedisStore"]
 
 # Scripts. KEYS are always keys of one room (one slot); every check precedes every write.
 

@@ -1,76 +1,18 @@
-"""Where rooms keep what must survive them: the action log, room metadata and chat.
+"""The in-memory store: everything in dicts, for one process.
 
-The room calls :meth:`Store.append` *before* it applies, acknowledges or broadcasts a choice
-(issue 6: nothing acknowledged may be lost); if the append fails the choice is refused with
-``unavailable`` and the state is unchanged. :class:`MemoryStore` is the in-process
-implementation (unit tests, and the server when no Redis can be had); it keeps everything in
-dicts and never fails unless told to (``fail``), which the tests use to prove the
-append-before-ack order and the pause while the store is down.
-
-An append that fails may still have been stored (a timeout after Redis wrote it): the room then
-reads :meth:`Store.actions_after` before its next commit and adopts what landed.
-
-The room also calls :meth:`Store.snapshot` every ``snapshot_every`` revisions and at the end,
-then :meth:`Store.finish`; those come after the acknowledgement, so their failures are logged
-only (the log already holds every choice).
+Unit tests use it, and the server when no Redis can be had (with a loud warning: nothing
+survives the process). It never fails unless told to (``fail``), which the tests use to prove
+the append-before-ack order and the pause while the store is down.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
-if TYPE_CHECKING:
-    from server.records import ArchiveRecord
-
-
-class StoreError(Exception):
-    """The store could not record something; the caller must not acknowledge it."""
-
-
-UNDO: dict[str, Any] = {"undo": True}
-"""The choice of a log entry that is an undo (``undo`` request, SPEC section 24): a map with no
-``kind``, which no legal choice is, so the log stays ``[seat, choice]`` pairs."""
-
-
-@dataclass(frozen=True, slots=True)
-class Action:
-    """One log entry: ``seat`` chose ``choice`` at ``rev``, or took back its last step
-    (:attr:`undo`: ``choice`` is :data:`UNDO`)."""
-
-    rev: int
-    seat: int
-    choice: dict[str, Any]
-
-    @property
-    def undo(self) -> bool:
-        return is_undo(self.choice)
-
-
-def is_undo(choice: dict[str, Any]) -> bool:
-    """Whether a logged choice is :data:`UNDO`."""
-    return "kind" not in choice and choice.get("undo") is True
-
-
-class Store(Protocol):
-    async def start(self) -> None: ...
-    async def create_room(self, room: str, meta: dict[str, Any]) -> None: ...
-    async def update_room(self, room: str, meta: dict[str, Any]) -> None: ...
-    async def append(self, room: str, action: Action) -> None: ...
-    async def actions_after(self, room: str, rev: int) -> list[Action]: ...
-    async def append_chat(self, room: str, line: dict[str, Any]) -> None: ...
-    async def snapshot(self, room: str, rev: int, state: dict[str, Any]) -> None: ...
-    async def finish(self, room: str, result: dict[str, Any]) -> None: ...
-    async def delete(self, room: str) -> None: ...
-    async def load_archive(self, room: str) -> ArchiveRecord | None: ...
-    async def close(self) -> None: ...
-    async def missing(self, rooms: Sequence[str]) -> list[str]: ...
-    def ready(self) -> bool: ...
-    def problem(self) -> str: ...
-    def on_ready_change(self, listener: Callable[[bool], None]) -> None: ...
-    def on_lost(self, listener: Callable[[str], Awaitable[None]]) -> None: ...
+from server.store.errors import StoreError
+from server.store.records import Action, ArchiveRecord
 
 
 class MemoryStore:
@@ -134,8 +76,6 @@ class MemoryStore:
 
     async def finish(self, room: str, result: dict[str, Any]) -> None:
         """Keep the result and an archive record, so replays work on this store too."""
-        from server.records import ArchiveRecord
-
         self._check()
         self.results[room] = result
         meta = self.rooms.get(room, {})
