@@ -52,7 +52,7 @@ from server.recovery import RecoveryError, rebuild
 from server.relay import spectator_counts
 from server.room import Room
 from server.room_state import RoomState
-from server.store import CorruptRecordError, RoomRecord, StoreError, records
+from server.store import CorruptRecordError, RoomRecord, StoreError, keys, records
 from server.store.redis import RedisStore
 
 if TYPE_CHECKING:
@@ -323,7 +323,7 @@ class Cluster:
         return True
 
     async def _live(self, room: str) -> bool:
-        key = f"{self.store.prefix}:rooms"
+        key = keys.rooms(self.store.prefix)
         score = await self.store.call(f"is {room} live", lambda: self.store.redis.zscore(key, room))
         return score is not None
 
@@ -337,7 +337,7 @@ class Cluster:
         rooms, which are read from memory instead), and whether the index has no more after
         them. One ZRANGEBYSCORE and one pipelined HMGET: the work is bounded by ``count``,
         never by the number of rooms. A room whose meta is gone is left out."""
-        key = f"{self.store.prefix}:rooms"
+        key = keys.rooms(self.store.prefix)
         low: float | str = "-inf" if after is None else after[0]
         redis = self.store.redis
         # Rooms with the same score as ``after`` come back again: ask for that many more.

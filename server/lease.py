@@ -33,6 +33,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from server.store import keys
 from server.store.redis import RedisStore
 
 _ACQUIRE = """
@@ -105,7 +106,7 @@ class Leases:
 
     @property
     def _nodes_key(self) -> str:
-        return f"{self.store.prefix}:nodes"
+        return keys.nodes(self.store.prefix)
 
     async def acquire(self, room: str) -> bool:
         """Take ``room``'s lease if it is free (or held by a dead process of this node)."""

@@ -60,7 +60,7 @@ from server import logging as oasis_logging
 from server.connection import Connection
 from server.quotas import Quotas
 from server.spectators import NODE, Fanout
-from server.store import StoreError
+from server.store import StoreError, keys
 from server.store.redis import RedisStore
 
 if TYPE_CHECKING:
@@ -86,19 +86,6 @@ CHAT_KEPT = 20
 BATCH = 256
 
 
-def channel(prefix: str, room: str) -> str:
-    return f"{prefix}:{{{room}}}:spectate"
-
-
-def state_key(prefix: str, room: str) -> str:
-    return f"{prefix}:{{{room}}}:spectate:state"
-
-
-def counts_key(prefix: str, room: str) -> str:
-    """A hash: node id -> ``"<spectators relayed there>|<valid until (unix time)>"``."""
-    return f"{prefix}:{{{room}}}:spectators"
-
-
 async def spectator_counts(store: RedisStore, rooms: list[str], node: str) -> dict[str, int]:
     """How many spectators the nodes other than ``node`` have of each of ``rooms``, as they last
     wrote them (one pipelined round trip; a node that stopped writing is not counted after
@@ -108,7 +95,7 @@ async def spectator_counts(store: RedisStore, rooms: list[str], node: str) -> di
     async def op() -> list[Any]:
         pipe = redis.pipeline(transaction=False)
         for room in rooms:
-            pipe.hgetall(counts_key(prefix, room))
+            pipe.hgetall(keys.spectators(prefix, room))
         return list(await pipe.execute())
 
     values = await store.call(f"read {len(rooms)} relayed spectator counts", op)
@@ -190,10 +177,10 @@ class Publisher:
             pipe = redis.pipeline(transaction=False)
             for room, message, state in batch:
                 if state is not None:
-                    key = state_key(prefix, room)
+                    key = keys.spectate_state(prefix, room)
                     pipe.hset(key, mapping=state)
                     pipe.pexpire(key, STATE_TTL_MS)
-                pipe.publish(channel(prefix, room), message)
+                pipe.publish(keys.spectate(prefix, room), message)
             await pipe.execute()
 
         await self.store.call(f"publish {len(batch)} spectator frames", op)
@@ -445,7 +432,7 @@ class Relay:
     # Redis ------------------------------------------------------------------------------------
 
     async def read_state(self, room: str) -> tuple[int, dict[str, Any], str, dict[str, Any]] | None:
-        key = state_key(self.store.prefix, room)
+        key = keys.spectate_state(self.store.prefix, room)
         raw = await self.store.call(
             f"read {room}'s spectator state", lambda: self.store.redis.hgetall(key)
         )
@@ -455,7 +442,7 @@ class Relay:
         return int(raw[b"rev"]), unpack(raw[b"view"]), raw[b"hash"].decode(), dict(info)
 
     async def read_rev(self, room: str) -> int | None:
-        key = state_key(self.store.prefix, room)
+        key = keys.spectate_state(self.store.prefix, room)
         raw = await self.store.call(
             f"read {room}'s spectator rev", lambda: self.store.redis.hget(key, "rev")
         )
@@ -464,7 +451,7 @@ class Relay:
     async def _subscribe(self, room: str) -> None:
         if self._pubsub is None:
             self._pubsub = self.store.redis.pubsub()
-        name = channel(self.store.prefix, room)
+        name = keys.spectate(self.store.prefix, room)
         await self.store.call(f"subscribe to {room}", lambda: self._pubsub.subscribe(name))
         if self._reader is None or self._reader.done():
             self._reader = asyncio.get_running_loop().create_task(self._read())
@@ -473,7 +460,7 @@ class Relay:
 
     async def _unsubscribe(self, room: str) -> None:
         if self._pubsub is not None:
-            name = channel(self.store.prefix, room)
+            name = keys.spectate(self.store.prefix, room)
             with contextlib.suppress(Exception):
                 await self._pubsub.unsubscribe(name)
 
@@ -550,7 +537,7 @@ class Relay:
         async def op() -> None:
             pipe = redis.pipeline(transaction=False)
             for room, count in rooms:
-                key = counts_key(prefix, room)
+                key = keys.spectators(prefix, room)
                 pipe.hset(key, self.node, f"{count}|{value_until}")
                 pipe.pexpire(key, int(COUNT_TTL * 2000))
             await pipe.execute()
@@ -558,7 +545,7 @@ class Relay:
         await self.store.call(f"write {len(rooms)} relayed spectator counts", op)
 
     async def _forget_count(self, room: str) -> None:
-        key = counts_key(self.store.prefix, room)
+        key = keys.spectators(self.store.prefix, room)
         with contextlib.suppress(StoreError):
             await self.store.call(
                 "forget a relayed spectator count", lambda: self.store.redis.hdel(key, self.node)

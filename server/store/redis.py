@@ -1,29 +1,8 @@
 """The Redis store: every accepted choice on disk before it is acknowledged, rooms that survive.
 
-Key layout (``P`` is the prefix, ``oasis`` by default; ``{room}`` is a Redis Cluster hash tag, so
-every key of one room lives in one slot and a room's scripts and transactions stay legal there)::
-
-    P:{room}:meta     hash    top-level meta fields -> msgpack value (game, players, options, seed,
-                              seats with token digests, state...); update_room merges fields
-    P:{room}:log      stream  the recovery log: entry id ``<rev>-0``, field ``a`` = msgpack
-                              ``[seat, choice]``; trimmed up to the latest snapshot
-    P:{room}:choices  list    the same ``[seat, choice]`` blobs, every one of the match (index
-                              ``rev - 1``); never trimmed while the room lives
-    P:{room}:snap     hash    ``rev`` (decimal) and ``state`` = msgpack ``{"schema_version", "rev",
-                              "state": game.dump(...)}`` (generator included)
-    P:{room}:chat     list    msgpack chat lines, the last ``chat_keep`` of them
-    P:{room}:archive  string  msgpack archive of a finished match (see :class:`ArchiveRecord`),
-                              expiring ``archive_ttl`` seconds after the finish (0: never)
-    P:{room}:lease    string  the owning node's lease token, with an expiry (:mod:`server.lease`);
-                              append, snapshot, seat updates and chat refuse to write without it
-
-The record types, their decoding from untrusted bytes and the ``schema_version`` migrations
-live in :mod:`server.store.records`; this module is the I/O.
-    P:rooms           zset    live (unfinished) rooms, score = creation time
-    P:archived        zset    archived rooms, score = finish time (entries older than
-                              ``archive_ttl`` are dropped whenever another room is archived)
-    P:marker          string  a random token written once (see "Durability")
-    P:nodes           hash    live nodes: node id -> ``<public url>|<expiry>`` (:mod:`server.lease`)
+The keys (:mod:`server.store.keys` has their layout) and their records
+(:mod:`server.store.records`: the types, their decoding from untrusted bytes, the
+``schema_version`` migrations) live apart; this module is the I/O.
 
 Everything a room does while it plays (append, snapshot, chat, meta updates) touches only its own
 slot. The two global indexes are written in the same MULTI as the room's keys when a room is
@@ -123,7 +102,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.typing import EncodableT, FieldT
 
 from server import logging as oasis_logging
-from server.store import records
+from server.store import keys, records
 from server.store.errors import (
     CorruptRecordError,
     NotOwnerError,
@@ -199,33 +178,6 @@ return 1
 """
 
 
-@dataclass(frozen=True, slots=True)
-class _Keys:
-    meta: str
-    log: str
-    choices: str
-    snap: str
-    chat: str
-    archive: str
-
-    def live(self) -> tuple[str, str, str, str, str]:
-        return (self.meta, self.log, self.choices, self.snap, self.chat)
-
-
-def _keys_of(prefix: str, room: str) -> _Keys:
-    if not room or "{" in room or "}" in room:
-        raise StoreError(f"room id {room!r} cannot be a hash tag")
-    base = f"{prefix}:{{{room}}}:"
-    return _Keys(
-        base + "meta",
-        base + "log",
-        base + "choices",
-        base + "snap",
-        base + "chat",
-        base + "archive",
-    )
-
-
 @dataclass(slots=True)
 class _Pending:
     """One queued append: its room, what to call it in errors, the script's keys and args, and
@@ -238,8 +190,6 @@ class _Pending:
     reply: asyncio.Future[None]
 
 
-KEY_CACHE_SIZE = 16_384
-"""Rooms whose key names :meth:`RedisStore.keys` keeps (cleared whole when full)."""
 POOL_IDLE_KEEP = 32
 """Idle pooled Redis connections kept between bursts (:meth:`RedisStore._trim_pool`)."""
 
@@ -302,7 +252,7 @@ class RedisStore:
         self._snapshot = self._redis.register_script(_FENCE + _SNAPSHOT)
         self._update = self._redis.register_script(_FENCE + _UPDATE)
         self._chat = self._redis.register_script(_FENCE + _CHAT)
-        self._key_cache: dict[str, _Keys] = {}
+        self._keys = keys.KeyCache(prefix)
         self._appends: list[_Pending] = []
         """Appends queued in this loop turn, for the next flush (see "Group commit")."""
         self._flushes: set[asyncio.Task[None]] = set()
@@ -340,27 +290,17 @@ class RedisStore:
 
     # Keys --------------------------------------------------------------------------------------
 
-    def keys(self, room: str) -> _Keys:
-        """The keys of ``room``; its id becomes the hash tag, so it may not contain braces."""
-        keys = self._key_cache.get(room)
-        if keys is None:
-            if len(self._key_cache) >= KEY_CACHE_SIZE:
-                self._key_cache.clear()
-            keys = self._key_cache[room] = _keys_of(self._prefix, room)
-        return keys
+    def keys(self, room: str) -> keys.RoomKeys:
+        """The keys of ``room`` (cached while it lives); its id may not contain braces."""
+        return self._keys.get(room)
 
     def _forget(self, room: str) -> None:
-        """A room archived or deleted: drop its cached key names.
-
-        Every append asks for its room's keys, so they are cached; but a cache that outlives
-        the rooms (the ``lru_cache`` of 8,192 entries this replaced) kept seven small objects of
-        every closed room, scattered through the allocator's arenas, and those pinned the
-        arenas: the RSS of 2,000 abandoned rooms never came back (bench/memory.py)."""
-        self._key_cache.pop(room, None)
+        """A room archived or deleted: drop its cached key names (:class:`keys.KeyCache`)."""
+        self._keys.forget(room)
 
     def lease_key(self, room: str) -> str:
         """The room's lease (:mod:`server.lease`), in the room's slot."""
-        return f"{self._prefix}:{{{room}}}:lease"
+        return keys.lease(self._prefix, room)
 
     @property
     def redis(self) -> Any:
@@ -378,15 +318,15 @@ class RedisStore:
 
     @property
     def _rooms_key(self) -> str:
-        return f"{self._prefix}:rooms"
+        return keys.rooms(self._prefix)
 
     @property
     def _archived_key(self) -> str:
-        return f"{self._prefix}:archived"
+        return keys.archived(self._prefix)
 
     @property
     def _marker_key(self) -> str:
-        return f"{self._prefix}:marker"
+        return keys.marker(self._prefix)
 
     # Health ------------------------------------------------------------------------------------
 
@@ -599,7 +539,7 @@ class RedisStore:
     async def _write_probe(self) -> None:
         """A write, not a PING: a read-only replica or a full Redis answers PING but stores
         nothing, and must not count as ready."""
-        await self._redis.set(f"{self._prefix}:probe", b"1", px=60_000)
+        await self._redis.set(keys.probe(self._prefix), b"1", px=60_000)
 
     async def _run(self, what: str, op: Callable[[], Awaitable[Any]]) -> Any:
         """Run one bounded Redis call; map every failure to StoreError and track readiness."""
@@ -652,7 +592,7 @@ class RedisStore:
             pipe.delete(*k.live())
             pipe.hset(k.meta, mapping=_pack_fields(meta))
             if self.fence:  # the creating node owns the room from its first write
-                pipe.set(self.lease_key(room), self.fence, px=self.lease_ms)
+                pipe.set(k.lease, self.fence, px=self.lease_ms)
             if not self._cluster:
                 pipe.zadd(self._rooms_key, {room: time.time()})
             await pipe.execute()
@@ -671,20 +611,20 @@ class RedisStore:
         await self._fenced(
             room,
             f"update room {room}",
-            lambda: self._update(keys=[k.meta, self.lease_key(room)], args=[*args, self.fence]),
+            lambda: self._update(keys=[k.meta, k.lease], args=[*args, self.fence]),
         )
 
     async def append(self, room: str, action: Action) -> None:
         """Store ``action`` before it is acknowledged: one round trip, raise StoreError if not."""
         k = self.keys(room)
         blob = pack([action.seat, action.choice])
-        keys = [k.meta, k.log, k.choices, self.lease_key(room)]
+        names = [k.meta, k.log, k.choices, k.lease]
         args: list[EncodableT] = [action.rev, blob, self.fence]
         what = f"append rev {action.rev} to room {room}"
         if self._cluster:
-            await self._fenced(room, what, lambda: self._append(keys=keys, args=args))
+            await self._fenced(room, what, lambda: self._append(keys=names, args=args))
             return
-        pending = _Pending(room, what, keys, args, asyncio.get_running_loop().create_future())
+        pending = _Pending(room, what, names, args, asyncio.get_running_loop().create_future())
         self._appends.append(pending)
         if not self._flushing:  # nothing in flight: this append leads, and goes now
             self._flushing = True
@@ -782,12 +722,11 @@ class RedisStore:
         """Keep a chat line with the match (the last ``chat_keep``); ignored once it is over."""
         k = self.keys(room)
         blob = pack(line)
-        lease = self.lease_key(room)
         await self._fenced(
             room,
             f"chat in room {room}",
             lambda: self._chat(
-                keys=[k.meta, k.chat, lease], args=[blob, self._chat_keep, self.fence]
+                keys=[k.meta, k.chat, k.lease], args=[blob, self._chat_keep, self.fence]
             ),
         )
 
@@ -819,12 +758,11 @@ class RedisStore:
         awaits it, or hands a task a fresh ``game.dump`` that nothing else mutates."""
         k = self.keys(room)
         blob = records.snapshot_blob(rev, state)
-        lease = self.lease_key(room)
         await self._fenced(
             room,
             f"snapshot rev {rev} of room {room}",
             lambda: self._snapshot(
-                keys=[k.meta, k.log, k.choices, k.snap, lease], args=[rev, blob, self.fence]
+                keys=[k.meta, k.log, k.choices, k.snap, k.lease], args=[rev, blob, self.fence]
             ),
         )
 
