@@ -15,8 +15,8 @@ so a node that restarts is a new owner; the url is where ``redirect`` frames sen
   *lost*.
 - **Release** (:meth:`Leases.release`): compare and delete, so a node never frees a lease it lost.
 - **Fencing**: every script that changes a live room (append, snapshot, seats, chat) also checks
-  that the lease holds this node's token before it writes (``_FENCE`` in
-  :mod:`server.store.redis`).
+  that the lease holds this node's token before it writes (``FENCE`` in
+  :mod:`server.store.scripts`).
   A node that lost its lease, or was paused past its expiry (a SIGSTOP, a long GC, a partition),
   therefore cannot store one more choice of that room, even before its renewal notices: the
   append is refused with :class:`~server.store.NotOwnerError` and nothing is acknowledged.
@@ -33,33 +33,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from server.store import keys
+from server.store import keys, scripts
 from server.store.redis import RedisStore
-
-_ACQUIRE = """
-local v = redis.call('GET', KEYS[1])
-if v == false or v == ARGV[1] or string.sub(v, 1, #ARGV[3]) == ARGV[3] then
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  return 1
-end
-return 0
-"""
-
-_RENEW = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
-end
-return 0
-"""
-
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  return 1
-end
-return 0
-"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +75,7 @@ class Leases:
         self.ttl = ttl
         self.token = f"{node}|{secrets.token_hex(8)}|{url}"
         self._ms = max(1, int(ttl * 1000))
-        self._acquire = store.redis.register_script(_ACQUIRE)
+        self._acquire = store.redis.register_script(scripts.ACQUIRE)
         store.fence = self.token
         store.lease_ms = self._ms
 
@@ -126,7 +101,7 @@ class Leases:
             pipe = self.store.redis.pipeline(transaction=False)
             for room in rooms:
                 key = self.store.lease_key(room)
-                pipe.eval(_ACQUIRE, 1, key, self.token, self._ms, self.node + "|")
+                pipe.eval(scripts.ACQUIRE, 1, key, self.token, self._ms, self.node + "|")
             return list(await pipe.execute())
 
         results = await self.store.call(f"acquire {len(rooms)} leases", op)
@@ -141,7 +116,7 @@ class Leases:
             # EVAL, not EVALSHA: a pipeline cannot load a script Redis does not know yet.
             pipe = self.store.redis.pipeline(transaction=False)
             for room in rooms:
-                pipe.eval(_RENEW, 1, self.store.lease_key(room), self.token, self._ms)
+                pipe.eval(scripts.RENEW, 1, self.store.lease_key(room), self.token, self._ms)
             return list(await pipe.execute())
 
         results = await self.store.call(f"renew {len(rooms)} leases", op)
@@ -155,7 +130,7 @@ class Leases:
         async def op() -> None:
             pipe = self.store.redis.pipeline(transaction=False)
             for room in rooms:
-                pipe.eval(_RELEASE, 1, self.store.lease_key(room), self.token)
+                pipe.eval(scripts.RELEASE, 1, self.store.lease_key(room), self.token)
             await pipe.execute()
 
         await self.store.call(f"release {len(rooms)} leases", op)

@@ -22,17 +22,11 @@ an append whose reply was lost is safe (redis-py retries once on a dropped conne
 reason); any other duplicate, gap or older rev raises :class:`RevisionError`. Redis also refuses
 a stream id not above the last one, even after trims: a second guard.
 
-Group commit. One append batch is in flight at a time. An append that finds none leads: it is
-sent at once, alone (one EVALSHA, no added latency). Appends that arrive while a batch is in
-flight queue, and go together as the next batch, one pipeline of EVALSHAs on one connection,
-as soon as the batch before it has answered. Each room still waits for its own script's reply
-before its ack, and a room has at most one append in flight, so nothing about order or
-acknowledgement changes; what the batch shares is redis-py's per-call path (connection
-checkout, timeouts, a task per command), which was most of the 150 us of CPU an append cost
-(200 rooms appending at once: 147 -> 26 us per append). Each reply is mapped on its own (a
-wrong rev fails that room only); a batch that fails as a whole (connection lost, deadline)
-fails each of its appends with StoreError, an unknown outcome like any lost reply. On a Redis
-Cluster each append keeps its own call.
+Group commit. Appends go through :class:`~server.store.commit.GroupCommit` (one batch in
+flight; what arrives meanwhile goes together next), whose sender this store is: a lone append
+is one EVALSHA, a batch one pipeline of EVALSHAs on one connection, each reply mapped on its own
+(a wrong rev fails that room only; a pipeline that fails as a whole fails each of its appends,
+an unknown outcome like any lost reply). On a Redis Cluster each append keeps its own call.
 
 Trim and archive decision. A snapshot (:meth:`RedisStore.snapshot`, one EVALSHA) stores the
 state and XTRIMs the stream to the entries after it, so recovery reads exactly the tail it must
@@ -102,7 +96,8 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.typing import EncodableT, FieldT
 
 from server import logging as oasis_logging
-from server.store import keys, records
+from server.store import keys, records, scripts
+from server.store.commit import GroupCommit, Pending
 from server.store.errors import (
     CorruptRecordError,
     NotOwnerError,
@@ -114,80 +109,13 @@ from server.store.records import Action, ArchiveRecord, RoomRecord, pack
 
 __all__ = ["RedisStore"]
 
-# Scripts. KEYS are always keys of one room (one slot); every check precedes every write.
 
-_FENCE = """
-if ARGV[#ARGV] ~= '' and redis.call('GET', KEYS[#KEYS]) ~= ARGV[#ARGV] then
-  return redis.error_reply('OASIS_LEASE this node does not hold the lease of the room')
-end
-"""
-"""Fencing (:mod:`server.lease`), prepended to the scripts that change a live room: with a lease
-token (the last ``ARGV``, not empty) the room's lease key (the last ``KEYS``) must hold exactly
-it, checked before any write; an empty token (a store without leases) skips the check."""
+@dataclass(frozen=True, slots=True)
+class _Append:
+    """What one append's script call needs (a :class:`GroupCommit` payload)."""
 
-_APPEND = """
-local n = redis.call('LLEN', KEYS[3])
-local rev = tonumber(ARGV[1])
-if rev == n + 1 then
-  if redis.call('EXISTS', KEYS[1]) == 0 then
-    return redis.error_reply('OASIS_GONE the room is not live')
-  end
-  redis.call('XADD', KEYS[2], ARGV[1] .. '-0', 'a', ARGV[2])
-  redis.call('RPUSH', KEYS[3], ARGV[2])
-  return 1
-end
-if rev == n and n > 0 and redis.call('LINDEX', KEYS[3], -1) == ARGV[2] then
-  return 0
-end
-return redis.error_reply('OASIS_REV the log is at rev ' .. n .. '; refused rev ' .. ARGV[1])
-"""
-
-_SNAPSHOT = """
-if redis.call('EXISTS', KEYS[1]) == 0 then
-  return redis.error_reply('OASIS_GONE the room is not live')
-end
-local n = redis.call('LLEN', KEYS[3])
-local rev = tonumber(ARGV[1])
-if rev > n then
-  return redis.error_reply('OASIS_REV snapshot of rev ' .. ARGV[1] .. ' but the log ends at ' .. n)
-end
-local current = redis.call('HGET', KEYS[4], 'rev')
-if current and tonumber(current) > rev then
-  return 0
-end
-redis.call('HSET', KEYS[4], 'rev', ARGV[1], 'state', ARGV[2])
-redis.call('XTRIM', KEYS[2], 'MINID', ARGV[1] .. '-1')
-return 1
-"""
-
-_UPDATE = """
-if redis.call('EXISTS', KEYS[1]) == 0 then
-  return redis.error_reply('OASIS_GONE the room is not live')
-end
-redis.call('HSET', KEYS[1], unpack(ARGV, 1, #ARGV - 1))
-return 1
-"""
-
-_CHAT = """
-if redis.call('EXISTS', KEYS[1]) == 0 then
-  return 0
-end
-redis.call('RPUSH', KEYS[2], ARGV[1])
-redis.call('LTRIM', KEYS[2], -tonumber(ARGV[2]), -1)
-return 1
-"""
-
-
-@dataclass(slots=True)
-class _Pending:
-    """One queued append: its room, what to call it in errors, the script's keys and args, and
-    the future its room awaits."""
-
-    room: str
-    what: str
     keys: list[str]
     args: list[EncodableT]
-    reply: asyncio.Future[None]
 
 
 POOL_IDLE_KEEP = 32
@@ -248,19 +176,13 @@ class RedisStore:
         self._probe_interval = probe_interval
         self._chat_keep = max(1, chat_keep)
         self._batch = batch
-        self._append = self._redis.register_script(_FENCE + _APPEND)
-        self._snapshot = self._redis.register_script(_FENCE + _SNAPSHOT)
-        self._update = self._redis.register_script(_FENCE + _UPDATE)
-        self._chat = self._redis.register_script(_FENCE + _CHAT)
+        self._append = self._redis.register_script(scripts.APPEND)
+        self._snapshot = self._redis.register_script(scripts.SNAPSHOT)
+        self._update = self._redis.register_script(scripts.UPDATE)
+        self._chat = self._redis.register_script(scripts.CHAT)
         self._keys = keys.KeyCache(prefix)
-        self._appends: list[_Pending] = []
-        """Appends queued in this loop turn, for the next flush (see "Group commit")."""
-        self._flushes: set[asyncio.Task[None]] = set()
-        self._flushing = False
-        """An append batch is in flight (the next appends queue for the batch after it)."""
-        self.append_batches = 0
-        """How many pipelines carried appends (with ``appends_batched``: the batching at work)."""
-        self.appends_batched = 0
+        self._commit: GroupCommit[_Append] = GroupCommit(self._send_appends)
+        """The appends' group commit (see "Group commit")."""
         self._ready: bool | None = None
         self._probe: asyncio.Task[None] | None = None
         self._listeners: list[Callable[[bool], None]] = []
@@ -624,81 +546,41 @@ class RedisStore:
         if self._cluster:
             await self._fenced(room, what, lambda: self._append(keys=names, args=args))
             return
-        pending = _Pending(room, what, names, args, asyncio.get_running_loop().create_future())
-        self._appends.append(pending)
-        if not self._flushing:  # nothing in flight: this append leads, and goes now
-            self._flushing = True
-            try:
-                await self._flush()
-            except BaseException:  # cancelled: its own reply is not awaited any more
-                if pending.reply.done() and not pending.reply.cancelled():
-                    pending.reply.exception()  # (marks it retrieved)
-                raise
         try:
-            await pending.reply
+            await self._commit.submit(what, _Append(names, args))
         except NotOwnerError:
             if self.on_not_owner is not None:
                 self.on_not_owner(room)
             raise
 
-    async def _flush(self) -> None:
-        """Send what is queued; what queued meanwhile goes in the next batch, sent by a task
-        (the leading append's room goes back to its own work). One batch is in flight at a
-        time, so under load a batch holds every append that arrived during the last round trip.
-        """
-        batch, self._appends = self._appends, []
-        try:
-            await self._send(batch)
-        finally:
-            if self._appends and not self._closed:
-                task = asyncio.get_running_loop().create_task(self._flush())
-                self._flushes.add(task)
-                task.add_done_callback(self._flushes.discard)
-            else:
-                self._flushing = False
-                for item in self._appends:  # closed meanwhile
-                    item.reply.set_exception(StoreError(f"{item.what}: the store is closed"))
-                self._appends = []
+    @property
+    def append_batches(self) -> int:
+        """How many round trips carried appends (with ``appends_batched``: the batching)."""
+        return self._commit.batches
 
-    async def _send(self, batch: list[_Pending]) -> None:
-        """One round trip for ``batch`` (a lone append is one script call, more a pipeline);
-        answer each append (see "Group commit"). Raises only if cancelled, after answering."""
-        self.append_batches += 1
-        self.appends_batched += len(batch)
-        try:
-            if len(batch) == 1:
-                item = batch[0]
-                replies: list[Any] = [
-                    await self._run(item.what, partial(self._append, item.keys, item.args))
-                ]
-            else:
-                replies = await self._run(
-                    f"append {len(batch)} choices", partial(self._pipe, batch)
-                )
-        except StoreError as exc:  # the batch as a whole: each append's outcome is unknown
-            for item in batch:
-                if not item.reply.done():
-                    if len(batch) == 1:
-                        item.reply.set_exception(exc)
-                    else:
-                        item.reply.set_exception(StoreError(f"{item.what}: {exc}"))
-            return
-        except BaseException as exc:  # cancelled: nobody waits forever
-            for item in batch:
-                if not item.reply.done():
-                    item.reply.set_exception(StoreError(f"{item.what}: not stored ({exc!r})"))
-            raise
-        for item, reply in zip(batch, replies, strict=True):
-            if item.reply.done():
-                continue
-            if isinstance(reply, ResponseError):
-                item.reply.set_exception(self._refused(item.what, reply))
-            elif isinstance(reply, Exception):
-                item.reply.set_exception(StoreError(f"{item.what}: {reply}"))
-            else:
-                item.reply.set_result(None)
+    @property
+    def appends_batched(self) -> int:
+        return self._commit.items
 
-    async def _pipe(self, batch: list[_Pending]) -> list[Any]:
+    async def _send_appends(self, batch: Sequence[Pending[_Append]]) -> list[StoreError | None]:
+        """One round trip for a batch of appends (a lone one is one script call, more a
+        pipeline), each reply mapped on its own; the :class:`GroupCommit`'s sender."""
+        if len(batch) == 1:
+            item = batch[0]
+            call = partial(self._append, item.payload.keys, item.payload.args)
+            replies: list[Any] = [await self._run(item.what, call)]
+        else:
+            replies = await self._run(f"append {len(batch)} choices", partial(self._pipe, batch))
+        return [self._outcome(i.what, reply) for i, reply in zip(batch, replies, strict=True)]
+
+    def _outcome(self, what: str, reply: Any) -> StoreError | None:
+        if isinstance(reply, ResponseError):
+            return self._refused(what, reply)
+        if isinstance(reply, Exception):
+            return StoreError(f"{what}: {reply}")
+        return None
+
+    async def _pipe(self, batch: Sequence[Pending[_Append]]) -> list[Any]:
         """One pipeline of the append script; a Redis that lost its scripts (a restart) gets it
         loaded and the refused ones sent again."""
         sha = self._append.sha
@@ -707,7 +589,7 @@ class RedisStore:
         for attempt in range(2):
             pipe = self._redis.pipeline(transaction=False)
             for i in todo:
-                item = batch[i]
+                item = batch[i].payload
                 pipe.evalsha(sha, len(item.keys), *item.keys, *item.args)
             got = await pipe.execute(raise_on_error=False)
             for i, reply in zip(todo, got, strict=True):
@@ -736,13 +618,13 @@ class RedisStore:
 
     async def close(self) -> None:
         self._closed = True
+        self._commit.close()
         for task in (self._watch, self._verifying):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
-        if self._flushes:  # appends on their way: let them land and answer their rooms
-            await asyncio.gather(*self._flushes, return_exceptions=True)
+        await self._commit.drain()  # appends on their way: let them land and answer their rooms
         if self._probe is not None:
             self._probe.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
