@@ -37,44 +37,21 @@ the size of the choice itself) rather than archiving from an untrimmed stream; i
 deleted. The cost is that a live room holds each choice twice until its snapshot trims the
 stream, and once afterwards; a match is a few hundred choices, so this is kilobytes per room.
 
-Redis trouble. Every call is bounded: socket and connect timeouts of ``timeout`` seconds, one
-immediate retry on a dropped connection only, and an overall deadline; any connection error or
-timeout raises :class:`~server.store.StoreError` (so the room refuses the choice with
-``unavailable`` and acknowledges nothing), marks the store not ready (``ready()`` is what
-``/readyz`` reports) and starts a background probe that writes a tiny key every
-``probe_interval`` seconds until Redis stores it again (a PING would call a read-only replica or a
-full Redis ready); listeners registered with :meth:`RedisStore.on_ready_change` hear both
-transitions so rooms can pause and tell their clients. Logical refusals (wrong rev, room gone)
-raise StoreError subclasses but leave ``ready()`` alone: Redis did answer.
-
-Durability, checked rather than assumed (:meth:`RedisStore.verify`). At start, before a Redis that
-went away counts as ready again (the probe), whenever redis-py opens a new connection (it
-reconnects by itself after a drop, so a quick Redis restart may fail no call at all), and every
-``watch_interval`` seconds, the store asks:
-
-- **Does Redis persist?** ``CONFIG GET appendonly`` (a Redis that refuses CONFIG, as managed ones
-  do, is asked ``INFO persistence``'s ``aof_enabled``). Without the append-only file a restart of
-  Redis loses every acknowledged choice, so :meth:`RedisStore.problem` names the setting and
-  ``/readyz`` answers 503 (rooms go on: Redis does store, only not durably), unless
-  ``allow_volatile`` (``OASIS_ALLOW_VOLATILE_REDIS``, for tests and development) accepts it. RDB
-  snapshots alone are not enough: they lose the writes since the last save.
-- **Is it the same data?** A marker key (``P:marker``, a random token written once with NX, no
-  expiry) is read back and compared with the token seen before. A different or missing marker
-  means Redis came back empty (a restart without persistence, a FLUSHALL, a failover to an empty
-  replica): every listener of :meth:`RedisStore.on_lost` is awaited (the lobby pauses the rooms
-  whose keys are gone, with ``storage_lost``, and logs what was lost) before the store counts as
-  ready, then the new marker is adopted so new rooms play on. Redis's ``run_id`` is logged beside
-  it (changed: Redis restarted; the same: it was flushed). On a Redis Cluster the marker lives in
-  one slot, so an emptied node that does not hold it is found per room instead: an append that
-  finds the room's meta gone raises :class:`~server.store.RoomGoneError`, which the room takes
-  for lost storage too.
+Redis trouble and durability (:mod:`server.store.readiness`). Every call is bounded (socket and
+connect timeouts of ``timeout`` seconds, one immediate retry on a dropped connection only, an
+overall deadline of three timeouts); any connection error or timeout raises
+:class:`~server.store.StoreError` (so the room refuses the choice with ``unavailable`` and
+acknowledges nothing) and tells :class:`~server.store.readiness.Readiness`, which marks the store
+not ready and probes until Redis stores again. Logical refusals (wrong rev, room gone) raise
+StoreError subclasses but leave ``ready()`` alone: Redis did answer. Whether Redis persists and
+still holds the same data is checked there too, at start, on every new connection and every
+``watch_interval`` seconds.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -105,6 +82,7 @@ from server.store.errors import (
     RoomGoneError,
     StoreError,
 )
+from server.store.readiness import Readiness
 from server.store.records import Action, ArchiveRecord, RoomRecord, pack
 
 __all__ = ["RedisStore"]
@@ -173,7 +151,6 @@ class RedisStore:
             self._redis = aioredis.Redis.from_pool(pool)
         self._prefix = prefix
         self._deadline = 3 * timeout
-        self._probe_interval = probe_interval
         self._chat_keep = max(1, chat_keep)
         self._batch = batch
         self._append = self._redis.register_script(scripts.APPEND)
@@ -183,32 +160,25 @@ class RedisStore:
         self._keys = keys.KeyCache(prefix)
         self._commit: GroupCommit[_Append] = GroupCommit(self._send_appends)
         """The appends' group commit (see "Group commit")."""
-        self._ready: bool | None = None
-        self._probe: asyncio.Task[None] | None = None
-        self._listeners: list[Callable[[bool], None]] = []
         self._closed = False
         self._log = oasis_logging.get(component="redis_store")
+        self._health = Readiness(
+            self._redis,
+            prefix,
+            deadline=self._deadline,
+            probe_interval=probe_interval,
+            allow_volatile=allow_volatile,
+            watch_interval=watch_interval,
+            log=self._log,
+            housekeeping=self._trim_pool,
+        )
         self.fence = ""
         """This node's lease token (:mod:`server.lease`); empty: no leases, nothing is fenced."""
         self.lease_ms = 0
         self.on_not_owner: Callable[[str], None] | None = None
         """Called with a room whose write was refused because this node lost its lease."""
-        self._allow_volatile = allow_volatile
-        self._problem = ""
-        """Why Redis is not trusted with acknowledged choices ("" when it persists them)."""
-        self._marker: bytes | None = None
-        """The marker token this store saw last (None before the first check)."""
-        self._run_id = ""
-        self._volatile_told = False
-        self._lost_listeners: list[Callable[[str], Awaitable[None]]] = []
         self._archive_ttl = archive_ttl
         """Seconds an archive is kept (0: for ever); see :meth:`archive`."""
-        self._watch_interval = watch_interval
-        self._watch: asyncio.Task[None] | None = None
-        self._verifying: asyncio.Task[None] | None = None
-        self._verify_again = False
-        self.losses = 0
-        """How many times Redis was found emptied under this store."""
 
     # Keys --------------------------------------------------------------------------------------
 
@@ -253,147 +223,39 @@ class RedisStore:
     # Health ------------------------------------------------------------------------------------
 
     def ready(self) -> bool:
-        """Whether Redis answered the last call (or the probe). Unknown at first: probe now."""
-        if self._ready is None:
-            self._start_probe()
-            return False
-        return self._ready
+        """Whether Redis answered the last call (or the probe); see :mod:`.readiness`."""
+        return self._health.ready()
 
     async def start(self) -> None:
-        """Probe and verify once so ``ready()`` is known at start-up (keep probing in the
-        background if not), then watch Redis's durability every ``watch_interval`` seconds."""
-        try:
-            async with asyncio.timeout(self._deadline):
-                await self._write_probe()
-            await self.verify()
-        except (RedisError, OSError, TimeoutError) as exc:
-            self._log.warning("redis_unavailable_at_start", error=f"{type(exc).__name__}: {exc}")
-            self._set_ready(False, f"{type(exc).__name__}: {exc}")
-        else:
-            self._set_ready(True, verified=True)
-        if self._watch_interval > 0 and self._watch is None:
-            self._watch = asyncio.get_running_loop().create_task(self._watch_loop())
-
-    async def _connected(self, connection: Any) -> None:
-        """redis-py's hook on every new connection (after a drop it reconnects on its own, so a
-        restarted Redis may never fail a call): verify again, in the background, once."""
-        await connection.on_connect()
-        if self._marker is not None and not self._closed:
-            self._schedule_verify()
-
-    def _schedule_verify(self) -> None:
-        if self._verifying is not None and not self._verifying.done():
-            self._verify_again = True
-            return
-        self._verifying = asyncio.get_running_loop().create_task(self._verify_soon())
-
-    async def _verify_soon(self) -> None:
-        while True:
-            self._verify_again = False
-            try:
-                await self.verify()
-            except (RedisError, OSError) as exc:
-                self._log.debug("verify_failed", error=f"{type(exc).__name__}: {exc}")
-            if not self._verify_again or self._closed:
-                return
+        """Probe and verify once so ``ready()`` is known at start-up, then keep watching."""
+        await self._health.start()
 
     def problem(self) -> str:
         """Why this Redis is not trusted with acknowledged choices ("": it persists them, or
         ``allow_volatile`` accepts that it does not); ``/readyz`` answers 503 while it is set."""
-        return self._problem
+        return self._health.problem()
+
+    def on_ready_change(self, listener: Callable[[bool], None]) -> None:
+        """Call ``listener(ready)`` on every transition (from the event loop)."""
+        self._health.on_ready_change(listener)
 
     def on_lost(self, listener: Callable[[str], Awaitable[None]]) -> None:
-        """Await ``listener(detail)`` when Redis is found emptied (see "Durability")."""
-        self._lost_listeners.append(listener)
+        """Await ``listener(detail)`` when Redis is found emptied (:mod:`.readiness`)."""
+        self._health.on_lost(listener)
 
     async def verify(self) -> None:
-        """Check persistence and the marker (see "Durability"); raises what Redis raises."""
-        async with asyncio.timeout(self._deadline):
-            persists = await self._persistence()
-            pipe = self._redis.pipeline(transaction=False)
-            pipe.set(self._marker_key, secrets.token_hex(16).encode(), nx=True)
-            pipe.get(self._marker_key)
-            _, marker = await pipe.execute()
-            run_id = await self._server_run_id()
-        self._set_problem(persists)
-        seen, self._marker = self._marker, marker
-        previous_run, self._run_id = self._run_id, run_id
-        if seen is None or marker == seen:
-            return
-        self.losses += 1
-        restarted = bool(previous_run) and run_id != previous_run
-        detail = (
-            f"Redis restarted without its data (run id {previous_run or '?'} -> {run_id or '?'})"
-            if restarted
-            else f"Redis was emptied (FLUSHALL or a failover; run id {run_id or '?'})"
-        )
-        self._log.error("redis_data_lost", detail=detail)
-        for listener in list(self._lost_listeners):
-            try:
-                await listener(detail)
-            except Exception:  # one listener's bug must not stop the others or the probe
-                self._log.exception("lost_listener_failed")
+        """Check persistence and the marker now; raises what Redis raises."""
+        await self._health.verify()
 
-    async def _persistence(self) -> str:
-        """ "" if Redis writes an append-only file, else what it says instead."""
-        try:
-            got = await self._redis.config_get("appendonly")
-            value = _text(next(iter(got.values()), "")) if got else ""
-            if value:
-                return "" if value == "yes" else f"appendonly is {value!r}"
-        except ResponseError:
-            pass  # CONFIG refused (managed Redis, ACLs): ask INFO
-        try:
-            info = await self._redis.info("persistence")
-        except ResponseError as exc:
-            return f"cannot tell whether it persists (CONFIG and INFO refused: {exc})"
-        if isinstance(info, dict) and "aof_enabled" in info:
-            return "" if str(info["aof_enabled"]) == "1" else "aof_enabled is 0"
-        return "cannot tell whether it persists (INFO persistence has no aof_enabled)"
+    @property
+    def losses(self) -> int:
+        """How many times Redis was found emptied under this store."""
+        return self._health.losses
 
-    async def _server_run_id(self) -> str:
-        try:
-            info = await self._redis.info("server")
-        except ResponseError:
-            return ""
-        if isinstance(info, dict):
-            return _text(info.get("run_id", ""))
-        return ""
-
-    def _set_problem(self, persists: str) -> None:
-        problem = ""
-        if persists:
-            why = f"redis does not persist acknowledged choices ({persists})"
-            if self._allow_volatile:
-                if not self._volatile_told:
-                    self._log.warning(
-                        "redis_volatile_allowed", detail=why, setting="OASIS_ALLOW_VOLATILE_REDIS"
-                    )
-                self._volatile_told = True
-            else:
-                problem = why
-        if problem != self._problem:
-            if problem:
-                self._log.error(
-                    "redis_volatile",
-                    detail=problem,
-                    fix="turn the append-only file on (appendonly yes), or set "
-                    "OASIS_ALLOW_VOLATILE_REDIS=1 where losing every match on a restart is fine",
-                )
-            else:
-                self._log.info("redis_persists")
-            self._problem = problem
-
-    async def _watch_loop(self) -> None:
-        while not self._closed:
-            await asyncio.sleep(self._watch_interval)
-            await self._trim_pool()
-            if self._ready is not True:
-                continue  # the probe verifies before Redis counts as ready again
-            try:
-                await self.verify()
-            except (RedisError, OSError, TimeoutError) as exc:
-                self._log.debug("verify_failed", error=f"{type(exc).__name__}: {exc}")
+    async def _connected(self, connection: Any) -> None:
+        """redis-py's hook on every new connection: Readiness verifies again."""
+        await connection.on_connect()
+        self._health.connected()
 
     async def _trim_pool(self) -> None:
         """Close the idle pooled connections beyond :data:`POOL_IDLE_KEEP`.
@@ -413,56 +275,6 @@ class RedisStore:
             with contextlib.suppress(Exception):
                 await connection.disconnect()
 
-    def on_ready_change(self, listener: Callable[[bool], None]) -> None:
-        """Call ``listener(ready)`` on every transition (from the event loop)."""
-        self._listeners.append(listener)
-
-    def _set_ready(self, ready: bool, why: str = "", *, verified: bool = False) -> None:
-        if ready == self._ready:
-            return
-        if ready and not verified:
-            # A Redis that was away (or never checked) counts as ready only once the probe has
-            # verified it: it may have come back empty, or without persistence.
-            self._start_probe()
-            return
-        before, self._ready = self._ready, ready
-        if ready:
-            self._log.info("redis_ready")
-        else:
-            self._log.error("redis_unavailable", error=why)
-            self._start_probe()
-        if before is not None or not ready:
-            for listener in list(self._listeners):
-                listener(ready)
-
-    def _start_probe(self) -> None:
-        if self._closed or (self._probe is not None and not self._probe.done()):
-            return
-        try:
-            self._probe = asyncio.get_running_loop().create_task(self._probe_loop())
-        except RuntimeError:
-            return  # no loop (a synchronous caller): the next call will tell
-
-    async def _probe_loop(self) -> None:
-        first = self._ready is None
-        while not self._closed and self._ready is not True:
-            if not first:
-                await asyncio.sleep(self._probe_interval)
-            first = False
-            try:
-                async with asyncio.timeout(self._deadline):
-                    await self._write_probe()
-                await self.verify()
-            except (RedisError, OSError, TimeoutError) as exc:
-                self._set_ready(False, f"{type(exc).__name__}: {exc}")
-                continue
-            self._set_ready(True, verified=True)
-
-    async def _write_probe(self) -> None:
-        """A write, not a PING: a read-only replica or a full Redis answers PING but stores
-        nothing, and must not count as ready."""
-        await self._redis.set(keys.probe(self._prefix), b"1", px=60_000)
-
     async def _run(self, what: str, op: Callable[[], Awaitable[Any]]) -> Any:
         """Run one bounded Redis call; map every failure to StoreError and track readiness."""
         try:
@@ -472,18 +284,18 @@ class RedisStore:
             raise self._refused(what, exc) from exc
         except (RedisConnectionError, RedisTimeoutError, RedisError, OSError) as exc:
             why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-            self._set_ready(False, why)
+            self._health.set_ready(False, why)
             raise StoreError(f"{what}: redis is unavailable ({why})") from exc
-        self._set_ready(True)
+        self._health.set_ready(True)
         return result
 
     def _refused(self, what: str, exc: ResponseError) -> StoreError:
         """The StoreError for a Redis error reply (a script's OASIS_* refusals by kind)."""
         text = str(exc)
         if _unwritable(exc):
-            self._set_ready(False, text)
+            self._health.set_ready(False, text)
             return StoreError(f"{what}: redis refuses writes ({text})")
-        self._set_ready(True)
+        self._health.set_ready(True)
         if "OASIS_REV" in text:
             return RevisionError(f"{what}: {text.split('OASIS_REV', 1)[1].strip()}")
         if "OASIS_LEASE" in text:
@@ -619,16 +431,9 @@ class RedisStore:
     async def close(self) -> None:
         self._closed = True
         self._commit.close()
-        for task in (self._watch, self._verifying):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+        await self._health.close()
         await self._commit.drain()  # appends on their way: let them land and answer their rooms
-        if self._probe is not None:
-            self._probe.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._probe
+        await self._health.stop_probe()
         await self._redis.aclose()
 
     # Snapshots and recovery --------------------------------------------------------------------
@@ -822,10 +627,6 @@ class RedisStore:
 def _unwritable(exc: ResponseError) -> bool:
     """Redis answers but stores nothing: a replica, out of memory, or a failing disk (MISCONF)."""
     return isinstance(exc, ReadOnlyError | OutOfMemoryError) or str(exc).startswith("MISCONF")
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _pack_fields(meta: dict[str, Any]) -> dict[FieldT, EncodableT]:
