@@ -116,8 +116,9 @@ async def start_rooms(app: App, stop: asyncio.Event) -> None:
     if not app.config.redis_cluster:  # (redis-py's asyncio cluster client has no pub/sub)
         from server.relay import Publisher, Relay
 
-        app.publisher = app.lobby.publish = Publisher(app.store)
         rooms = app.lobby.rooms
+        app.publisher = app.lobby.publish = Publisher(app.store, rooms)
+        app.publisher.start()
         app.relay = Relay(
             app.store,
             app.quotas,

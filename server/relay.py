@@ -1,19 +1,35 @@
 """Spectators served by any node: the owner publishes each room's spectator feed on Redis pub/sub,
 and a node with spectators of a room it does not own relays that feed to them.
 
-**Owner side** (:class:`Publisher`). Every revision of a room served here is published, as the
-very spectator ``patch`` frame the room encoded once (rev, ops, hash, events), on the room's
-channel ``P:{room}:spectate``; so are the ``room`` frames (info) and the chat lines of seats.
-Before each patch, the room's *spectator state* key ``P:{room}:spectate:state`` (a hash: rev,
-hash, view, info) is set to the live spectator view at that revision, built from the bytes the
-views already keep (no encode of the view): a relay that sees a patch of rev ``r`` can always
-read a state at ``r`` or later. Frames are queued without awaiting and written by one task per
-node, a pipeline per batch (the state key of a room written once per batch, its latest), so a
-room never waits on the relay.
+**Interest.** A room's feed costs Redis work (a write of the whole spectator view, a publish)
+at every revision, so an owner publishes only the rooms some node relays. A relay node announces
+on the one channel ``P:relay:interest`` (every node listens, one pub/sub connection each):
+``open|<node>|<room>`` when it gets a room's first spectator, ``keep|<node>|<room>`` every
+:data:`CHECK_EVERY` seconds while it has any, ``bye|<node>|<room>`` after the last one left.
+Every node keeps what it hears in memory (room -> relay node -> until when, :data:`INTEREST_TTL`
+seconds after the last announcement), for every room, not only its own: a room that moves here
+(failover, hand-off) is published from its first revision here. The owner answers ``open`` (and
+the first ``keep`` of a room it did not write yet: it just took the room over) by writing the
+room's state key at once, then a ``state`` notice on the room's channel; the relay waits
+:data:`OPEN_WAIT` seconds for that notice (else its spectator is redirected to the owner, as
+without a relay). When a room's last relay node said ``bye`` or stopped announcing, its owner
+publishes nothing more of it and deletes its state key. What a revision of a room nobody
+relays costs: one dict lookup.
+
+**Owner side** (:class:`Publisher`). Every revision of a relayed room served here is
+published, as the very spectator ``patch`` frame the room encoded once (rev, ops, hash,
+events), on the room's channel ``P:{room}:spectate``; so are the ``room`` frames (info) and
+the chat lines of seats. Before each patch, the room's *spectator state* key
+``P:{room}:spectate:state`` (a hash: rev, hash, view, info) is set to the live spectator view
+at that revision, built from the bytes the views already keep (no encode of the view): a
+relay that sees a patch of rev ``r`` can always read a state at ``r`` or later. Frames are
+queued without awaiting and written by one task per node, a pipeline per batch, so a room
+never waits on the relay.
 
 **Relay side** (:class:`Relay`). A ``spectate`` for a room another node holds (a live lease) is
 served here: the node subscribes to the room's channel while it has spectators of it (one
-pub/sub connection per node), reads the state key, and from then on writes each frame it
+pub/sub connection per node), announces ``open``, reads the state key once the owner's
+``state`` notice arrived, and from then on writes each frame it
 receives, as received (one encoded frame per revision per node, the same bytes to every
 socket), to its local spectators; it keeps the spectator view up to date by applying each
 patch's ops, for newcomers, ``sync`` and resyncs. The room's ``spectator_delay`` applies here:
@@ -22,8 +38,9 @@ frames (and the first state) wait in a queue released by a timer, as on the owne
 **Gaps.** A patch whose rev is not the next one (a message lost, a Redis reconnect, the owner
 changed) makes the relay read the state key again and send ``state`` to its spectators before
 any later patch: a spectator never gets a patch that does not fit its view. The same read runs
-when the pub/sub connection re-subscribes after a reconnect and, every :data:`CHECK_EVERY`
-seconds, for each relayed room (a lost *last* patch is found that way). An owner change
+when the pub/sub connection re-subscribes after a reconnect, on a ``state`` notice ahead of
+the relay's rev and, every :data:`CHECK_EVERY` seconds, for each relayed room (a lost *last*
+patch is found that way). An owner change
 (failover, hand-off) is seamless when the new owner's revisions follow on, a resync otherwise.
 
 **Limits.** Relay spectators count in the node's ``spectators_per_node`` tally and a relayed
@@ -47,7 +64,7 @@ import contextlib
 import struct
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -69,13 +86,25 @@ if TYPE_CHECKING:
 PATCH = b"p"
 INFO = b"i"
 CHAT = b"c"
+STATE = b"s"
 _HEAD = struct.Struct(">cq")
-"""A message: its kind (patch, info, chat), the room's rev, then the frame's bytes."""
+"""A message: its kind (patch, info, chat; state: the state key was just written at that rev,
+no frame), the room's rev, then the frame's bytes."""
+OPEN = b"open"
+KEEP = b"keep"
+BYE = b"bye"
+"""A relay node's announcements on the interest channel: ``<op>|<node>|<room>``."""
 
-STATE_TTL_MS = 24 * 3600 * 1000
-"""How long a room's spectator state key outlives its last write."""
+STATE_TTL_MS = 3600 * 1000
+"""How long a room's spectator state key outlives its last write (the owner also deletes it
+when the room's interest lapses)."""
 CHECK_EVERY = 2.0
-"""Seconds between the relay's checks of each relayed room's state key (a lost last patch)."""
+"""Seconds between the relay's checks of each relayed room's state key (a lost last patch),
+and between its ``keep`` announcements."""
+INTEREST_TTL = 3 * CHECK_EVERY
+"""Seconds an owner goes on publishing a room after a relay node's last announcement."""
+OPEN_WAIT = 5.0
+"""Seconds a relay waits for the owner's answer to ``open`` (then the spectator is redirected)."""
 COUNT_TTL = 3 * CHECK_EVERY
 """Seconds a node's count of a room's relayed spectators stays valid unless written again."""
 MAX_RELAYED_DELAY = 10.0
@@ -132,30 +161,118 @@ def spectator_state(room: Room) -> tuple[int, str, bytes]:
 
 
 class Publisher:
-    """The owner side: queue a room's spectator frames; one task writes them to Redis."""
+    """The owner side: queue the spectator frames of the rooms some node relays; one task writes
+    them to Redis. Another task listens to the relays' interest (see "Interest" in the module)."""
 
-    def __init__(self, store: RedisStore) -> None:
+    def __init__(self, store: RedisStore, rooms: Mapping[str, Room] | None = None) -> None:
         self.store = store
-        self._queue: list[tuple[str, bytes, dict[str, bytes] | None]] = []
+        self.rooms: Mapping[str, Room] = rooms if rooms is not None else {}
+        """This node's rooms (the lobby's), to answer a relay's ``open`` with a room's state."""
+        self.interest: dict[str, dict[str, float]] = {}
+        """Room -> relay node -> until when (monotonic) it relays the room: the rooms published.
+        Kept for every room of the cluster (a room that comes here later is published at once)."""
+        self._written: set[str] = set()
+        """Rooms of this node whose state key this node wrote since their interest began."""
+        self._queue: list[tuple[str, bytes | None, dict[str, bytes] | None]] = []
+        """(room, message to publish, state to write): a state of ``{}`` deletes the key."""
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._listener: asyncio.Task[None] | None = None
         self.published = 0
         self.failed = 0
         self.log = oasis_logging.get(component="relay")
 
+    def start(self) -> None:
+        """Listen to the relays' interest from now on (one pub/sub connection)."""
+        self._listener = asyncio.get_running_loop().create_task(self._listen())
+
     def __call__(self, room: Room, kind: bytes, data: bytes) -> None:
-        """Publish one spectator frame of ``room`` (called by the room, never awaits)."""
+        """Publish one spectator frame of ``room`` if some node relays it (called by the room,
+        never awaits; one dict lookup when nobody relays it)."""
+        if room.id not in self.interest:
+            return
         state: dict[str, bytes] | None = None
         if kind != CHAT:
-            rev, digest, doc = spectator_state(room)
-            state = {"rev": str(rev).encode(), "hash": digest.encode(), "view": doc}
-            if kind == INFO:
-                state["info"] = pack(room.info())
-        message = _HEAD.pack(kind, room.rev) + data
-        self._queue.append((room.id, message, state))
+            state = _state_fields(room, kind == INFO)
+            self._written.add(room.id)
+        self._put(room.id, _HEAD.pack(kind, room.rev) + data, state)
+
+    def _put(self, room: str, message: bytes | None, state: dict[str, bytes] | None) -> None:
+        self._queue.append((room, message, state))
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._run())
         self._wake.set()
+
+    # Interest ---------------------------------------------------------------------------------
+
+    def hello(self, op: bytes, node: str, room_id: str) -> None:
+        """A relay node's announcement (``open``, ``keep`` or ``bye``) about ``room_id``."""
+        nodes = self.interest.get(room_id)
+        if op == BYE:
+            if nodes is not None:
+                nodes.pop(node, None)
+                if not nodes:
+                    self._lapse(room_id)
+            return
+        if nodes is None:
+            nodes = self.interest[room_id] = {}
+        nodes[node] = time.monotonic() + INTEREST_TTL
+        room = self.rooms.get(room_id)
+        if room is None or room.publish is None:
+            return
+        if op == OPEN or room_id not in self._written:
+            # The relay waits for this (or, on keep, this node just took the room over): the
+            # state key at the current rev, then the notice that it is written.
+            self._written.add(room_id)
+            self._put(room_id, _HEAD.pack(STATE, room.rev), _state_fields(room, True))
+
+    def _lapse(self, room_id: str) -> None:
+        """No node relays ``room_id`` any more: publish nothing of it, drop its state key."""
+        self.interest.pop(room_id, None)
+        if room_id in self._written:
+            self._written.discard(room_id)
+            self._put(room_id, None, {})
+            self.log.info("relay_interest_lapsed", room=room_id)
+
+    def prune(self) -> None:
+        """Forget the relay nodes that stopped announcing their interest (a dead relay)."""
+        now = time.monotonic()
+        for room_id, nodes in list(self.interest.items()):
+            for node, until in list(nodes.items()):
+                if until < now:
+                    del nodes[node]
+            if not nodes:
+                self._lapse(room_id)
+        self._written.intersection_update(self.rooms.keys())  # (rooms that left this node)
+
+    async def _listen(self) -> None:
+        name = keys.relay_interest(self.store.prefix)
+        pubsub: Any = None
+        pruned = time.monotonic()
+        while True:
+            try:
+                if pubsub is None:
+                    pubsub = self.store.redis.pubsub()
+                    await pubsub.subscribe(name)
+                message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+            except asyncio.CancelledError:
+                if pubsub is not None:
+                    with contextlib.suppress(Exception):
+                        await pubsub.aclose()
+                raise
+            except Exception as exc:  # Redis unreachable: redis-py reconnects (and resubscribes)
+                self.log.warning("relay_interest_unheard", error=str(exc))
+                await asyncio.sleep(0.5)
+                message = None
+            if message is not None and message.get("type") == "message":
+                op, _, rest = bytes(message["data"]).partition(b"|")
+                node, _, room_id = rest.partition(b"|")
+                self.hello(op, node.decode(errors="replace"), room_id.decode(errors="replace"))
+            if time.monotonic() - pruned >= 1.0:
+                pruned = time.monotonic()
+                self.prune()
+
+    # Writing ----------------------------------------------------------------------------------
 
     async def _run(self) -> None:
         while True:
@@ -169,7 +286,7 @@ class Publisher:
                     self.failed += len(batch)
                     self.log.warning("relay_publish_failed", frames=len(batch), error=str(exc))
 
-    async def _write(self, batch: list[tuple[str, bytes, dict[str, bytes] | None]]) -> None:
+    async def _write(self, batch: list[tuple[str, bytes | None, dict[str, bytes] | None]]) -> None:
         prefix = self.store.prefix
         redis = self.store.redis
 
@@ -178,19 +295,32 @@ class Publisher:
             for room, message, state in batch:
                 if state is not None:
                     key = keys.spectate_state(prefix, room)
-                    pipe.hset(key, mapping=state)
-                    pipe.pexpire(key, STATE_TTL_MS)
-                pipe.publish(keys.spectate(prefix, room), message)
+                    if state:
+                        pipe.hset(key, mapping=state)
+                        pipe.pexpire(key, STATE_TTL_MS)
+                    else:
+                        pipe.delete(key)
+                if message is not None:
+                    pipe.publish(keys.spectate(prefix, room), message)
             await pipe.execute()
 
         await self.store.call(f"publish {len(batch)} spectator frames", op)
         self.published += len(batch)
 
     async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
+        for task in (self._task, self._listener):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+
+
+def _state_fields(room: Room, with_info: bool) -> dict[str, bytes]:
+    rev, digest, doc = spectator_state(room)
+    state = {"rev": str(rev).encode(), "hash": digest.encode(), "view": doc}
+    if with_info:
+        state["info"] = pack(room.info())
+    return state
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,6 +357,10 @@ class Relayed:
         self.armed = False
         self.resyncs = 0
         self.closed = False
+        self.answered = asyncio.Event()
+        """Set by the owner's first ``state`` notice (the answer to ``open``)."""
+        self.opened: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        """True once the first view is read, False if the room cannot be relayed."""
 
     def __len__(self) -> int:
         return len(self.members) + len(self.waiting)
@@ -237,6 +371,11 @@ class Relayed:
     # From the owner ---------------------------------------------------------------------------
 
     def message(self, kind: bytes, rev: int, data: bytes) -> None:
+        if kind == STATE:  # the owner wrote the state key at ``rev``
+            self.answered.set()
+            if not self.fetching and rev > self.live >= 0:
+                self.relay.spawn(self.fetch(f"rev {rev} stored, {self.live} received"))
+            return
         if self.fetching:
             self.held.append((kind, rev, data))
             return
@@ -459,6 +598,8 @@ class Relay:
             self._checker = asyncio.get_running_loop().create_task(self._check())
 
     async def _unsubscribe(self, room: str) -> None:
+        if room in self.rooms:  # (a spectator came back meanwhile: relayed again)
+            return
         if self._pubsub is not None:
             name = keys.spectate(self.store.prefix, room)
             with contextlib.suppress(Exception):
@@ -502,8 +643,34 @@ class Relay:
     async def _check(self) -> None:
         while self.rooms:
             await asyncio.sleep(CHECK_EVERY)
+            self.spawn(self._announce(KEEP, list(self.rooms), quiet=True))
             for relayed in list(self.rooms.values()):
                 self.spawn(relayed.check())
+
+    async def _announce(self, op: bytes, rooms: list[str], quiet: bool = False) -> None:
+        """Tell the owners (every node listens) that this node relays ``rooms`` (``open``,
+        ``keep``) or stopped (``bye``): one pipelined round trip. ``quiet``: a failure is
+        logged, not raised (the next ``keep`` says it again)."""
+        if op == BYE:
+            rooms = [room for room in rooms if room not in self.rooms]  # (relayed again)
+        if not rooms:
+            return
+        name = keys.relay_interest(self.store.prefix)
+        head = op + b"|" + self.node.encode() + b"|"
+        redis = self.store.redis
+
+        async def send() -> None:
+            pipe = redis.pipeline(transaction=False)
+            for room in rooms:
+                pipe.publish(name, head + room.encode())
+            await pipe.execute()
+
+        try:
+            await self.store.call(f"announce {op.decode()} of {len(rooms)} relayed rooms", send)
+        except StoreError as exc:
+            if not quiet:
+                raise
+            self.log.warning("relay_interest_not_announced", error=str(exc))
 
     def start(self) -> None:
         """Report this node's spectator counts every :data:`CHECK_EVERY` seconds from now."""
@@ -588,8 +755,8 @@ class Relay:
         return False
 
     async def spectate(self, conn: Connection, req: m.Spectate) -> bool:
-        """Relay the room to ``conn``; False if the owner publishes no feed of it yet (a room
-        nobody joined since it was created: the spectator is redirected to its node)."""
+        """Relay the room to ``conn``; False if the owner does not answer ``open`` within
+        :data:`OPEN_WAIT` seconds or the room is not relayed (the spectator is redirected)."""
         if req.room in conn.rooms:
             raise RequestError(ErrorCode.NOT_ALLOWED, f"already in room {req.room}")
         relayed = self.rooms.get(req.room)
@@ -601,11 +768,14 @@ class Relay:
         q.spectators.acquire(NODE)
         try:
             if relayed is None:
-                relayed = await self._open(req.room)
+                relayed = Relayed(self, req.room, 0.0)
+                self.rooms[req.room] = relayed
+                await self._open(relayed)
+            opened = await asyncio.shield(relayed.opened)
         except BaseException:
             q.spectators.release(NODE)
             raise
-        if relayed is None:
+        if not opened or relayed.closed:
             q.spectators.release(NODE)
             return False
         conn.rooms[req.room] = None
@@ -616,34 +786,42 @@ class Relay:
         conn.send(relayed.joined(req.id, req.rev))
         return True
 
-    async def _open(self, room: str) -> Relayed | None:
+    async def _open(self, relayed: Relayed) -> None:
+        """Subscribe, announce ``open`` and wait for the owner's answer; read the first view.
+        Settles ``relayed.opened`` (raises ``unavailable`` if Redis fails meanwhile)."""
+        room = relayed.room
+        relayed.fetching = True  # frames that arrive before the state wait behind it
+        ok = False
         try:
-            got = await self.read_state(room)
-        except StoreError as exc:
-            raise RequestError(ErrorCode.UNAVAILABLE, f"storage unavailable ({exc})") from None
-        if got is None or "spectator_delay" not in got[3]:
-            return None
-        if float(got[3]["spectator_delay"] or 0.0) > MAX_RELAYED_DELAY:
-            return None  # its first spectator here would wait that long for an answer
-        relayed = self.rooms.get(room)
-        if relayed is not None:  # opened by another spectator meanwhile
-            return relayed
-        delay = float(got[3].get("spectator_delay") or 0.0)
-        relayed = Relayed(self, room, delay)
-        self.rooms[room] = relayed
-        relayed.fetching = True  # frames that arrive before the state waits behind it
-        try:
-            await self._subscribe(room)
-        except (StoreError, Exception) as exc:
-            self.rooms.pop(room, None)
-            relayed.closed = True
-            raise RequestError(
-                ErrorCode.UNAVAILABLE, f"cannot follow room {room} ({exc})"
-            ) from None
-        relayed.fetching = False
-        self.log.info("relay_opened", room=room)
-        await relayed.fetch("opened")
-        return relayed
+            try:
+                await self._subscribe(room)
+                await self._announce(OPEN, [room])
+                async with asyncio.timeout(OPEN_WAIT):
+                    await relayed.answered.wait()
+                got = await self.read_state(room)
+            except TimeoutError:
+                self.log.warning("relay_not_answered", room=room)
+                return
+            except StoreError as exc:
+                raise RequestError(
+                    ErrorCode.UNAVAILABLE, f"cannot follow room {room} ({exc})"
+                ) from None
+            if got is None or "spectator_delay" not in got[3]:
+                return
+            delay = float(got[3]["spectator_delay"] or 0.0)
+            if delay > MAX_RELAYED_DELAY:
+                return  # its first spectator here would wait that long for an answer
+            relayed.delay = delay
+            relayed.fetching = False
+            self.log.info("relay_opened", room=room)
+            await relayed.fetch("opened")
+            ok = not relayed.closed
+        finally:
+            if not ok and not relayed.closed:
+                relayed.closed = True
+                self._close(relayed)
+            if not relayed.opened.done():
+                relayed.opened.set_result(ok)
 
     def discard(self, relayed: Relayed, conn: Connection) -> None:
         if conn in relayed.members or conn in relayed.waiting:
@@ -651,12 +829,23 @@ class Relay:
             relayed.waiting.pop(conn, None)
             self.quotas.spectators.release(NODE)
         conn.rooms.pop(relayed.room, None)
-        if not relayed.members and not relayed.waiting and not relayed.closed:
+        if (
+            not relayed.members
+            and not relayed.waiting
+            and not relayed.closed
+            and relayed.opened.done()
+        ):
             relayed.closed = True
-            self.rooms.pop(relayed.room, None)
-            self.spawn(self._unsubscribe(relayed.room))
-            self.spawn(self._forget_count(relayed.room))
+            self._close(relayed)
             self.log.info("relay_closed", room=relayed.room)
+
+    def _close(self, relayed: Relayed) -> None:
+        """Stop relaying ``relayed``: unsubscribe, tell the owner (``bye``), forget the count."""
+        if self.rooms.get(relayed.room) is relayed:
+            del self.rooms[relayed.room]
+        self.spawn(self._unsubscribe(relayed.room))
+        self.spawn(self._announce(BYE, [relayed.room], quiet=True))
+        self.spawn(self._forget_count(relayed.room))
 
     def gone(self, conn: Connection, room: str) -> bool:
         """The socket closed: True if it was a relay spectator of ``room``."""

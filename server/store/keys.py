@@ -20,6 +20,7 @@ every key of one room lives in one slot and a room's scripts and transactions st
     P:{room}:spectate         pub/sub channel of the owner's spectator frames (:mod:`server.relay`)
     P:{room}:spectate:state   hash: the spectators' view at the last published rev, for relays
     P:{room}:spectators       hash: node id -> ``<spectators relayed there>|<valid until>``
+    P:relay:interest          pub/sub channel: relay nodes' ``open|keep|bye|<node>|<room>``
     P:rooms           zset    live (unfinished) rooms, score = creation time
     P:archived        zset    archived rooms, score = finish time (entries older than
                               ``archive_ttl`` are dropped whenever another room is archived)
@@ -46,6 +47,7 @@ __all__ = [
     "marker",
     "nodes",
     "probe",
+    "relay_interest",
     "room_keys",
     "rooms",
     "spectate",
@@ -108,6 +110,11 @@ def spectate_state(prefix: str, room: str) -> str:
 def spectators(prefix: str, room: str) -> str:
     """A hash: node id -> ``"<spectators relayed there>|<valid until (unix time)>"``."""
     return f"{prefix}:{{{room}}}:spectators"
+
+
+def relay_interest(prefix: str) -> str:
+    """The channel on which relay nodes announce the rooms they relay (every node listens)."""
+    return f"{prefix}:relay:interest"
 
 
 def rooms(prefix: str) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import redis.asyncio as aioredis
 
 from clients.connection import Session
 from protocol.hashing import ViewHasher
@@ -300,3 +301,100 @@ async def test_a_room_with_a_long_delay_is_redirected_not_relayed(
     assert answer["type"] == "redirect" and answer["url"] == a.url, answer
     await watcher.close()
     await host.close()
+
+
+class ChannelCounter:
+    """A raw Redis subscriber counting the messages of every room's spectator channel."""
+
+    def __init__(self, url: str) -> None:
+        self.redis = aioredis.Redis.from_url(url)
+        self.pubsub = self.redis.pubsub()
+        self.counts: dict[str, int] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        await self.pubsub.psubscribe("oasis:{*}:spectate")
+        self._task = asyncio.get_running_loop().create_task(self._count())
+
+    async def _count(self) -> None:
+        while True:
+            message = await self.pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+            if message is not None:
+                name = message["channel"].decode()
+                self.counts[name] = self.counts.get(name, 0) + 1
+
+    def of(self, room: str) -> int:
+        return self.counts.get(f"oasis:{{{room}}}:spectate", 0)
+
+    async def publishes(self) -> int:
+        """PUBLISH commands the redis-server ran (every node's, this subscriber sends none)."""
+        stats = await self.redis.info("commandstats")
+        return int(stats.get("cmdstat_publish", {}).get("calls", 0))
+
+    async def state_exists(self, room: str) -> bool:
+        return bool(await self.redis.exists(f"oasis:{{{room}}}:spectate:state"))
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+        await self.pubsub.aclose()
+        await self.redis.aclose()
+
+
+async def test_only_rooms_with_relay_spectators_are_published(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """rules-checklist: none (transport). Two rooms on a, watched only there: no PUBLISH at all,
+    no state key. A relay spectator on b joins room 1 mid-match: it gets the state and follows
+    to the final view with every patch fitting. One joins room 2 and leaves: room 2's state key
+    goes and its channel falls silent while its match goes on."""
+    nodes = [node(redis_server.url, tmp_path, n, ttl=2.0, OASIS_BOT_DELAY="0.03") for n in "ab"]
+    a, b = nodes
+    counter = ChannelCounter(redis_server.url)
+    for n in nodes:
+        n.start()
+    try:
+        await ready(a, b)
+        await counter.start()
+        host1, room1 = await bot_room(a.url, "yspahan")
+        host2, room2 = await bot_room(a.url, "yspahan")
+        for host, room in ((host1, room1), (host2, room2)):
+            await host.request({"type": "start", "room": room, "bots": True})
+        watched1, watched2 = host1.rooms[room1], host2.rooms[room2]
+        await host1.wait(lambda: watched1.rev >= 15 and watched2.rev >= 15, patience=60)
+        assert await counter.publishes() == 0
+        assert counter.counts == {}
+        assert not await counter.state_exists(room1) and not await counter.state_exists(room2)
+
+        late = await session(b.url, "late")
+        mirror = await late.join({"type": "spectate", "room": room1})
+        assert late.url.split("?")[0] == b.url, "the spectator was redirected"
+        assert mirror.rev >= 15 and not mirror.over
+
+        leaver = await session(b.url, "leaver")
+        left = await leaver.join({"type": "spectate", "room": room2})
+        joined_at = left.rev
+        await leaver.wait(lambda: left.rev >= joined_at + 5, patience=30)
+        assert counter.of(room2) > 0 and await counter.state_exists(room2)
+        await leaver.close()
+        for _ in range(50):  # the relay says bye at once; an owner forgets it within 6 s anyway
+            if not await counter.state_exists(room2):
+                break
+            await asyncio.sleep(0.2)
+        assert not await counter.state_exists(room2), "room 2 is still published"
+        await asyncio.sleep(0.5)  # (frames already in flight)
+        silent_from, rev_then = counter.of(room2), watched2.rev
+        await host2.wait(lambda: watched2.rev >= rev_then + 10 or watched2.over, patience=30)
+        assert watched2.rev > rev_then
+        assert counter.of(room2) == silent_from, "room 2 was published after its interest went"
+        assert not await counter.state_exists(room2)
+
+        await _watch_to_the_end([host1, late], room1)
+        _final_checks([late], room1, host1.rooms[room1])
+        assert late.problems == [] and mirror.resyncs == 0, late.problems
+        for s in (host1, host2, late):
+            await s.close()
+    finally:
+        await counter.close()
+        for n in nodes:
+            await asyncio.to_thread(n.stop)

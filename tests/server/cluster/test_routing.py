@@ -41,12 +41,15 @@ async def test_a_room_created_on_one_node_is_listed_on_the_other_and_redirects_t
     assert "tokens" not in info and "host" not in info and "seed" not in info
     for frame in (
         {"type": "join", "room": room, "name": "bo"},
-        {"type": "spectate", "room": room},
         {"type": "sync", "room": room},
     ):
         answer = await on_b.request(frame)
         assert answer["type"] == "redirect", answer
         assert answer["room"] == room and answer["url"] == a.url
+    watcher = await b.client("w")  # spectators are served by any node (server.relay)
+    answer = await watcher.request({"type": "spectate", "room": room})
+    assert answer["type"] == "joined" and answer["rev"] == 0, answer
+    await watcher.close()
     missing = await on_b.request({"type": "join", "room": "nosuchroom", "name": "x"})
     assert missing["type"] == "error" and missing["code"] == "not_found"
     await host.close()
