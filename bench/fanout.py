@@ -240,12 +240,15 @@ async def run_one(
     interval: float,
     loop: str,
     nice: int = 10,
+    cprofile: str = "",
 ) -> dict[str, Any]:
     redis = RedisServer(Path(tempfile.mkdtemp(prefix="oasis-fanout-")))
     redis.start()
     servers = [
         Server("oasis", loop, redis_url=redis.url, env=node_env(f"n{i}")) for i in range(nodes)
     ]
+    if cprofile:
+        servers[0].cprofile = f"{cprofile}.{spectators}"
     pool: list[Worker] = []
     players: list[Session] = []
     try:
@@ -350,6 +353,12 @@ def main() -> None:
     parser.add_argument(
         "--nice", type=int, default=10, help="the load generators' niceness (0: as the server)"
     )
+    parser.add_argument(
+        "--cprofile",
+        default="",
+        metavar="PATH",
+        help="write a cProfile of node 0 to PATH.<spectators> (its figures are then not ours)",
+    )
     args = parser.parse_args()
     if args.worker:
         asyncio.run(worker(args.url, args.room, args.count, args.nice))
@@ -357,7 +366,16 @@ def main() -> None:
     raise_nofile()
     for n in (int(x) for x in args.spectators.split(",")):
         result = asyncio.run(
-            run_one(n, args.nodes, args.workers, args.seconds, args.interval, args.loop, args.nice)
+            run_one(
+                n,
+                args.nodes,
+                args.workers,
+                args.seconds,
+                args.interval,
+                args.loop,
+                args.nice,
+                args.cprofile,
+            )
         )
         print(json.dumps(result), flush=True)
 

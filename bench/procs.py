@@ -106,6 +106,8 @@ class Server:
     """Oasis with ``store="redis"``: use this Redis (not stopped here) instead of a private one."""
     games: list[str] = field(default_factory=list)
     """Oasis: games registered in the server process only (``bench/serve.py --game``)."""
+    cprofile: str = ""
+    """Oasis: write a cProfile of the server there when it stops (``bench/serve.py``)."""
     port: int = 0
     process: subprocess.Popen[bytes] | None = None
     redis: RedisServer | None = None
@@ -134,6 +136,8 @@ class Server:
             command += ["--store", self.store]
             for game in self.games:
                 command += ["--game", game]
+            if self.cprofile:
+                command += ["--cprofile", self.cprofile]
             command += ["--", "--port", str(self.port)]
             if self.store == "redis":
                 url = self.redis_url

@@ -11,7 +11,8 @@ benchmark's command line:
 Everything after ``--`` is ``oasis-server``'s own flags. ``--store redis`` without a URL starts
 the server's private ``redis-server``, as ``oasis-server`` does. ``--game MODULE:NAME`` registers
 one more game in this process only (the peer comparison's ``tests.games.tiny:TINY``); the
-product's registry is left as it is.
+product's registry is left as it is. ``--cprofile PATH`` runs the server under cProfile and
+writes its statistics to PATH when it stops (``bench/fanout.py --cprofile``).
 """
 
 from __future__ import annotations
@@ -37,12 +38,27 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--loop", choices=LOOPS, default="uvloop")
     parser.add_argument("--store", choices=STORES, default="redis")
     parser.add_argument("--game", action="append", default=[], metavar="MODULE:NAME")
+    parser.add_argument(
+        "--cprofile", default="", metavar="PATH", help="write a cProfile of the server to PATH"
+    )
     args = parser.parse_args(ours)
     for spec in args.game:
         module, _, name = spec.partition(":")
         registry.register(getattr(importlib.import_module(module), name))
     raise_fd_limit()
-    server_main.main(["--loop", args.loop, "--store", args.store, *theirs])
+    argv = ["--loop", args.loop, "--store", args.store, *theirs]
+    if not args.cprofile:
+        server_main.main(argv)
+        return
+    here = Path(__file__).resolve().parent  # (bench/profile.py would shadow the stdlib's)
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != here]
+    import cProfile
+
+    profile = cProfile.Profile()
+    try:
+        profile.runcall(server_main.main, argv)
+    finally:
+        profile.dump_stats(args.cprofile)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,9 @@ connection survives them. Frames that arrive after the close started are ignored
 
 Sending never awaits (see :mod:`server.limits` for the slow-reader policy): a frame is pushed
 into the socket's write buffer at once, so a room can fan a revision out to hundreds of sockets
-without yielding, and one slow socket only ever costs its own buffer.
+without yielding, and one slow socket only ever costs its own buffer. The fan-out to spectators
+frames a message once (:func:`ws_frame`) and writes those bytes to every socket's transport
+(:meth:`Connection.send_framed`).
 """
 
 from __future__ import annotations
@@ -22,11 +24,19 @@ from enum import Enum
 from typing import Any
 
 from websockets.asyncio.server import ServerConnection, broadcast
+from websockets.frames import Frame, Opcode
+from websockets.protocol import OPEN
 
 from protocol.errors import ErrorCode, RequestError
 from protocol.frames import ServerFrame, encode_frame
 from server.limits import SendBuffer, SendVerdict, TokenBucket
 from server.metrics import Metrics
+
+
+def ws_frame(data: bytes) -> bytes:
+    """``data`` as one unmasked, uncompressed binary WebSocket frame (what a server sends),
+    built once by websockets' own serializer for :meth:`Connection.send_framed`."""
+    return Frame(Opcode.BINARY, data).serialize(mask=False)
 
 
 class ConnState(Enum):
@@ -115,12 +125,35 @@ class Connection:
         self.metrics.bytes_out.inc(len(data))
         transport = self.ws.transport
         buffered = transport.get_write_buffer_size() if transport is not None else 0
+        if buffered > self.send_buffer.limit:
+            self._overflowed(buffered)
+        return True
+
+    def send_framed(self, framed: bytes) -> bool:
+        """Write one message already framed for WebSocket (:func:`ws_frame`) straight to the
+        socket's transport: the fan-out's path, the same bytes for every socket, no frame
+        built per socket. Same policy as :meth:`send_bytes`; the metrics are the caller's
+        (counted once per fan-out). False if not written (closed, lagging, closing)."""
+        if self.state is ConnState.CLOSED or self.send_buffer.lagging:
+            return False
+        ws = self.ws
+        transport = ws.transport
+        # Only an open connection, with nothing of websockets' own pending: its writes are
+        # flushed to the transport as they are made (send_data), so frames never interleave.
+        if ws.protocol.state is not OPEN or ws.protocol.extensions or transport.is_closing():
+            return False
+        transport.write(framed)
+        buffered = transport.get_write_buffer_size()
+        if buffered > self.send_buffer.limit:
+            self._overflowed(buffered)
+        return True
+
+    def _overflowed(self, buffered: int) -> None:
         verdict = self.send_buffer.after_write(buffered)
         if verdict is SendVerdict.LAGGING:
             self._spawn(self._drain_then_resync())
         elif verdict is SendVerdict.CLOSE:
             self.close_soon(1008, "too slow")
-        return True
 
     def close_soon(self, code: int, reason: str) -> None:
         """Start closing without awaiting (callable from a room)."""
