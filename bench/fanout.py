@@ -10,13 +10,18 @@ Redis pub/sub, :mod:`server.relay`). Printed per run:
   revision's patch at the last of the N spectators (p50, p99, max over the revisions); the
   clock is ``time.perf_counter`` (CLOCK_MONOTONIC, the same in every process of the machine);
 - the seats' act -> ack p50/p99 meanwhile;
-- each node's CPU (share of one core) during the paced phase and its RSS growth per spectator
-  (RSS after the spectators joined minus before, over that node's spectators);
+- each node's CPU (share of one core) during the paced phase, split into user and system
+  time, and per spectator per revision (us), and its RSS growth per spectator (RSS after the
+  spectators joined minus before, over that node's spectators); the machine's load average;
 - convergence: every spectator's last (rev, hash) must be the owner's spectators' (printed as
   the number of distinct final views per node, 1 when they agree, and whether they match).
 
-    .venv/bin/python bench/fanout.py --spectators 1000,5000,10000 --nodes 1
-    .venv/bin/python bench/fanout.py --spectators 3000 --nodes 3
+    .venv/bin/python bench/fanout.py --spectators 1000,5000,10000 --nodes 1 --seconds 20
+    .venv/bin/python bench/fanout.py --spectators 3000 --nodes 3 --workers 3 --seconds 20
+    .venv/bin/python bench/fanout.py --spectators 2000 --seconds 10 --cprofile /tmp/fanout.prof
+
+``--cprofile PATH`` runs node 0 under cProfile and writes ``PATH.<spectators>`` (read it with
+``pstats``); its timings are then the profiler's, not the server's.
 
 Mind the open-file limit: each spectator is one socket in a worker and one in a server
 (``bench/serve.py`` raises the server's soft limit to the hard one; workers do the same).
@@ -51,6 +56,17 @@ def raise_nofile() -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < hard:
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+def cpu_split(pid: int) -> tuple[float, float]:
+    """User and system CPU seconds of a process so far (``/proc/PID/stat`` fields 14, 15)."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0.0, 0.0
+    fields = text[text.rindex(")") + 2 :].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -271,10 +287,12 @@ async def run_one(
         await asyncio.sleep(1.0)
         rss1 = [rss_bytes(s.pid) for s in servers]
         cpu0 = [cpu_seconds(s.pid) for s in servers]
+        split0 = [cpu_split(s.pid) for s in servers]
         t0 = time.perf_counter()
         sent, acks = await play(room, players, seconds, interval, random.Random(20))
         took = time.perf_counter() - t0
         cpu1 = [cpu_seconds(s.pid) for s in servers]
+        split1 = [cpu_split(s.pid) for s in servers]
         await asyncio.sleep(2.0)
         reports = []
         for worker_ in pool:
@@ -312,6 +330,15 @@ async def run_one(
             "seat_p50_ms": _ms(percentile(acks, 0.5)),
             "seat_p99_ms": _ms(percentile(acks, 0.99)),
             "cpu": [round((b - a) / took, 3) for a, b in zip(cpu0, cpu1, strict=True)],
+            "cpu_user_sys": [
+                [round((b[0] - a[0]) / took, 3), round((b[1] - a[1]) / took, 3)]
+                for a, b in zip(split0, split1, strict=True)
+            ],
+            "cpu_us_per_spectator_revision": [
+                round((b - a) / max(1, len(sent)) / max(1, n) * 1e6, 1)
+                for a, b, n in zip(cpu0, cpu1, per_node, strict=True)
+            ],
+            "load_average": round(os.getloadavg()[0], 1),
             "kib_per_spectator": [
                 round((r1 - r0) / 1024 / max(1, n), 1)
                 for r0, r1, n in zip(rss0, rss1, per_node, strict=True)

@@ -39,10 +39,11 @@ NODE = ""
 """The one key of the node-wide spectator tally."""
 FANOUT_AT_ONCE = 256
 """An audience up to this size is written at once (see the module); a larger one in turns."""
-FANOUT_BUDGET = 0.003
+FANOUT_BUDGET = 0.001
 """Seconds of writing per turn of the event loop for a large audience (checked every
-:data:`FANOUT_STEP` sockets)."""
-FANOUT_STEP = 64
+:data:`FANOUT_STEP` sockets): a seat's ``act`` passes through a few turns (its frame read, the
+store's answer, the room's task) before its ``ack``, each waiting for at most one of these."""
+FANOUT_STEP = 32
 
 
 class Fanout:
