@@ -398,3 +398,44 @@ async def test_only_rooms_with_relay_spectators_are_published(
         await counter.close()
         for n in nodes:
             await asyncio.to_thread(n.stop)
+
+
+async def test_a_hand_off_of_the_owner_relay_spectators_keep_watching_to_the_final_view(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """rules-checklist: none (transport). SIGTERM of the owner mid-match hands the room off at
+    once (leases far longer than the test: nothing else moves it): the new owner heard the
+    relays' interest and publishes the room; the relay spectators of b and c keep their sockets
+    and end at the final view a newcomer is shown."""
+    nodes = [
+        node(redis_server.url, tmp_path, name, ttl=60.0, OASIS_BOT_DELAY="0.03")
+        for name in ("a", "b", "c")
+    ]
+    a, b, c = nodes
+    for n in nodes:
+        n.start()
+    try:
+        await ready(*nodes)
+        host, room = await bot_room(a.url, "yspahan")
+        host.reconnect = False
+        relayed = [await session(url, f"r{i}") for i, url in enumerate((b.url, c.url))]
+        for s in relayed:
+            await s.join({"type": "spectate", "room": room})
+        await host.request({"type": "start", "room": room, "bots": True})
+        mirror = relayed[0].rooms[room]
+        await relayed[0].wait(lambda: mirror.rev >= 10, patience=30)
+        assert await asyncio.to_thread(a.stop) == 0
+        at_hand_off = mirror.rev
+        await _watch_to_the_end(relayed, room)
+        assert mirror.rev > at_hand_off + 5, "the match did not go on after the hand-off"
+        late = await session(c.url, "late")
+        final = await late.join({"type": "spectate", "room": room})
+        assert final.over
+        _final_checks(relayed, room, final)
+        for s, url in zip(relayed, (b.url, c.url), strict=True):
+            assert s.url.split("?")[0] == url and s.connections == 0, "a spectator reconnected"
+        for s in (*relayed, late):
+            await s.close()
+    finally:
+        for n in nodes:
+            await asyncio.to_thread(n.stop)
