@@ -256,11 +256,8 @@ class Cluster:
                 return
             self.log.warning("lease_lost", room=room_id, rev=room.rev)
             members = _members(room)  # (before the lobby lets its spectators go)
-            self.app.lobby.forget(room_id)  # (its quotas and index entry too)
             self._held.discard(room_id)
-            await room.stop()
-            self.app.metrics.rooms.labels(room.state.value).dec()
-            room.state = RoomState.CLOSED
+            await self.app.lobby.evict(room_id)
             url = ""
             with contextlib.suppress(StoreError):
                 holder = await self.leases.holder(room_id)

@@ -354,8 +354,7 @@ class Lobby:
             key = (room.created, room.id)
             self._keys[room.id] = (key, room.settings.game)
             self.index.add(key, room.settings.game)
-        self.metrics.rooms.labels(room.state.value).inc()
-        room.start_task()
+        room.start_task()  # (from here on the room counts itself in ``metrics.rooms``)
 
     def forget(self, room_id: str) -> Room | None:
         """Take a room out of the lobby (closed, or gone to another node), its quotas freed."""
@@ -365,6 +364,15 @@ class Lobby:
             self.index.remove(*entry)
         if room is not None:
             room.release()
+        return room
+
+    async def evict(self, room_id: str) -> Room | None:
+        """The room's lease moved to another node (:mod:`server.cluster`): out of the lobby
+        (quotas and listing too), then closed by its own task (``close`` in its table) once
+        the commands queued before now are done. The room, or None if it was not here."""
+        room = self.forget(room_id)
+        if room is not None:
+            await room.evict()
         return room
 
     async def quick(self, req: m.Quick, host: str, conn: Connection | None = None) -> Room:

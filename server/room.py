@@ -1,14 +1,24 @@
 """One room: an actor (one asyncio task, one inbox) that is the single authority over a match.
 
 Its lifecycle table and commands are in :mod:`server.room_state`; what it stores when, and
-what each store failure means, in :mod:`server.keeper`.
+what each store failure means, in :mod:`server.keeper`. Its parts are components it owns, each
+with a narrow interface and none calling back into the room: ``seating``
+(:mod:`server.membership`: the seats, who holds which), ``standins`` (:mod:`server.takeover`:
+grace periods and the bots that play for players who are gone), ``timekeeper``
+(:mod:`server.timekeeping`: the clocks, given the time by the room), ``keeper``
+(:mod:`server.keeper`: the store), ``inbox`` (:mod:`server.inbox`: the queue and the timers),
+``views`` (:mod:`server.views`) and ``spectators`` (:mod:`server.spectators`).
 
 Everything that changes the room goes through the inbox and is applied in arrival order by the
-room's task, so no lock is needed. An accepted choice is, in this order: checked at the boundary
-(member, seat, turn, legal, rev seen), appended to the store (``Store.append``; a failure refuses
-it with ``unavailable`` and changes nothing), applied (one revision), fanned out (one frame per
-audience, see :mod:`server.views`), acknowledged to its sender. Frames are written without
-awaiting (:mod:`server.limits`), so the task only ever waits on its inbox and on the store.
+room's task, so no lock is needed. The state changes only by a transition of the lifecycle
+table (:meth:`Room._transition`), also when a room is restored (:meth:`Room.adopt`), made a
+replay (:meth:`Room.replay`) or evicted (:meth:`Room.evict`).
+
+An accepted choice is, in this order: checked at the boundary (member, seat, turn, legal, rev
+seen), appended to the store (``Store.append``; a failure refuses it with ``unavailable`` and
+changes nothing), applied (one revision), fanned out (one frame per audience, see
+:mod:`server.views`), acknowledged to its sender. Frames are written without awaiting
+(:mod:`server.limits`), so the task only ever waits on its inbox and on the store.
 
 Paused rooms. While the store is unusable (``Store.on_ready_change``) the room is paused: it
 tells every member with a ``pause`` frame (``paused: true``), refuses ``act`` with
@@ -34,8 +44,7 @@ must not fail on a legal choice, and the random-playout harness is what guards t
 Spectators get their frames through a :class:`~server.spectators.SpectatorFeed`, which delays
 them in rooms with ``spectator_delay``.
 
-Bots (:mod:`server.bots`) see only their seat's view document; stand-ins for players who are
-gone are :mod:`server.takeover`'s, clocks :mod:`server.timekeeping`'s.
+Bots (:mod:`server.bots`) see only their seat's view document.
 """
 
 from __future__ import annotations
@@ -53,19 +62,22 @@ from protocol import messages as m
 from protocol.codec import encode
 from protocol.errors import ErrorCode, RequestError
 from server import logging as oasis_logging
-from server.bots import Bot, make_bot
+from server.bots import Bot, RandomPlayer, make_bot
 from server.chat import ChatLog
-from server.clock import ClockDue, Clocks
+from server.clock import ClockDue
 from server.connection import Connection
 from server.errors import wire_error
+from server.inbox import Inbox
 from server.keeper import Keeper
-from server.membership import Membership
+from server.membership import Seating, missed
 from server.metrics import Metrics
 from server.quotas import Holdings, Quotas
 from server.room_state import (
+    RESTORED,
     TRANSITIONS,
     BotTurn,
     Command,
+    Evict,
     Gone,
     Internal,
     Reap,
@@ -81,8 +93,8 @@ from server.room_state import (
 from server.seats import Seat
 from server.spectators import SpectatorFeed
 from server.store import UNDO, Action, Store, StoreError, is_undo
-from server.takeover import Takeover, TakeoverDue
-from server.timekeeping import Timekeeping
+from server.takeover import STANDIN_KIND, Standins, TakeoverDue
+from server.timekeeping import Timekeeper
 from server.views import Revision, Views
 
 SPECTATORS_ANNOUNCED_AT_ONCE = 64
@@ -100,17 +112,9 @@ RETIRE_RETRY_SECONDS = 5.0
 without would leave it live in the store, and a node would restore it as an orphan)."""
 
 
-class _Timer:
-    """One pending timer of a room (see :meth:`Room._later`)."""
+class Room:
+    """One room: its match, its members, and the components it owns (see the module doc)."""
 
-    __slots__ = ("command", "handle")
-
-    def __init__(self, command: Internal) -> None:
-        self.command = command
-        self.handle: asyncio.TimerHandle | None = None
-
-
-class Room(Membership, Takeover, Timekeeping):
     def __init__(
         self,
         room_id: str,
@@ -139,10 +143,17 @@ class Room(Membership, Takeover, Timekeeping):
         self.store = store
         self.metrics = metrics
         self.state = RoomState.OPEN
+        """Changed only by :meth:`_transition` (the lifecycle table)."""
         self.rev = 0
         self.created = time.time()
-        self.seats = [Seat(i) for i in range(settings.players)]
-        self.clocks = None if settings.clock is None else Clocks(settings.clock, settings.players)
+        self.log = oasis_logging.get(room=room_id, game=settings.game)
+        self.seating = Seating(room_id, settings.players)
+        self.standins = Standins(settings.players, takeover_grace, settings.game, seed)
+        self.timekeeper = Timekeeper(settings.clock, settings.players)
+        self.keeper = Keeper(store, room_id, snapshot_every, self.log)
+        self.inbox: Inbox[Command | Internal] = Inbox(
+            room_id, inbox_size, lambda: self.state is RoomState.CLOSED, self.log
+        )
         self.views = Views(room_id, match, settings.players, self._clock_parts(), lazy=True)
         self.buffer: deque[Revision] = deque(maxlen=max(1, patch_buffer))
         self.quotas = quotas
@@ -151,8 +162,7 @@ class Room(Membership, Takeover, Timekeeping):
         self.chat = ChatLog(chat_per_minute, chat_log, room_chat_per_minute)
         self._bot_delay = bot_delay
         self._bots: dict[int, Bot] = {}
-        self._takeover_grace = takeover_grace
-        self._epochs = [0] * settings.players
+        """The bots that play seats now: bot seats, stand-ins, seats forfeited on time."""
         self._seed = seed
         self._idle_ttl = idle_ttl
         self._slow = 0
@@ -161,56 +171,67 @@ class Room(Membership, Takeover, Timekeeping):
         self._script: deque[Action] = deque()
         """A replay room's remaining archived choices."""
         self._on_close = on_close
-        self._inbox: asyncio.Queue[tuple[Connection | None, Command | Internal, float]] = (
-            asyncio.Queue(inbox_size)
-        )
         self.spectators = self._feed()
         self.publish: Callable[[Room, bytes, bytes], None] | None = None
         """The relay's publisher (:mod:`server.relay`): the spectator frames for other nodes."""
         self._task: asyncio.Task[None] | None = None
+        self._counted = False
+        """The room is counted in the ``rooms`` gauge (from its task's start)."""
         self._announce_timer: asyncio.TimerHandle | None = None
         self._empty_since: float | None = None
-        self._timers: set[_Timer] = set()
         self._finished_ttl = idle_ttl if finished_ttl is None else finished_ttl
         self._told_lost = False
-        self.log = oasis_logging.get(room=room_id, game=settings.game)
-        self.keeper = Keeper(store, room_id, snapshot_every, self.log)
+
+    @property
+    def seats(self) -> list[Seat]:
+        """The seats (:attr:`seating`'s)."""
+        return self.seating.seats
+
+    @staticmethod
+    def _now() -> float:
+        """The time the room's clocks read: the event loop's monotonic time."""
+        return asyncio.get_running_loop().time()
 
     # The outside: submit and run --------------------------------------------------------------
 
     def start_task(self) -> None:
+        self.metrics.rooms.labels(self.state.value).inc()
+        self._counted = True
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"room-{self.id}")
         self._schedule_reap()
         if self.state is RoomState.PLAYING and self.settings.replay_of is None:
             for seat in self.seats:  # restored: every player is gone (see server.takeover)
                 if not seat.bot and not seat.forfeited:
                     self._await_takeover(seat.index)
-            if self.clocks is not None:
-                self._clock_turn(None)
-                self._clock_arm()
+            self._clock_turn(None)
+            self._clock_arm()
         self._bot_next()
 
     def post(self, command: Internal) -> None:
         """Queue an internal command from outside the room (the lobby's store listener)."""
-        self._post_internal(command)
+        self.inbox.post(command)
 
     def submit(self, conn: Connection | None, command: Command | Internal) -> None:
         """Queue a command; a full inbox refuses it with ``unavailable`` (the room is flooded)."""
-        if self.state is RoomState.CLOSED:
-            raise RequestError(ErrorCode.NOT_FOUND, f"room {self.id} is closed")
-        try:
-            self._inbox.put_nowait((conn, command, time.perf_counter()))
-        except asyncio.QueueFull:
-            raise RequestError(ErrorCode.UNAVAILABLE, f"room {self.id} is busy") from None
+        self.inbox.submit(conn, command)
 
     async def stop(self) -> None:
         """Let the task finish the commands queued before now, then end it."""
+        await self._end(Stop())
+
+    async def evict(self) -> None:
+        """The room goes elsewhere (its lease moved, :mod:`server.cluster`, through the lobby):
+        the task finishes the commands queued before now, then the room closes (``close`` in
+        the table) without retiring anything in the store, which the new owner keeps using."""
+        await self._end(Evict())
+        if self.state is not RoomState.CLOSED:  # the task was gone, or flooded and cancelled
+            self._close()
+
+    async def _end(self, last: Stop | Evict) -> None:
         task = self._task
         if task is None or task.done():
             return
-        try:
-            self._inbox.put_nowait((None, Stop(), 0.0))
-        except asyncio.QueueFull:  # a flooded inbox is not worth finishing
+        if not self.inbox.put_nowait(last):  # a flooded inbox is not worth finishing
             task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
@@ -219,11 +240,11 @@ class Room(Membership, Takeover, Timekeeping):
         try:
             await self._serve()
         finally:
-            self._cancel_timers()
+            self.inbox.cancel_timers()
 
     async def _serve(self) -> None:
         while True:
-            conn, command, t0 = await self._inbox.get()
+            conn, command, t0 = await self.inbox.get()
             if isinstance(command, Stop):
                 return
             started = time.perf_counter()
@@ -282,11 +303,14 @@ class Room(Membership, Takeover, Timekeeping):
         if isinstance(command, TakeoverDue):
             self._takeover_due(command)
             return
+        if isinstance(command, Evict):
+            self._close()
+            return
         if isinstance(command, Refinish):
             if self.keeper.finish_pending is None:
                 result = self.match.result()
                 done = {} if result is None else result.to_json()
-                await self.keeper.finish({**done, **self._forfeits()})
+                await self.keeper.finish({**done, **self.timekeeper.forfeits()})
             return
         assert conn is not None
         if isinstance(command, m.Act):
@@ -311,16 +335,23 @@ class Room(Membership, Takeover, Timekeeping):
             await self._gone(conn)
 
     def _transition(self, event: RoomEvent) -> None:
+        """The one place the room's state changes: a lookup in the lifecycle table."""
         new = TRANSITIONS.get((self.state, event))
         if new is None:
             raise RequestError(
                 ErrorCode.NOT_ALLOWED, f"cannot {event.value} a room that is {self.state.value}"
             )
-        self.metrics.rooms.labels(self.state.value).dec()
-        self.metrics.rooms.labels(new.value).inc()
+        if self._counted:  # (a closed room is no longer counted)
+            self.metrics.rooms.labels(self.state.value).dec()
+            if new is not RoomState.CLOSED:
+                self.metrics.rooms.labels(new.value).inc()
         self.state = new
         if new in (RoomState.FINISHED, RoomState.CLOSED):
             self.holdings.release()
+
+    def _close(self) -> None:
+        self._transition(RoomEvent.CLOSE)
+        self.spectators.closed = True
 
     def release(self) -> None:
         """The room leaves its lobby (closed, evicted): every quota it holds is given back."""
@@ -340,7 +371,7 @@ class Room(Membership, Takeover, Timekeeping):
             "public": s.public,
             "state": self.state.value,
             "rev": self.rev,
-            "seats": [seat.to_json() for seat in self.seats],
+            "seats": self.seating.to_json(),
             "spectators": len(self.spectators),
             "spectator_delay": s.spectator_delay,
             "spectator_chat": s.spectator_chat,
@@ -349,8 +380,11 @@ class Room(Membership, Takeover, Timekeeping):
             **({"clock": s.clock.to_json()} if s.clock is not None else {}),
         }
 
+    def free_seats(self) -> int:
+        return self.seating.free()
+
     def _members(self) -> list[Connection]:
-        out = [seat.conn for seat in self.seats if seat.conn is not None]
+        out = self.seating.connected()
         out.extend(self.spectators)
         return out
 
@@ -383,7 +417,7 @@ class Room(Membership, Takeover, Timekeeping):
 
     def _schedule_reap(self) -> None:
         self._empty_since = time.monotonic()
-        self._later(self._reap_after(), Reap())
+        self.inbox.later(self._reap_after(), Reap())
 
     def _reap_after(self) -> float:
         """How long the room may stay empty: ``room_idle_ttl``, or once its match is over the
@@ -392,37 +426,6 @@ class Room(Membership, Takeover, Timekeeping):
         if self.state is RoomState.FINISHED:
             return min(self._finished_ttl, self._idle_ttl)
         return self._idle_ttl
-
-    def _later(self, delay: float, command: Internal) -> None:
-        """Post ``command`` to the room's own inbox after ``delay`` seconds.
-
-        Every such timer is cancelled when the room's task ends (:meth:`_cancel_timers`): a
-        pending takeover grace (60 s), a clock, a bot's delay or the reap must not keep a closed
-        room and its match in memory (a cancelled handle drops its callback at once). No
-        reference cycle is made (a fired timer forgets its handle), so a closed room is freed
-        by reference counting, not at the next full collection of the garbage collector."""
-        timer = _Timer(command)
-        timer.handle = asyncio.get_running_loop().call_later(delay, self._fire, timer)
-        self._timers.add(timer)
-
-    def _fire(self, timer: _Timer) -> None:
-        self._timers.discard(timer)
-        timer.handle = None
-        self._post_internal(timer.command)
-
-    def _cancel_timers(self) -> None:
-        for timer in self._timers:
-            if timer.handle is not None:
-                timer.handle.cancel()
-                timer.handle = None
-        self._timers.clear()
-
-    def _post_internal(self, command: Internal) -> None:
-        if self.state is not RoomState.CLOSED:
-            try:
-                self._inbox.put_nowait((None, command, time.perf_counter()))
-            except asyncio.QueueFull:
-                self.log.warning("inbox_full_internal", command=type(command).__name__)
 
     async def _reap(self) -> None:
         """Close the room if nobody has been connected for the whole idle time.
@@ -436,19 +439,215 @@ class Room(Membership, Takeover, Timekeeping):
         if self.paused and not self.keeper.lost:
             left = max(left, self._idle_ttl)
         if left > 0.001:  # it emptied again after this timer was set: wait for the rest
-            self._later(left, Reap())
+            self.inbox.later(left, Reap())
             return
         if self.settings.replay_of is None:
             if self.state is RoomState.FINISHED:
                 await self.keeper.retry()
             elif not await self.keeper.retire(self.state is RoomState.PLAYING, self.rev):
-                self._later(RETIRE_RETRY_SECONDS, Reap())  # the store is struggling: stay
+                self.inbox.later(RETIRE_RETRY_SECONDS, Reap())  # the store is struggling: stay
                 return
-        self._transition(RoomEvent.CLOSE)
-        self.spectators.closed = True
-        self.metrics.rooms.labels(RoomState.CLOSED.value).dec()
+        self._close()
         if self._on_close is not None:
             self._on_close(self)
+
+    # Joining, resuming, watching, leaving -----------------------------------------------------
+
+    async def _join(self, conn: Connection, req: m.Join) -> None:
+        if req.token is not None:
+            self._resume(conn, req, req.token)
+            return
+        if self.id in conn.rooms:
+            raise RequestError(ErrorCode.NOT_ALLOWED, f"already in room {self.id}")
+        if self.state is not RoomState.OPEN:
+            raise RequestError(ErrorCode.NOT_ALLOWED, f"room {self.id} is {self.state.value}")
+        seat = self.seating.pick(req.seat)
+        token = seat.claim(req.name, conn)
+        try:
+            await self.keeper.seats(self.meta(), required=True)
+        except RequestError:
+            seat.release()
+            raise
+        conn.rooms[self.id] = seat.index
+        self.log.info("seat_taken", seat=seat.index, conn=conn.session)
+        view, view_hash = self.views.full(seat.index)
+        conn.send(self._joined(req.id, seat.index, token, self.rev, view, view_hash))
+        self._announce()
+        if self.settings.quick and self.free_seats() == 0:
+            await self._begin()
+
+    def _resume(self, conn: Connection, req: m.Join, token: str) -> None:
+        old = self.seating.resume(conn, token, req.seat)
+        if old is not None:
+            old.send(
+                f.ErrorFrame.of(None, ErrorCode.NOT_ALLOWED, "seat resumed elsewhere", self.id)
+            )
+        self.spectators.discard(conn)
+        index = conn.rooms[self.id]
+        assert index is not None
+        if self.standins.back(self.seats[index]):
+            self._bots.pop(index, None)
+            self.log.info("seat_handed_back", seat=index)
+        self.log.info("seat_resumed", seat=index, conn=conn.session, since=req.rev)
+        self._send_joined(conn, req.id, index, req.rev, self.rev)
+        self._announce()
+
+    def _send_joined(
+        self, conn: Connection, rid: m.RequestId, seat: int | None, since: int | None, upto: int
+    ) -> None:
+        """A ``joined``, then either the full view or the missed patches from the buffer."""
+        frames = missed(self.buffer, seat, since, upto)
+        if frames is None:
+            if seat is None and self.settings.spectator_delay > 0:
+                view, _, view_hash = self.spectators.delayed_view()
+            else:
+                view, view_hash = self.views.full(seat)
+            conn.send(self._joined(rid, seat, None, upto, view, view_hash))
+            return
+        assert since is not None
+        conn.send(self._joined(rid, seat, None, since, None, None))
+        for frame in frames:
+            conn.send_bytes(frame)
+
+    def _joined(
+        self,
+        rid: m.RequestId,
+        seat: int | None,
+        token: str | None,
+        rev: int,
+        view: dict[str, Any] | None,
+        view_hash: str | None,
+    ) -> f.Joined:
+        chat = self.chat.recent(self.spectators.delay if seat is None else None)
+        elapsed = self.timekeeper.elapsed(self._now())
+        info = self.info()
+        return f.Joined(rid, self.id, seat, rev, view, view_hash, info, chat, token, elapsed)
+
+    def _spectate(self, conn: Connection, req: m.Spectate) -> None:
+        if self.id in conn.rooms:
+            raise RequestError(ErrorCode.NOT_ALLOWED, f"already in room {self.id}")
+        self.spectators.add(conn)
+        conn.rooms[self.id] = None
+        upto = self.spectators.delayed_view()[1] if self.spectators.delayed else self.rev
+        self._send_joined(conn, req.id, None, req.rev, upto)
+        self._announce_spectators()
+
+    def _sync(self, conn: Connection, rid: m.RequestId) -> None:
+        if self.id not in conn.rooms:
+            raise RequestError(ErrorCode.NOT_ALLOWED, f"join or spectate room {self.id} first")
+        seat = conn.rooms[self.id]
+        if seat is None and self.settings.spectator_delay > 0:
+            doc, rev, view_hash = self.spectators.delayed_view()
+            conn.send(f.State(rid, self.id, rev, doc, view_hash))
+            return
+        view, view_hash = self.views.full(seat)
+        elapsed = self.timekeeper.elapsed(self._now())
+        conn.send(f.State(rid, self.id, self.rev, view, view_hash, elapsed))
+
+    async def _leave(self, conn: Connection, req: m.Leave) -> None:
+        if self.id not in conn.rooms:
+            raise RequestError(ErrorCode.NOT_ALLOWED, f"not in room {self.id}")
+        spectator = conn.rooms[self.id] is None
+        await self._drop(conn)
+        conn.send(f.Ack(req.id, self.id))
+        if spectator:
+            self._announce_spectators()
+        else:
+            self._announce()
+
+    async def _gone(self, conn: Connection) -> None:
+        if self.id in conn.rooms:
+            spectator = conn.rooms[self.id] is None
+            await self._drop(conn)
+            if spectator:
+                self._announce_spectators()
+            else:
+                self._announce()
+
+    async def _drop(self, conn: Connection) -> None:
+        index = conn.rooms.pop(self.id, None)
+        self.spectators.discard(conn)
+        if index is None:
+            return
+        seat = self.seats[index]
+        self.log.info("seat_left", seat=index, conn=conn.session, state=self.state.value)
+        if seat.conn is conn:
+            if self.state is RoomState.OPEN:
+                seat.release()
+                await self.keeper.seats(self.meta(), required=False)
+            else:
+                seat.conn = None
+                if self.state is RoomState.PLAYING:
+                    self._await_takeover(index)
+
+    # Stand-ins (server.takeover) --------------------------------------------------------------
+
+    def _await_takeover(self, index: int) -> None:
+        """Seat ``index`` has no connection now: start its grace period."""
+        due = self.standins.gone(index)
+        if due is not None:  # (cancelled if the room closes first)
+            self.inbox.later(self.standins.grace, due)
+
+    def _takeover_due(self, due: TakeoverDue) -> None:
+        playing = self.state is RoomState.PLAYING
+        bot = self.standins.take_over(due, self.seats[due.seat], playing)
+        if bot is None:
+            return
+        self._bots[due.seat] = bot
+        self.log.info("seat_taken_over", seat=due.seat, kind=STANDIN_KIND)
+        self._announce()
+        self._bot_next()
+
+    # Clocks (server.timekeeping) --------------------------------------------------------------
+
+    def _clock_parts(self) -> dict[str, Any] | None:
+        return self.timekeeper.parts(self.match.to_move)
+
+    def _clock_turn(self, seat: int | None, *, undo: bool = False) -> None:
+        """A revision was applied (by ``seat``; None: started or restored): the clocks turn."""
+        to_move = self.match.to_move if self.state is RoomState.PLAYING else None
+        self.timekeeper.turn(seat, to_move, self._now(), undo=undo)
+
+    def _clock_arm(self) -> None:
+        """Set the timer of the running clock (after the revision went out)."""
+        if self.paused:
+            return
+        left = self.timekeeper.due_in(self._now())
+        if left is not None:
+            self.inbox.later(left, ClockDue(self.rev))
+
+    def _clock_pause(self, paused: bool) -> None:
+        self.timekeeper.pause(paused, self._now())
+        if not paused:
+            self._clock_arm()
+
+    async def _clock_due(self, due: ClockDue, t0: float) -> None:
+        if due.rev != self.rev or self.paused or self.state is not RoomState.PLAYING:
+            return
+        decision = self.match.decision
+        deciding = None if decision is None else decision.seat
+        expired = self.timekeeper.at_zero(deciding, self._now())
+        if expired is None:
+            return
+        if not expired:
+            self._clock_arm()
+            return
+        assert deciding is not None
+        seat = self.seats[deciding]
+        if self.timekeeper.forfeits_at_zero(seat):
+            seat.forfeited = True
+            seat.bot_kind = "random"
+            seat.standin = False
+            self._bots[deciding] = RandomPlayer(self._seed, deciding)
+            self.log.info("seat_forfeited", seat=deciding, rev=self.rev)
+            self._announce()
+        bot = self._bots.get(deciding) or make_bot(
+            STANDIN_KIND, self.settings.game, self._seed, deciding
+        )
+        view = {"shared": self.views.shared, "own": self.views.own[deciding]}
+        choice = bot.choose(view, self.rev)
+        self.log.info("clock_timeout", seat=deciding, rev=self.rev, policy=self.timekeeper.policy)
+        await self._commit(deciding, self.match.resolve(deciding, choice), t0)
 
     # Playing ----------------------------------------------------------------------------------
 
@@ -505,43 +704,43 @@ class Room(Membership, Takeover, Timekeeping):
     def meta(self) -> dict[str, Any]:
         """Room metadata for the store (token digests only, never tokens)."""
         info = self.info()
-        info["tokens"] = [seat.token_digest.hex() for seat in self.seats]
+        info["tokens"] = self.seating.digests()
         info["quick"] = self.settings.quick
         info["host"] = self.settings.host
         info["bot"] = self.settings.bot
-        if self.clocks is not None:
-            info["clock_state"] = self.clocks.part(None)
+        clock_state = self.timekeeper.stored(None)
+        if clock_state is not None:
+            info["clock_state"] = clock_state
         return info
 
     def adopt(self, rev: int, meta: dict[str, Any], chat: list[dict[str, Any]]) -> None:
-        """Take over a room rebuilt from the store (the match is already at ``rev``).
+        """Take over a room rebuilt from the store (the match is already at ``rev``), before
+        its task starts (the lobby's :meth:`~server.lobby.Lobby.restore`).
 
         Seats come back with their names, bots and token digests, so players resume with
-        their tokens; the patch buffer starts empty, so they get the full view. A match that
-        is over is archived again (its archive may not have been written before the crash).
+        their tokens; the patch buffer starts empty, so they get the full view. The room
+        reaches its stored state through the lifecycle table (:data:`RESTORED`: the events it
+        went through). A match that is over is archived again (its archive may not have been
+        written before the crash).
         """
         self.rev = rev
-        seats = meta.get("seats") or []
-        tokens = meta.get("tokens") or []
-        for seat, saved, token in zip(self.seats, seats, tokens, strict=False):
-            seat.name = str(saved.get("name", ""))
-            seat.bot = bool(saved.get("bot", False))
-            seat.token_digest = bytes.fromhex(token) if token else b""
-            seat.forfeited = bool(saved.get("forfeited", False))
-            if seat.bot or seat.forfeited:
-                seat.bot_kind = str(saved.get("bot_kind") or "random")
-                bot = make_bot(seat.bot_kind, self.settings.game, self._seed, seat.index)
-                self._bots[seat.index] = bot
+        for seat in self.seating.restore(meta.get("seats") or [], meta.get("tokens") or []):
+            bot = make_bot(seat.bot_kind, self.settings.game, self._seed, seat.index)
+            self._bots[seat.index] = bot
         for line in chat:
             self.chat.add(line)
-        state = RoomState(meta.get("state", "open"))
+        state = RoomState.FINISHED if self.match.over else RoomState(meta.get("state", "open"))
+        events = RESTORED.get(state)
+        if events is None:
+            raise ValueError(f"a stored room is never {state.value}")
+        for event in events:
+            self._transition(event)
         if self.match.over:
-            state = RoomState.FINISHED
-            self._post_internal(Refinish())
-        self.state = state  # (before the lobby counts the room in its metrics)
-        if self.clocks is not None:
-            self.clocks.restore(meta.get("clock_state"))
-            self.views.set_parts(self._clock_parts() or {})
+            self.inbox.post(Refinish())
+        self.timekeeper.restore(meta.get("clock_state"))
+        parts = self._clock_parts()
+        if parts is not None:
+            self.views.set_parts(parts)
         self.spectators = self._feed()
         self.log.debug("room_restored", rev=rev, state=state.value)
 
@@ -556,11 +755,11 @@ class Room(Membership, Takeover, Timekeeping):
     def replay(self, actions: list[Action]) -> None:
         """Make this a replay room: it plays ``actions`` by itself, seats held by nobody."""
         self._script.extend(actions)
-        self.state = RoomState.PLAYING
+        self._transition(RoomEvent.START)
 
     async def _act(self, conn: Connection, req: m.Act, t0: float) -> None:
-        seat = self._seat_of(conn)
-        self._check_forfeit(seat)
+        seat = self.seating.seat_of(conn, conn in self.spectators)
+        self.timekeeper.check_forfeit(seat)
         if req.seat is not None and req.seat != seat.index:
             raise RequestError(
                 ErrorCode.NOT_ALLOWED, f"you hold seat {seat.index}, not seat {req.seat}"
@@ -574,8 +773,8 @@ class Room(Membership, Takeover, Timekeeping):
         """Take back the seat's last step (SPEC section 24): an entry of the log like a choice,
         stored before it is applied and acknowledged; refused with ``not_allowed`` and the
         match's reason where the barrier stands (:meth:`Match.why_no_undo`)."""
-        seat = self._seat_of(conn)
-        self._check_forfeit(seat)
+        seat = self.seating.seat_of(conn, conn in self.spectators)
+        self.timekeeper.check_forfeit(seat)
         await self._ready_to_play(req.rev, t0)
         why = self.match.why_no_undo(seat.index)
         if why is not None:
@@ -646,13 +845,13 @@ class Room(Membership, Takeover, Timekeeping):
             self.log.info("match_finished", rev=self.rev)
             self._announce()
             if self._empty_since is not None:  # nobody watches: go soon (finished_room_ttl)
-                self._later(self._reap_after(), Reap())
-        if self.clocks is not None:
+                self.inbox.later(self._reap_after(), Reap())
+        if self.timekeeper.clocks is not None:
             if not self.match.over:
                 self._clock_arm()
             # The clocks (best effort), before the archive copies the meta: the final ones too.
             await self.keeper.seats(self.meta(), required=False)
-        await self.keeper.keep(self.rev, self.match, self._forfeits())
+        await self.keeper.keep(self.rev, self.match, self.timekeeper.forfeits())
         self._bot_next()
 
     def _storage_lost(self) -> None:
@@ -697,9 +896,9 @@ class Room(Membership, Takeover, Timekeeping):
         if self._script or to_move in self._bots:
             delay = self.settings.replay_interval if self._script else self._bot_delay
             if delay > 0:
-                self._later(delay, BotTurn(self.rev))
+                self.inbox.later(delay, BotTurn(self.rev))
             else:
-                self._post_internal(BotTurn(self.rev))
+                self.inbox.post(BotTurn(self.rev))
 
     async def _bot_turn(self, turn: BotTurn, t0: float) -> None:
         if self.paused or self.state is not RoomState.PLAYING:
@@ -729,7 +928,7 @@ class Room(Membership, Takeover, Timekeeping):
             await self._commit(decision.seat, self.match.resolve(decision.seat, index), t0)
         except RequestError:
             if not self.paused:  # refused without a pause (a rev the log is ahead of): retry
-                self._later(0.2, BotTurn(self.rev))
+                self.inbox.later(0.2, BotTurn(self.rev))
             raise
 
     # Spectators and chat ----------------------------------------------------------------------

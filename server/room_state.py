@@ -5,6 +5,10 @@ Lifecycle (a table; anything else is ``not_allowed`` naming the state)::
     open --start--> playing --finish--> finished
     open / playing / finished --close--> closed
 
+Every change of state is one of these transitions, also where a room is not created but
+restored (:data:`RESTORED`), made a replay (``start``) or evicted to another node (``close``,
+asked for through the lobby with :class:`Evict`).
+
 Orthogonal to it, a room is *paused* while its store cannot record anything (see
 :mod:`server.keeper`); pausing is not a lifecycle state because every state can be paused and
 nothing but ``act`` (and what else needs the store) changes meaning while it is. A room whose
@@ -43,6 +47,14 @@ TRANSITIONS: dict[tuple[RoomState, RoomEvent], RoomState] = {
     (RoomState.PLAYING, RoomEvent.CLOSE): RoomState.CLOSED,
     (RoomState.FINISHED, RoomEvent.CLOSE): RoomState.CLOSED,
 }
+
+RESTORED: dict[RoomState, tuple[RoomEvent, ...]] = {
+    RoomState.OPEN: (),
+    RoomState.PLAYING: (RoomEvent.START,),
+    RoomState.FINISHED: (RoomEvent.START, RoomEvent.FINISH),
+}
+"""The events a stored room went through to reach the state it was stored in: a restored room
+reaches it through the table (:meth:`server.room.Room.adopt`), like the room it was."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +101,12 @@ class Stop:
 
 
 @dataclass(frozen=True, slots=True)
+class Evict:
+    """The room's lease moved to another node: finish what came before, then close (the store
+    keeps the room for its new owner)."""
+
+
+@dataclass(frozen=True, slots=True)
 class StoreReady:
     """The store became usable (True) or unusable (False): resume or pause the room."""
 
@@ -106,4 +124,6 @@ class Refinish:
 
 
 Command = m.Join | m.Spectate | m.Leave | m.Start | m.Act | m.Undo | m.Sync | m.Chat | Gone | Resync
-Internal = BotTurn | Reap | Stop | StoreReady | StorageLost | Refinish | ClockDue | TakeoverDue
+Internal = (
+    BotTurn | Reap | Stop | Evict | StoreReady | StorageLost | Refinish | ClockDue | TakeoverDue
+)

@@ -1,11 +1,13 @@
 """Stand-ins: a bot plays the seat of a player who has been gone past a grace period.
 
-A mixin of :class:`server.room.Room`, run only in the room's task. When a seated player's last
-connection to a started room goes (``leave`` or a drop), a timer of ``takeover_grace`` seconds
-(``OASIS_TAKEOVER_GRACE``, default 60) starts; if the seat is still without a connection when
-it fires (:class:`TakeoverDue`), a heuristic bot takes the seat over: the room info marks the seat
-``standin: true`` with its ``bot_kind``, and the bot makes the seat's decisions. When the player
-resumes with the seat's token the bot stops at once (before its next move) and the seat is
+:class:`Standins` is a component the room owns (``room.standins``); it decides, it does no I/O
+and arms no timer itself. When a seated player's last connection to a started room goes
+(``leave`` or a drop), :meth:`Standins.gone` names the timer the room arms for
+``takeover_grace`` seconds (``OASIS_TAKEOVER_GRACE``, default 60); if the seat is still without
+a connection when it fires (:class:`TakeoverDue`), :meth:`Standins.take_over` gives the
+heuristic bot that takes the seat over: the room info marks the seat ``standin: true`` with its
+``bot_kind``, and the bot makes the seat's decisions. When the player resumes with the seat's
+token (:meth:`Standins.back`) the bot stops at once (before its next move) and the seat is
 theirs again (``standin: false``). A timer carries the seat's *epoch*, bumped at every drop and
 resume, so a timer from an earlier absence never fires for a later one.
 
@@ -16,13 +18,9 @@ room gets a fresh grace period from the moment the room is restored, then a stan
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
 from server.bots import Bot, make_bot
-
-if TYPE_CHECKING:
-    from server.room_state import RoomSettings, RoomState
-    from server.seats import Seat
+from server.seats import Seat
 
 STANDIN_KIND = "heuristic"
 """Stand-ins play for a person, so they play as well as the server can."""
@@ -34,54 +32,44 @@ class TakeoverDue:
     epoch: int
 
 
-class Takeover:
-    seats: list[Seat]
-    settings: RoomSettings
-    state: RoomState
-    log: Any
-    _bots: dict[int, Bot]
-    _seed: int
-    _takeover_grace: float
-    _epochs: list[int]
+class Standins:
+    """The grace periods and stand-ins of one room's seats."""
 
-    def _later(self, delay: float, command: Any) -> None:
-        raise NotImplementedError
+    def __init__(self, players: int, grace: float, game: str, seed: int) -> None:
+        self.grace = grace
+        """Seconds a seat may stay without its player before a stand-in plays it (< 0: never)."""
+        self._game = game
+        self._seed = seed
+        self._epochs = [0] * players
 
-    def _announce(self) -> None:
-        raise NotImplementedError
-
-    def _bot_next(self) -> None:
-        raise NotImplementedError
-
-    def _await_takeover(self, index: int) -> None:
-        """Seat ``index`` has no connection now: start its grace period."""
+    def gone(self, index: int) -> TakeoverDue | None:
+        """Seat ``index`` has no connection now: the timer to arm for :attr:`grace` seconds
+        (None: this room never takes over)."""
         self._epochs[index] += 1
-        if self._takeover_grace < 0:
-            return  # negative: never take over
-        due = TakeoverDue(index, self._epochs[index])
-        self._later(self._takeover_grace, due)  # (cancelled if the room closes first)
+        if self.grace < 0:
+            return None
+        return TakeoverDue(index, self._epochs[index])
 
-    def _takeover_due(self, due: TakeoverDue) -> None:
-        seat = self.seats[due.seat]
+    def take_over(self, due: TakeoverDue, seat: Seat, playing: bool) -> Bot | None:
+        """The grace period of ``due`` ended: the stand-in that now plays ``seat``, or None when
+        the timer is stale (the player came back, the seat is a bot's, the match is not on)."""
         if (
-            self.state.value != "playing"
+            not playing
             or due.epoch != self._epochs[due.seat]
             or seat.conn is not None
             or seat.bot
             or seat.standin
             or seat.forfeited
         ):
-            return
+            return None
         seat.standin, seat.bot_kind = True, STANDIN_KIND
-        self._bots[due.seat] = make_bot(STANDIN_KIND, self.settings.game, self._seed, due.seat)
-        self.log.info("seat_taken_over", seat=due.seat, kind=STANDIN_KIND)
-        self._announce()
-        self._bot_next()
+        return make_bot(STANDIN_KIND, self._game, self._seed, due.seat)
 
-    def _hand_back(self, seat: Seat) -> None:
-        """The seat's player is back: cancel a pending takeover, stop a stand-in."""
+    def back(self, seat: Seat) -> bool:
+        """The seat's player is back: a pending takeover is void; True if a stand-in played
+        the seat (the room drops its bot)."""
         self._epochs[seat.index] += 1
-        if seat.standin:
-            seat.standin, seat.bot_kind = False, ""
-            self._bots.pop(seat.index, None)
-            self.log.info("seat_handed_back", seat=seat.index)
+        if not seat.standin:
+            return False
+        seat.standin, seat.bot_kind = False, ""
+        return True

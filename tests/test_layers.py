@@ -25,7 +25,7 @@ MAY_IMPORT: dict[str, set[str]] = {
 }
 """Each layer: the other project packages it may import (besides itself)."""
 
-ROOM = ("room", "room_state", "membership", "takeover", "timekeeping", "views", "keeper",
+ROOM = ("room", "room_state", "membership", "takeover", "timekeeping", "inbox", "views", "keeper",
         "spectators", "seats", "clock", "chat")  # fmt: skip
 """The modules of one room (its core and parts, below the lobby)."""
 ABOVE_THE_ROOM = {"server.app", "server.cluster", "server.lobby", "server.main"}

@@ -68,8 +68,8 @@ async def test_bot_seats_and_clocks_survive_a_restart(redis_server: RedisServer)
         restored = second.lobby.rooms[room]
         assert restored.rev == rev
         assert restored.seats[1].bot and restored.seats[1].bot_kind == "heuristic"
-        assert restored.clocks is not None
-        assert [round(r * 1000) for r in restored.clocks.remaining] == before
+        assert restored.timekeeper.clocks is not None
+        assert [round(r * 1000) for r in restored.timekeeper.clocks.remaining] == before
         # Nobody resumed seat 0 within the grace period: a stand-in plays it, to the end.
         watcher = await Client.open(f"ws://127.0.0.1:{second.port}/", "watcher")
         await watcher.request({"type": "spectate", "room": room})

@@ -1,0 +1,97 @@
+"""A room's inbox and timers: the queue its one task reads, and the commands it posts itself.
+
+A component the room owns (``room.inbox``): everything that changes the room is queued here
+and handled in arrival order by the room's task, so no lock is needed. The room arms its timers
+(a bot's delay, a clock, a takeover grace, the reap) through :meth:`Inbox.later`; each posts its
+command to the same queue when it fires.
+
+Every timer is cancelled when the task ends (:meth:`Inbox.cancel_timers`): a pending takeover
+grace (60 s), a clock, a bot's delay or the reap must not keep a closed room and its match in
+memory (a cancelled handle drops its callback at once). No reference cycle is made (a fired
+timer forgets its handle), so a closed room is freed by reference counting, not at the next
+full collection of the garbage collector.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+from protocol.errors import ErrorCode, RequestError
+from server.connection import Connection
+
+C = TypeVar("C")
+"""What the inbox carries (the room's commands)."""
+
+
+class _Timer(Generic[C]):
+    """One pending timer (see :meth:`Inbox.later`)."""
+
+    __slots__ = ("command", "handle")
+
+    def __init__(self, command: C) -> None:
+        self.command = command
+        self.handle: asyncio.TimerHandle | None = None
+
+
+class Inbox(Generic[C]):
+    """A bounded queue of ``(connection, command, time queued)`` and the timers that feed it.
+
+    ``closed`` says whether the room is closed: a closed room takes nothing more."""
+
+    def __init__(self, room_id: str, size: int, closed: Callable[[], bool], log: Any) -> None:
+        self._room = room_id
+        self._closed = closed
+        self._log = log
+        self._queue: asyncio.Queue[tuple[Connection | None, C, float]] = asyncio.Queue(size)
+        self._timers: set[_Timer[C]] = set()
+
+    def submit(self, conn: Connection | None, command: C) -> None:
+        """Queue a command; a full inbox refuses it with ``unavailable`` (the room is flooded)."""
+        if self._closed():
+            raise RequestError(ErrorCode.NOT_FOUND, f"room {self._room} is closed")
+        try:
+            self._queue.put_nowait((conn, command, time.perf_counter()))
+        except asyncio.QueueFull:
+            raise RequestError(ErrorCode.UNAVAILABLE, f"room {self._room} is busy") from None
+
+    def post(self, command: C) -> None:
+        """Queue a command of the room's own (a timer's, the lobby's); dropped, and logged,
+        when the inbox is full, ignored once the room is closed."""
+        if self._closed():
+            return
+        try:
+            self._queue.put_nowait((None, command, time.perf_counter()))
+        except asyncio.QueueFull:
+            self._log.warning("inbox_full_internal", command=type(command).__name__)
+
+    def put_nowait(self, command: C) -> bool:
+        """Queue ``command`` even in a closed room (the task's last ones); False if full."""
+        try:
+            self._queue.put_nowait((None, command, 0.0))
+        except asyncio.QueueFull:
+            return False
+        return True
+
+    async def get(self) -> tuple[Connection | None, C, float]:
+        return await self._queue.get()
+
+    def later(self, delay: float, command: C) -> None:
+        """Post ``command`` after ``delay`` seconds (cancelled if the task ends first)."""
+        timer = _Timer(command)
+        timer.handle = asyncio.get_running_loop().call_later(delay, self._fire, timer)
+        self._timers.add(timer)
+
+    def _fire(self, timer: _Timer[C]) -> None:
+        self._timers.discard(timer)
+        timer.handle = None
+        self.post(timer.command)
+
+    def cancel_timers(self) -> None:
+        for timer in self._timers:
+            if timer.handle is not None:
+                timer.handle.cancel()
+                timer.handle = None
+        self._timers.clear()
