@@ -224,7 +224,7 @@ class Lobby:
             raise
         finally:
             self.creating.discard(room.id)
-        room.holdings = held
+        room.hold(held)
         self._add(room)
         return room
 
@@ -300,7 +300,7 @@ class Lobby:
             held.release()
             raise
         room = self._room(placeholder, settings, match, archive.seed, MemoryStore())
-        room.holdings = held
+        room.hold(held)
         room.replay(archive.actions)
         room.submit(conn, m.Spectate(req.id, room.id, None))
         self._add(room)

@@ -91,6 +91,11 @@ class BotTurn:
 
 
 @dataclass(frozen=True, slots=True)
+class Announce:
+    """Tell the members who is here now (the batched announcement of many spectators)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Reap:
     """Close the room if it is still empty."""
 
@@ -125,5 +130,14 @@ class Refinish:
 
 Command = m.Join | m.Spectate | m.Leave | m.Start | m.Act | m.Undo | m.Sync | m.Chat | Gone | Resync
 Internal = (
-    BotTurn | Reap | Stop | Evict | StoreReady | StorageLost | Refinish | ClockDue | TakeoverDue
+    BotTurn
+    | Announce
+    | Reap
+    | Stop
+    | Evict
+    | StoreReady
+    | StorageLost
+    | Refinish
+    | ClockDue
+    | TakeoverDue
 )

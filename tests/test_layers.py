@@ -25,9 +25,13 @@ MAY_IMPORT: dict[str, set[str]] = {
 }
 """Each layer: the other project packages it may import (besides itself)."""
 
-ROOM = ("room", "room_state", "membership", "takeover", "timekeeping", "inbox", "views", "keeper",
-        "spectators", "seats", "clock", "chat")  # fmt: skip
-"""The modules of one room (its core and parts, below the lobby)."""
+ROOM = ("room", "core", "effects", "room_state", "membership", "takeover", "timekeeping", "inbox",
+        "views", "keeper", "spectators", "seats", "clock", "chat")  # fmt: skip
+"""The modules of one room (its actor, its core and parts, below the lobby)."""
+CORE = ("core", "effects", "room_state", "membership", "takeover", "timekeeping", "views", "seats",
+        "clock", "chat")  # fmt: skip
+"""The room's sans-I/O core and its parts: none imports asyncio (no await, no timer, no loop),
+nor the actor that runs it (``server.room``) or its inbox."""
 ABOVE_THE_ROOM = {"server.app", "server.cluster", "server.lobby", "server.main"}
 """What a room must never import: the node that holds it (the room core of issue 18 is to be
 driven by them, never to drive them)."""
@@ -111,3 +115,9 @@ def test_the_scan_sees_forbidden_imports(tmp_path: Path) -> None:
     assert imported(sample, "clients") == {"typing", "server", "games", "clients"}
     assert "server.app" in imported_modules(sample)
     assert "server.lobby" in imported_modules(ROOT / "server" / "app.py")
+
+
+@pytest.mark.parametrize("module", CORE)
+def test_the_room_core_does_no_io_of_its_own(module: str) -> None:
+    found = imported_modules(ROOT / "server" / f"{module}.py")
+    assert not found & {"asyncio", "server.room", "server.inbox"}, (module, found)

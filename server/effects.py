@@ -1,0 +1,158 @@
+"""What a room core asks its actor to do (effects), and what the actor tells it back (answers).
+
+:meth:`server.core.RoomCore.handle` returns a list of effects, to be carried out in order. Most
+are done at once and answered by nothing (frames to send, timers to arm, commands to post). A
+*store* effect (:data:`StoreEffect`) is always the last of its list: the core waits for it, and
+the actor, once the store has answered, tells the core with :class:`Done` (the call's value)
+or :class:`Failed` (the exception it raised), which returns the next effects. So the order of the
+effects is the order of the room's rules: a choice's :class:`Append` comes before the frames of
+its revision, the acknowledgement after both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from server.store import Action
+
+if TYPE_CHECKING:
+    from server.connection import Connection
+    from server.room_state import Internal
+    from server.views import Revision
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """Write ``data`` (one encoded frame) to each of ``to``."""
+
+    to: Sequence[Connection]
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Watch:
+    """Write ``data`` to the spectators: after the room's spectator delay if ``delayed``
+    (``revision``: the patch's data, for the delayed view), else at once."""
+
+    data: bytes
+    revision: Revision | None = None
+    delayed: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Publish:
+    """Hand a spectator frame to the relay (``kind``: ``p`` patch, ``i`` info, ``c`` chat)."""
+
+    kind: bytes
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Arm:
+    """Post ``command`` to the room's inbox after ``delay`` seconds."""
+
+    delay: float
+    command: Internal
+
+
+@dataclass(frozen=True, slots=True)
+class Post:
+    """Post ``command`` to the room's inbox now (after what is queued)."""
+
+    command: Internal
+
+
+@dataclass(frozen=True, slots=True)
+class Revised:
+    """A revision went out (for the metrics: its spectator frame's size)."""
+
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class Closed:
+    """The room closed for want of members: its lobby forgets it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Append:
+    """Store a choice (or undo) before it is applied: answered None, or the refusal."""
+
+    action: Action
+
+
+@dataclass(frozen=True, slots=True)
+class StoreSeats:
+    """Store the room's metadata (``required``: a failure is the answer, else only logged)."""
+
+    meta: dict[str, Any]
+    required: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Keep:
+    """Snapshot when one is due, archive at the end (:meth:`server.keeper.Keeper.keep`)."""
+
+    rev: int
+    extra: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """Archive the match with this result."""
+
+    result: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Retry:
+    """Archive again a match whose archive failed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Retire:
+    """Forget or archive a room nobody is in: answered True once the store recorded it."""
+
+    started: bool
+    rev: int
+
+
+@dataclass(frozen=True, slots=True)
+class Landed:
+    """Read back the choices stored after ``rev`` by appends whose outcome was unknown."""
+
+    rev: int
+
+
+@dataclass(frozen=True, slots=True)
+class AppendChat:
+    """Store a chat line (answered None, or the store's error)."""
+
+    line: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Breathe:
+    """Let the other rooms run before this one goes on (a bot-only stretch)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """The answer to a store effect: the value of the call."""
+
+    value: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """The answer to a store effect: the exception it raised."""
+
+    error: Exception
+
+
+StoreEffect = Append | StoreSeats | Keep | Finish | Retry | Retire | Landed | AppendChat | Breathe
+"""Effects the core waits for (always the last of a list; answered with Done or Failed)."""
+Effect = Send | Watch | Publish | Arm | Post | Revised | Closed | StoreEffect
+Answer = Done | Failed
