@@ -1,0 +1,414 @@
+"""The room core in process: commands at chosen times, decoded frames and effects asserted.
+
+In-process twins of the socket tests of the lobby, resume, spectators, takeover, clocks, bad
+input and undo (tests/server/test_*.py prove the shell around the same core): no event loop,
+no sockets, no sleeps; time moves only by :meth:`Twin.advance`.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from games.base import Match
+from protocol.errors import ErrorCode, RequestError
+from server.effects import Append, Keep, Publish, Revised, Send, StoreSeats, Watch
+from server.room_state import Evict, Gone, RoomState, StorageLost, StoreReady
+from server.store import Action
+from tests.server.core.twin import Member, Twin, seated, started, to_move
+from tests.server.test_undo import _path
+
+
+def _act(twin: Twin, member: Member, choice: object = 0) -> dict[str, object]:
+    return twin.request(member, {"type": "act", "rev": twin.core.rev, "choice": choice})
+
+
+def _mover(twin: Twin, members: list[Member]) -> Member:
+    return members[to_move(twin)]
+
+
+# Lobby -------------------------------------------------------------------------------------------
+
+
+def test_a_seat_is_taken_with_a_token_and_the_full_view_once_the_store_has_it() -> None:
+    twin = Twin()
+    twin.open()
+    ann = Member("ann")
+    joined = twin.request(ann, {"type": "join", "seat": 1, "name": "ann"})
+    assert joined["type"] == "joined" and joined["seat"] == 1 and joined["rev"] == 0
+    assert isinstance(joined["token"], str) and joined["view"]["own"] is not None
+    stored = [e for e in twin.effects if isinstance(e, StoreSeats)]
+    assert stored and stored[0].required and stored[0].meta["tokens"][1]  # the digest, stored
+    assert ann.of_type("room")[-1]["info"]["seats"][1]["name"] == "ann"
+
+
+def test_a_join_the_store_refuses_frees_the_seat_again() -> None:
+    twin = Twin()
+    twin.open()
+    twin.fail[StoreSeats] = RequestError(ErrorCode.UNAVAILABLE, "storage unavailable")
+    answer = twin.request(Member("ann"), {"type": "join", "seat": 0, "name": "ann"})
+    assert answer["type"] == "error" and answer["code"] == "unavailable"
+    assert not twin.core.seats[0].taken
+
+
+def test_a_full_room_refuses_a_join() -> None:
+    twin = Twin()
+    twin.open()
+    seated(twin, "ann", "bob")
+    answer = twin.request(Member("cat"), {"type": "join", "name": "cat"})
+    assert answer["type"] == "error" and answer["code"] == "room_full"
+
+
+def test_start_needs_every_seat_unless_the_host_fills_them_with_bots() -> None:
+    twin = Twin(3)
+    twin.open()
+    ann, bob = seated(twin, "ann", "bob")
+    assert twin.request(ann, {"type": "start"})["code"] == "not_allowed"
+    assert twin.request(bob, {"type": "start", "bots": True})["code"] == "not_allowed"
+    assert twin.request(ann, {"type": "start", "bots": True})["type"] == "ack"
+    assert twin.core.state is RoomState.PLAYING and twin.core.seats[2].bot
+
+
+def test_leaving_an_open_room_frees_the_seat() -> None:
+    twin = Twin()
+    twin.open()
+    ann, bob = seated(twin, "ann", "bob")
+    assert twin.request(bob, {"type": "leave"})["type"] == "ack"
+    assert not twin.core.seats[1].taken and "r1" not in bob.rooms
+    assert ann.of_type("room")[-1]["info"]["seats"][1]["taken"] is False
+
+
+def test_an_empty_room_is_retired_and_closed_after_its_idle_time() -> None:
+    twin = Twin(idle_ttl=30.0)
+    twin.open()
+    twin.advance(29.9)
+    assert twin.core.state is RoomState.OPEN
+    twin.advance(0.2)
+    assert twin.core.state is RoomState.CLOSED
+    assert twin.kinds()[-2:] == ["Retire", "Closed"]
+
+
+# Playing: the order of the effects ---------------------------------------------------------------
+
+
+def test_a_choice_is_stored_then_fanned_out_then_acknowledged() -> None:
+    twin = Twin()
+    members = started(twin, "ann", "bob")
+    before = len(twin.effects)
+    ack = _act(twin, _mover(twin, members))
+    assert ack["type"] == "ack" and ack["rev"] == 1
+    effects = twin.effects[before:]
+    kinds = [type(e).__name__ for e in effects]
+    assert kinds[0] == "Append" and isinstance(effects[0], Append)
+    assert effects[0].action.rev == 1
+    patches = [i for i, e in enumerate(effects) if isinstance(e, Send) and e is not effects[-1]]
+    assert len(patches) == 2  # one frame per seat, after the append
+    assert isinstance(effects[-1], Send)  # the ack, last
+    assert any(isinstance(e, Watch | Publish | Revised | Keep) for e in effects)
+    for member in members:
+        assert member.rev == 1 and member.of_type("patch")[-1]["rev"] == 1
+
+
+def test_a_refused_append_changes_nothing_and_answers_unavailable() -> None:
+    twin = Twin()
+    members = started(twin, "ann", "bob")
+    twin.fail[Append] = RequestError(ErrorCode.UNAVAILABLE, "storage unavailable; try again")
+    answer = _act(twin, _mover(twin, members))
+    assert answer["type"] == "error" and answer["code"] == "unavailable"
+    assert twin.core.rev == 0 and not any(m.of_type("patch") for m in members)
+
+
+def test_an_append_whose_outcome_was_unknown_is_adopted_before_the_next_choice() -> None:
+    twin = Twin()
+    members = started(twin, "ann", "bob")
+    seat = to_move(twin)
+    legal = twin.core.match.resolve(seat, 0)
+    twin.store.logs["r1"] = [Action(1, seat, legal)]  # it landed though the call failed
+    twin.keeper.unsure = True
+    answer = _act(twin, members[seat])  # at rev 0: the room is at rev 1 once it adopted it
+    assert answer["code"] == "stale_rev"
+    assert twin.core.rev == 1 and all(m.rev == 1 for m in members)
+
+
+# Bad input ---------------------------------------------------------------------------------------
+
+
+def test_choices_are_checked_at_the_boundary() -> None:
+    twin = Twin()
+    members = started(twin, "ann", "bob")
+    mover = _mover(twin, members)
+    other = members[1 - to_move(twin)]
+    assert _act(twin, other)["code"] == "not_your_turn"
+    assert _act(twin, mover, 99)["code"] == "illegal_choice"
+    stale = twin.request(mover, {"type": "act", "rev": 7, "choice": 0})
+    assert stale["code"] == "stale_rev"
+    watcher = Member("eve")
+    twin.request(watcher, {"type": "spectate"})
+    assert _act(twin, watcher)["code"] == "not_allowed"
+    assert _act(twin, Member("zed"))["code"] == "not_allowed"
+    assert twin.core.rev == 0
+
+
+def test_a_wrong_token_is_refused_and_changes_nothing() -> None:
+    twin = Twin()
+    started(twin, "ann", "bob")
+    answer = twin.request(Member("mal"), {"type": "join", "token": "x" * 43})
+    assert answer["type"] == "error" and answer["code"] == "bad_token"
+    assert all(seat.conn is not None for seat in twin.core.seats)
+
+
+# Resume ------------------------------------------------------------------------------------------
+
+
+def _token(member: Member) -> str:
+    return str(next(f for f in member.frames if f["type"] == "joined")["token"])
+
+
+def test_a_dropped_seat_resumes_with_only_the_missed_patches() -> None:
+    twin = Twin()
+    members = started(twin, "ann", "bob")
+    mover = to_move(twin)
+    away = members[1 - mover]
+    twin.handle(Gone(), away)
+    _act(twin, members[mover])
+    back = Member("back")
+    back.view, back.rev = away.view, away.rev  # the client kept its view at rev 0
+    joined = twin.request(back, {"type": "join", "token": _token(away), "rev": 0})
+    assert joined["type"] == "joined" and joined["view"] is None and joined["rev"] == 0
+    assert [p["rev"] for p in back.of_type("patch")] == [1]
+    assert twin.core.seats[1 - mover].conn is back.conn
+    assert back.view["shared"] == members[mover].view["shared"]
+
+
+def test_a_resume_after_the_buffer_moved_on_gets_the_full_view() -> None:
+    twin = Twin(patch_buffer=1)
+    members = started(twin, "ann", "bob")
+    token = _token(members[0])
+    for _ in range(3):
+        _act(twin, _mover(twin, members))
+    back = Member("ann again")
+    joined = twin.request(back, {"type": "join", "token": token, "rev": 0})
+    assert joined["view"] is not None and joined["rev"] == 3 and not back.of_type("patch")
+
+
+def test_resuming_elsewhere_takes_the_seat_from_the_old_connection() -> None:
+    twin = Twin()
+    ann, _ = started(twin, "ann", "bob")
+    new = Member("ann's phone")
+    twin.request(new, {"type": "join", "token": _token(ann)})
+    assert twin.core.seats[0].conn is new.conn and "r1" not in ann.rooms
+    told = ann.of_type("error")[-1]
+    assert told["code"] == "not_allowed" and "resumed elsewhere" in told["message"]
+
+
+# Spectators --------------------------------------------------------------------------------------
+
+
+def test_a_spectator_joining_mid_match_gets_the_public_view_then_patches() -> None:
+    twin = Twin()
+    members = started(twin, "ann", "bob")
+    _act(twin, _mover(twin, members))
+    eve = Member("eve")
+    joined = twin.request(eve, {"type": "spectate"})
+    assert joined["seat"] is None and joined["rev"] == 1 and joined["view"]["own"] is None
+    assert members[0].of_type("room")[-1]["info"]["spectators"] == 1
+    _act(twin, _mover(twin, members))
+    assert eve.rev == 2 and eve.view["shared"] == members[0].view["shared"]
+
+
+def test_a_seat_cannot_spectate_its_own_room() -> None:
+    twin = Twin()
+    ann, _ = started(twin, "ann", "bob")
+    assert twin.request(ann, {"type": "spectate"})["code"] == "not_allowed"
+
+
+def test_many_arriving_spectators_are_announced_in_batches() -> None:
+    twin = Twin()
+    ann, _ = started(twin, "ann", "bob")
+    for i in range(70):
+        twin.request(Member(f"s{i}"), {"type": "spectate"})
+    counts = [f["info"]["spectators"] for f in ann.of_type("room")]
+    assert counts[-1] == 64  # past 64, one announcement armed, not one per arrival
+    assert [name for _, name in twin.timers()].count("Announce") == 1
+    twin.advance(0.5)
+    assert ann.of_type("room")[-1]["info"]["spectators"] == 70
+
+
+# Stand-ins ---------------------------------------------------------------------------------------
+
+
+def test_a_gone_player_is_replaced_by_a_bot_after_the_grace_and_gets_the_seat_back() -> None:
+    twin = Twin(grace=60.0)
+    ann, bob = started(twin, "ann", "bob")
+    token = _token(bob)
+    twin.handle(Gone(), bob)
+    twin.advance(59.9)
+    assert not twin.core.seats[1].standin
+    twin.advance(0.2)
+    assert twin.core.seats[1].standin
+    info = ann.of_type("room")[-1]["info"]["seats"][1]
+    assert info["standin"] and info["bot_kind"] == "heuristic"
+    if to_move(twin) == 0:
+        _act(twin, ann)
+    assert to_move(twin) == 0  # the stand-in moved for seat 1 at once (bot_delay 0)
+    back = Member("bob again")
+    twin.request(back, {"type": "join", "token": token})
+    assert not twin.core.seats[1].standin
+    assert ann.of_type("room")[-1]["info"]["seats"][1]["standin"] is False
+
+
+def test_a_player_back_within_the_grace_period_is_never_replaced() -> None:
+    twin = Twin(grace=60.0)
+    _, bob = started(twin, "ann", "bob")
+    twin.handle(Gone(), bob)
+    twin.advance(30.0)
+    twin.request(Member("bob again"), {"type": "join", "token": _token(bob)})
+    twin.advance(60.0)
+    assert not twin.core.seats[1].standin  # the timer of the earlier absence fired, void
+
+
+# Clocks ------------------------------------------------------------------------------------------
+
+
+def test_the_running_clock_is_charged_and_gains_the_increment() -> None:
+    twin = Twin(clock={"initial": 30, "increment": 2})
+    members = started(twin, "ann", "bob")
+    seat = to_move(twin)
+    twin.advance(5.0)
+    state = twin.request(members[seat], {"type": "sync"})
+    assert state["elapsed_ms"] == 5000
+    _act(twin, members[seat])
+    clock = members[0].view["clock"]
+    assert clock["remaining_ms"][seat] == 27000 and clock["running"] == 1 - seat
+
+
+def test_at_zero_the_bot_moves_for_the_seat_and_the_match_goes_on() -> None:
+    twin = Twin(clock={"initial": 10, "increment": 1})
+    members = started(twin, "ann", "bob")
+    seat = to_move(twin)
+    twin.advance(9.99)
+    assert twin.core.rev == 0
+    twin.advance(0.02)
+    assert twin.core.rev == 1 and to_move(twin) != seat
+    clock = members[0].view["clock"]
+    assert clock["timeouts"][seat] == 1 and clock["remaining_ms"][seat] == 1000
+
+
+def test_forfeit_on_time_hands_the_seat_to_the_random_bot() -> None:
+    twin = Twin(clock={"initial": 10, "on_timeout": "forfeit"})
+    members = started(twin, "ann", "bob")
+    seat = to_move(twin)
+    twin.advance(10.01)
+    assert twin.core.seats[seat].forfeited and members[0].view["clock"]["forfeited"] == [seat]
+    assert members[0].of_type("room")[-1]["info"]["seats"][seat]["bot_kind"] == "random"
+    answer = twin.request(members[seat], {"type": "act", "rev": twin.core.rev, "choice": 0})
+    assert answer["code"] == "not_allowed" and "forfeited on time" in answer["message"]
+
+
+def test_a_paused_room_stops_the_clock_and_refuses_choices() -> None:
+    twin = Twin(clock={"initial": 10})
+    members = started(twin, "ann", "bob")
+    twin.advance(4.0)
+    twin.handle(StoreReady(False))
+    assert members[0].of_type("pause")[-1]["paused"] is True
+    twin.advance(60.0)  # no timeout while paused
+    assert twin.core.rev == 0
+    assert _act(twin, _mover(twin, members))["code"] == "unavailable"
+    twin.handle(StoreReady(True))
+    assert members[0].of_type("pause")[-1]["paused"] is False
+    twin.advance(5.99)
+    assert twin.core.rev == 0
+    twin.advance(0.02)
+    assert twin.core.rev == 1  # 4 s before the pause + 6 s after
+
+
+def test_a_room_whose_storage_is_lost_pauses_for_good() -> None:
+    twin = Twin()
+    members = started(twin, "ann", "bob")
+    twin.handle(StorageLost())
+    assert members[0].of_type("pause")[-1]["reason"] == "storage lost"
+    assert _act(twin, _mover(twin, members))["code"] == "storage_lost"
+    twin.handle(StoreReady(True))
+    assert _act(twin, _mover(twin, members))["code"] == "storage_lost"
+
+
+# Undo --------------------------------------------------------------------------------------------
+
+
+def test_an_undo_is_a_stored_revision_that_gives_back_the_views() -> None:
+    indices, _, seat = _path("ishtar", 2, 21, lambda m, s, ev: m.can_undo(s))
+    twin = Twin(game="ishtar", seed=21)
+    members = started(twin, "ann", "bob")
+    for index in indices[:-1]:
+        assert _act(twin, _mover(twin, members), index)["type"] == "ack"
+    before = [m.view for m in members]
+    _act(twin, _mover(twin, members), indices[-1])
+    rev = twin.core.rev
+    ack = twin.request(members[seat], {"type": "undo", "rev": rev})
+    assert ack["type"] == "ack" and ack["rev"] == rev + 1
+    undo = [e for e in twin.effects if isinstance(e, Append)][-1]
+    assert undo.action.undo and undo.action.rev == rev + 1
+    for member, view in zip(members, before, strict=True):
+        (event,) = member.of_type("patch")[-1]["events"]
+        assert event["kind"] == "undone"
+        assert member.view["shared"]["game"] == view["shared"]["game"]
+
+
+def test_undo_is_refused_by_a_spectator_and_where_the_game_has_none() -> None:
+    twin = Twin()
+    members = started(twin, "ann", "bob")
+    eve = Member("eve")
+    twin.request(eve, {"type": "spectate"})
+    assert twin.request(eve, {"type": "undo", "rev": 0})["code"] == "not_allowed"
+    answer = twin.request(_mover(twin, members), {"type": "undo", "rev": 0})
+    assert answer["code"] == "not_allowed" and answer["message"]  # the match's reason
+    assert twin.core.rev == 0 and not any(isinstance(e, Append) for e in twin.effects)
+
+
+# The lifecycle -----------------------------------------------------------------------------------
+
+
+def test_a_replay_room_starts_through_the_table_and_plays_its_script() -> None:
+    twin = Twin()
+    local = Match.new(twin.core.match.game, 2, {}, 3)
+    script = []
+    for rev in range(1, 4):
+        decision = local.decision
+        assert decision is not None
+        legal = local.resolve(decision.seat, 0)
+        local.act(decision.seat, 0)
+        script.append(Action(rev, decision.seat, legal))
+    twin.core.replay(script)
+    assert twin.core.state is RoomState.PLAYING
+    eve = Member("eve")
+    twin.open()
+    twin.request(eve, {"type": "spectate"})
+    twin.advance(1.0)
+    assert twin.core.rev == 3 and eve.rev == 3
+
+
+def test_a_restored_room_reaches_its_stored_state_through_the_table() -> None:
+    twin = Twin()
+    meta = {"state": "playing", "seats": [{"name": "ann"}, {"name": "bob"}], "tokens": ["", ""]}
+    assert twin.core.adopt(0, meta, []) == []
+    assert twin.core.state is RoomState.PLAYING
+    finished = Twin()
+    local = finished.core.match
+    while (decision := local.decision) is not None:
+        local.act(decision.seat, 0)
+    assert [type(e).__name__ for e in finished.core.adopt(9, meta, [])] == ["Post"]  # Refinish
+    assert finished.core.state is RoomState.FINISHED
+
+
+def test_a_restored_room_in_no_stored_state_is_refused() -> None:
+    twin = Twin()
+    with pytest.raises(ValueError, match="never closed"):
+        twin.core.adopt(0, {"state": "closed"}, [])
+
+
+def test_an_evicted_room_closes_through_the_table_and_not_twice() -> None:
+    twin = Twin()
+    twin.open()
+    twin.handle(Evict())
+    assert twin.core.state is RoomState.CLOSED
+    twin.core.close()  # idempotent for the actor's last word
+    assert twin.core.state is RoomState.CLOSED
