@@ -37,52 +37,30 @@ the size of the choice itself) rather than archiving from an untrimmed stream; i
 deleted. The cost is that a live room holds each choice twice until its snapshot trims the
 stream, and once afterwards; a match is a few hundred choices, so this is kilobytes per room.
 
-Redis trouble and durability (:mod:`server.store.readiness`). Every call is bounded (socket and
-connect timeouts of ``timeout`` seconds, one immediate retry on a dropped connection only, an
-overall deadline of three timeouts); any connection error or timeout raises
-:class:`~server.store.StoreError` (so the room refuses the choice with ``unavailable`` and
-acknowledges nothing) and tells :class:`~server.store.readiness.Readiness`, which marks the store
-not ready and probes until Redis stores again. Logical refusals (wrong rev, room gone) raise
-StoreError subclasses but leave ``ready()`` alone: Redis did answer. Whether Redis persists and
-still holds the same data is checked there too, at start, on every new connection and every
-``watch_interval`` seconds.
+Redis trouble and durability. Every call goes through :class:`~server.store.client.Client`
+(bounded; any connection error or timeout raises :class:`~server.store.StoreError`, so the room
+refuses the choice with ``unavailable`` and acknowledges nothing), which tells
+:class:`~server.store.readiness.Readiness`: it marks the store not ready, probes until Redis
+stores again, and checks that Redis persists and still holds the same data. Logical refusals
+(wrong rev, room gone) raise StoreError subclasses but leave ``ready()`` alone: Redis did answer.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-import redis.asyncio as aioredis
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import (
-    NoScriptError,
-    OutOfMemoryError,
-    ReadOnlyError,
-    RedisError,
-    ResponseError,
-)
-from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.exceptions import NoScriptError, ResponseError
 from redis.typing import EncodableT, FieldT
 
 from server import logging as oasis_logging
 from server.store import keys, records, scripts
+from server.store.client import Client
 from server.store.commit import GroupCommit, Pending
-from server.store.errors import (
-    CorruptRecordError,
-    NotOwnerError,
-    RevisionError,
-    RoomGoneError,
-    StoreError,
-)
-from server.store.readiness import Readiness
+from server.store.errors import CorruptRecordError, NotOwnerError, RoomGoneError, StoreError
 from server.store.records import Action, ArchiveRecord, RoomRecord, pack
 
 __all__ = ["RedisStore"]
@@ -94,10 +72,6 @@ class _Append:
 
     keys: list[str]
     args: list[EncodableT]
-
-
-POOL_IDLE_KEEP = 32
-"""Idle pooled Redis connections kept between bursts (:meth:`RedisStore._trim_pool`)."""
 
 
 class RedisStore:
@@ -122,35 +96,24 @@ class RedisStore:
         archive_ttl: float = 0.0,
         watch_interval: float = 5.0,
     ) -> None:
-        # One immediate retry on a dropped connection (a Redis restart leaves stale pooled
-        # connections); never on a timeout, which would only double the wait. Appends are
-        # idempotent, so a retried write cannot store a choice twice.
-        retry = Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,))
+        self._log = oasis_logging.get(component="redis_store")
+        self._client = Client(
+            url,
+            prefix=prefix,
+            timeout=timeout,
+            probe_interval=probe_interval,
+            cluster=cluster,
+            pool_size=pool_size,
+            allow_volatile=allow_volatile,
+            watch_interval=watch_interval,
+            log=self._log,
+        )
         self._cluster = cluster
-        self._redis: Any
-        if cluster:
-            from redis.asyncio.cluster import RedisCluster
-
-            self._redis = RedisCluster.from_url(
-                url, socket_timeout=timeout, socket_connect_timeout=timeout, retry=retry
-            )
-        else:
-            # Every room has at most one write in flight, so busy servers hold many connections
-            # at once. A blocking pool makes a write wait for a free connection (within the
-            # call's deadline) instead of failing: a full pool is load, not Redis being down,
-            # and must not pause every room (redis-py's default pool raises past 100).
-            pool = aioredis.BlockingConnectionPool.from_url(
-                url,
-                max_connections=pool_size,
-                timeout=3 * timeout,
-                socket_timeout=timeout,
-                socket_connect_timeout=timeout,
-                retry=retry,
-                redis_connect_func=self._connected,
-            )
-            self._redis = aioredis.Redis.from_pool(pool)
+        self._redis: Any = self._client.redis
+        self._run = self._client.run
+        self._refused = self._client.refused
+        self._health = self._client.health
         self._prefix = prefix
-        self._deadline = 3 * timeout
         self._chat_keep = max(1, chat_keep)
         self._batch = batch
         self._append = self._redis.register_script(scripts.APPEND)
@@ -161,17 +124,6 @@ class RedisStore:
         self._commit: GroupCommit[_Append] = GroupCommit(self._send_appends)
         """The appends' group commit (see "Group commit")."""
         self._closed = False
-        self._log = oasis_logging.get(component="redis_store")
-        self._health = Readiness(
-            self._redis,
-            prefix,
-            deadline=self._deadline,
-            probe_interval=probe_interval,
-            allow_volatile=allow_volatile,
-            watch_interval=watch_interval,
-            log=self._log,
-            housekeeping=self._trim_pool,
-        )
         self.fence = ""
         """This node's lease token (:mod:`server.lease`); empty: no leases, nothing is fenced."""
         self.lease_ms = 0
@@ -251,58 +203,6 @@ class RedisStore:
     def losses(self) -> int:
         """How many times Redis was found emptied under this store."""
         return self._health.losses
-
-    async def _connected(self, connection: Any) -> None:
-        """redis-py's hook on every new connection: Readiness verifies again."""
-        await connection.on_connect()
-        self._health.connected()
-
-    async def _trim_pool(self) -> None:
-        """Close the idle pooled connections beyond :data:`POOL_IDLE_KEEP`.
-
-        A burst (thousands of rooms writing at once) grows the pool to hundreds of connections,
-        each with its buffers (about 60 KiB: 1,000 rooms left 436 of them, 26 MiB); redis-py never
-        shrinks a pool, so the store does, every ``watch_interval``. The least recently used go
-        (the pool hands out its most recent first); nothing awaits between picking and removing
-        them, so no call can take one meanwhile."""
-        pool = getattr(self._redis, "connection_pool", None)
-        free = getattr(pool, "_available_connections", None)
-        if not isinstance(free, list) or len(free) <= POOL_IDLE_KEEP:
-            return
-        extra = free[: len(free) - POOL_IDLE_KEEP]
-        del free[: len(extra)]
-        for connection in extra:
-            with contextlib.suppress(Exception):
-                await connection.disconnect()
-
-    async def _run(self, what: str, op: Callable[[], Awaitable[Any]]) -> Any:
-        """Run one bounded Redis call; map every failure to StoreError and track readiness."""
-        try:
-            async with asyncio.timeout(self._deadline):
-                result = await op()
-        except ResponseError as exc:
-            raise self._refused(what, exc) from exc
-        except (RedisConnectionError, RedisTimeoutError, RedisError, OSError) as exc:
-            why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-            self._health.set_ready(False, why)
-            raise StoreError(f"{what}: redis is unavailable ({why})") from exc
-        self._health.set_ready(True)
-        return result
-
-    def _refused(self, what: str, exc: ResponseError) -> StoreError:
-        """The StoreError for a Redis error reply (a script's OASIS_* refusals by kind)."""
-        text = str(exc)
-        if _unwritable(exc):
-            self._health.set_ready(False, text)
-            return StoreError(f"{what}: redis refuses writes ({text})")
-        self._health.set_ready(True)
-        if "OASIS_REV" in text:
-            return RevisionError(f"{what}: {text.split('OASIS_REV', 1)[1].strip()}")
-        if "OASIS_LEASE" in text:
-            return NotOwnerError(f"{what}: {text.split('OASIS_LEASE', 1)[1].strip()}")
-        if "OASIS_GONE" in text:
-            return RoomGoneError(f"{what}: {text.split('OASIS_GONE', 1)[1].strip()}")
-        return StoreError(f"{what}: redis refused: {text}")
 
     async def _fenced(self, room: str, what: str, op: Callable[[], Awaitable[Any]]) -> Any:
         """:meth:`_run` for a fenced script: a lost lease is told to ``on_not_owner``."""
@@ -433,8 +333,7 @@ class RedisStore:
         self._commit.close()
         await self._health.close()
         await self._commit.drain()  # appends on their way: let them land and answer their rooms
-        await self._health.stop_probe()
-        await self._redis.aclose()
+        await self._client.close()
 
     # Snapshots and recovery --------------------------------------------------------------------
 
@@ -622,11 +521,6 @@ class RedisStore:
 
 
 # Helpers ------------------------------------------------------------------------------------
-
-
-def _unwritable(exc: ResponseError) -> bool:
-    """Redis answers but stores nothing: a replica, out of memory, or a failing disk (MISCONF)."""
-    return isinstance(exc, ReadOnlyError | OutOfMemoryError) or str(exc).startswith("MISCONF")
 
 
 def _pack_fields(meta: dict[str, Any]) -> dict[FieldT, EncodableT]:

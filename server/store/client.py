@@ -1,0 +1,149 @@
+"""One bounded Redis client: every call under a deadline, every failure a StoreError.
+
+The Redis store (:mod:`server.store.redis`), the leases and the relay all call Redis through
+:meth:`Client.run`: socket and connect timeouts of ``timeout`` seconds, one immediate retry on
+a dropped connection only, an overall deadline of three timeouts. A connection error or a
+timeout raises :class:`~server.store.StoreError` and tells :class:`Readiness` that Redis is
+away; an error reply becomes the StoreError of its kind (:meth:`Client.refused`: the scripts'
+``OASIS_*`` tags of :mod:`server.store.scripts`), and tells Readiness that Redis answered,
+unless it refuses to write (a replica, out of memory, a failing disk).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import OutOfMemoryError, ReadOnlyError, RedisError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from server.store.errors import NotOwnerError, RevisionError, RoomGoneError, StoreError
+from server.store.readiness import Readiness
+
+__all__ = ["POOL_IDLE_KEEP", "Client"]
+
+POOL_IDLE_KEEP = 32
+"""Idle pooled Redis connections kept between bursts (:meth:`Client.trim_pool`)."""
+
+
+class Client:
+    """The redis-py client of one store (a blocking pool, or a Redis Cluster client) and its
+    :class:`Readiness`."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        prefix: str,
+        timeout: float,
+        probe_interval: float,
+        cluster: bool,
+        pool_size: int,
+        allow_volatile: bool,
+        watch_interval: float,
+        log: Any,
+    ) -> None:
+        # One immediate retry on a dropped connection (a Redis restart leaves stale pooled
+        # connections); never on a timeout, which would only double the wait. Appends are
+        # idempotent, so a retried write cannot store a choice twice.
+        retry = Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,))
+        self.redis: Any
+        if cluster:
+            from redis.asyncio.cluster import RedisCluster
+
+            self.redis = RedisCluster.from_url(
+                url, socket_timeout=timeout, socket_connect_timeout=timeout, retry=retry
+            )
+        else:
+            # Every room has at most one write in flight, so busy servers hold many connections
+            # at once. A blocking pool makes a write wait for a free connection (within the
+            # call's deadline) instead of failing: a full pool is load, not Redis being down,
+            # and must not pause every room (redis-py's default pool raises past 100).
+            pool = aioredis.BlockingConnectionPool.from_url(
+                url,
+                max_connections=pool_size,
+                timeout=3 * timeout,
+                socket_timeout=timeout,
+                socket_connect_timeout=timeout,
+                retry=retry,
+                redis_connect_func=self._connected,
+            )
+            self.redis = aioredis.Redis.from_pool(pool)
+        self.deadline = 3 * timeout
+        self.health = Readiness(
+            self.redis,
+            prefix,
+            deadline=self.deadline,
+            probe_interval=probe_interval,
+            allow_volatile=allow_volatile,
+            watch_interval=watch_interval,
+            log=log,
+            housekeeping=self.trim_pool,
+        )
+
+    async def _connected(self, connection: Any) -> None:
+        """redis-py's hook on every new connection: Readiness verifies again."""
+        await connection.on_connect()
+        self.health.connected()
+
+    async def run(self, what: str, op: Callable[[], Awaitable[Any]]) -> Any:
+        """Run one bounded Redis call; map every failure to StoreError and track readiness."""
+        try:
+            async with asyncio.timeout(self.deadline):
+                result = await op()
+        except ResponseError as exc:
+            raise self.refused(what, exc) from exc
+        except (RedisConnectionError, RedisTimeoutError, RedisError, OSError) as exc:
+            why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            self.health.set_ready(False, why)
+            raise StoreError(f"{what}: redis is unavailable ({why})") from exc
+        self.health.set_ready(True)
+        return result
+
+    def refused(self, what: str, exc: ResponseError) -> StoreError:
+        """The StoreError for a Redis error reply (a script's OASIS_* refusals by kind)."""
+        text = str(exc)
+        if _unwritable(exc):
+            self.health.set_ready(False, text)
+            return StoreError(f"{what}: redis refuses writes ({text})")
+        self.health.set_ready(True)
+        if "OASIS_REV" in text:
+            return RevisionError(f"{what}: {text.split('OASIS_REV', 1)[1].strip()}")
+        if "OASIS_LEASE" in text:
+            return NotOwnerError(f"{what}: {text.split('OASIS_LEASE', 1)[1].strip()}")
+        if "OASIS_GONE" in text:
+            return RoomGoneError(f"{what}: {text.split('OASIS_GONE', 1)[1].strip()}")
+        return StoreError(f"{what}: redis refused: {text}")
+
+    async def trim_pool(self) -> None:
+        """Close the idle pooled connections beyond :data:`POOL_IDLE_KEEP`.
+
+        A burst (thousands of rooms writing at once) grows the pool to hundreds of connections,
+        each with its buffers (about 60 KiB: 1,000 rooms left 436 of them, 26 MiB); redis-py never
+        shrinks a pool, so the store does, every ``watch_interval``. The least recently used go
+        (the pool hands out its most recent first); nothing awaits between picking and removing
+        them, so no call can take one meanwhile."""
+        pool = getattr(self.redis, "connection_pool", None)
+        free = getattr(pool, "_available_connections", None)
+        if not isinstance(free, list) or len(free) <= POOL_IDLE_KEEP:
+            return
+        extra = free[: len(free) - POOL_IDLE_KEEP]
+        del free[: len(extra)]
+        for connection in extra:
+            with contextlib.suppress(Exception):
+                await connection.disconnect()
+
+    async def close(self) -> None:
+        await self.health.stop_probe()
+        await self.redis.aclose()
+
+
+def _unwritable(exc: ResponseError) -> bool:
+    """Redis answers but stores nothing: a replica, out of memory, or a failing disk (MISCONF)."""
+    return isinstance(exc, ReadOnlyError | OutOfMemoryError) or str(exc).startswith("MISCONF")
