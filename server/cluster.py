@@ -53,6 +53,7 @@ from server.relay import spectator_counts
 from server.room import Room
 from server.room_state import RoomState
 from server.store import CorruptRecordError, RoomRecord, StoreError, keys, records
+from server.store.fence import Fence
 from server.store.redis import RedisStore
 
 if TYPE_CHECKING:
@@ -75,13 +76,19 @@ def default_url(config: Config, port: int) -> str:
     return f"ws://{host}:{port}/"
 
 
+def fence_of(config: Config) -> Fence:
+    """This process's lease token, for the store the cluster runs on (:mod:`server.store.fence`):
+    the node id (:func:`server.lease.node_id`), the public url and the lease ttl of ``config``."""
+    url = config.public_url or default_url(config, config.port)
+    return Fence.new(node_id(config.node_id, config.port), url, config.lease_ttl)
+
+
 class Cluster:
     def __init__(self, app: App, store: RedisStore, config: Config) -> None:
         self.app = app
         self.store = store
         self.config = config
-        url = config.public_url or default_url(config, config.port)
-        self.leases = Leases(store, node_id(config.node_id, config.port), url, config.lease_ttl)
+        self.leases = Leases(store)  # (the store was built with this node's fence_of(config))
         store.on_not_owner = self.not_owner
         self.stopping = False
         self._held: set[str] = set()

@@ -9,14 +9,15 @@ so a node that restarts is a new owner; the url is where ``redirect`` frames sen
   absent, or if it holds a token of this node id (a previous process of this node, which is dead:
   two running nodes never share an id), so a node restarted with its id takes its rooms back at
   once instead of waiting for the expiry. A room created here gets its lease in the same MULTI as
-  its meta (:meth:`RedisStore.create_room`).
+  its meta (:meth:`server.store.redis.RedisStore.create_room`).
 - **Renew** (:meth:`Leases.renew`): every third of the ttl, each lease is extended if and only if
   it still holds this node's token (compare and PEXPIRE in one script); a lease that does not is
   *lost*.
 - **Release** (:meth:`Leases.release`): compare and delete, so a node never frees a lease it lost.
 - **Fencing**: every script that changes a live room (append, snapshot, seats, chat) also checks
   that the lease holds this node's token before it writes (``FENCE`` in
-  :mod:`server.store.scripts`).
+  :mod:`server.store.scripts`). The token is the store's from its construction
+  (:class:`~server.store.fence.Fence`): the leases use the store's, they never set it.
   A node that lost its lease, or was paused past its expiry (a SIGSTOP, a long GC, a partition),
   therefore cannot store one more choice of that room, even before its renewal notices: the
   append is refused with :class:`~server.store.NotOwnerError` and nothing is acknowledged.
@@ -27,7 +28,6 @@ names the live nodes, so a node that stops can tell its clients where to go.
 
 from __future__ import annotations
 
-import secrets
 import socket
 import time
 from dataclasses import dataclass
@@ -66,18 +66,20 @@ def node_id(configured: str, port: int) -> str:
 
 
 class Leases:
-    """This node's leases on one :class:`RedisStore`; installs its token as the store's fence."""
+    """This node's leases on one :class:`RedisStore`, under the token the store was built with
+    (:class:`~server.store.fence.Fence`)."""
 
-    def __init__(self, store: RedisStore, node: str, url: str, ttl: float) -> None:
+    def __init__(self, store: RedisStore) -> None:
+        fence = store.fence
+        if fence is None:
+            raise ValueError("leases need a store built with this node's fence")
         self.store = store
-        self.node = node
-        self.url = url
-        self.ttl = ttl
-        self.token = f"{node}|{secrets.token_hex(8)}|{url}"
-        self._ms = max(1, int(ttl * 1000))
+        self.node = fence.node
+        self.url = fence.url
+        self.ttl = fence.ttl
+        self.token = fence.token
+        self._ms = fence.ms
         self._acquire = store.redis.register_script(scripts.ACQUIRE)
-        store.fence = self.token
-        store.lease_ms = self._ms
 
     @property
     def _nodes_key(self) -> str:

@@ -39,9 +39,13 @@ from typing import Any
 
 from server import logging as oasis_logging
 from server.app import App
+from server.cluster import Cluster, fence_of
 from server.config import Config, parse_args
 from server.embedded_redis import EmbeddedRedis, EmbeddedRedisError, start_embedded
+from server.recovery import restore_all
+from server.relay import Publisher, Relay
 from server.store import MemoryStore, Store, StoreError
+from server.store.redis import RedisStore
 
 RESTORE_RETRY_SECONDS = 1.0
 GC_OLDER = (20, 100)
@@ -59,8 +63,6 @@ def open_store(config: Config, url: str | None) -> Store:
             detail=f"NO PERSISTENCE: {why}; rooms live in memory and die with the process",
         )
         return MemoryStore()
-    from server.store.redis import RedisStore
-
     return RedisStore(
         url,
         timeout=config.redis_timeout,
@@ -68,6 +70,7 @@ def open_store(config: Config, url: str | None) -> Store:
         cluster=config.redis_cluster and url == config.redis_url,
         allow_volatile=config.allow_volatile_redis,
         archive_ttl=config.archive_ttl_days * 86400.0,
+        fence=fence_of(config),  # the node's lease token: the cluster's leases use it
     )
 
 
@@ -75,9 +78,6 @@ async def restore_rooms(app: App, stop: asyncio.Event | None = None) -> None:
     """Every unfinished room of a Redis store back in the lobby; failures are logged per room.
 
     A Redis that cannot be read is waited for (every second) until ``stop`` is set."""
-    from server.recovery import restore_all
-    from server.store.redis import RedisStore
-
     if not isinstance(app.store, RedisStore):
         return
     log = oasis_logging.get()
@@ -106,16 +106,10 @@ def tune_gc(young: int) -> None:
 
 async def start_rooms(app: App, stop: asyncio.Event) -> None:
     """On Redis, the node's share of rooms under leases (:mod:`server.cluster`); else nothing."""
-    from server.store.redis import RedisStore
-
     if not isinstance(app.store, RedisStore):
         return
-    from server.cluster import Cluster
-
     app.cluster = Cluster(app, app.store, app.config)
     if not app.config.redis_cluster:  # (redis-py's asyncio cluster client has no pub/sub)
-        from server.relay import Publisher, Relay
-
         rooms = app.lobby.rooms
         app.publisher = app.lobby.publish = Publisher(app.store, rooms)
         app.publisher.start()

@@ -61,6 +61,7 @@ from server.store import keys, records, scripts
 from server.store.client import Client
 from server.store.commit import GroupCommit, Pending
 from server.store.errors import CorruptRecordError, NotOwnerError, RoomGoneError, StoreError
+from server.store.fence import Fence
 from server.store.records import Action, ArchiveRecord, RoomRecord, pack
 
 __all__ = ["RedisStore"]
@@ -95,6 +96,7 @@ class RedisStore:
         allow_volatile: bool = False,
         archive_ttl: float = 0.0,
         watch_interval: float = 5.0,
+        fence: Fence | None = None,
     ) -> None:
         self._log = oasis_logging.get(component="redis_store")
         self._client = Client(
@@ -124,9 +126,9 @@ class RedisStore:
         self._commit: GroupCommit[_Append] = GroupCommit(self._send_appends)
         """The appends' group commit (see "Group commit")."""
         self._closed = False
-        self.fence = ""
-        """This node's lease token (:mod:`server.lease`); empty: no leases, nothing is fenced."""
-        self.lease_ms = 0
+        self._fence = fence
+        self._token = "" if fence is None else fence.token
+        """This node's lease token (:mod:`.fence`); empty: no leases, nothing is fenced."""
         self.on_not_owner: Callable[[str], None] | None = None
         """Called with a room whose write was refused because this node lost its lease."""
         self._archive_ttl = archive_ttl
@@ -150,6 +152,11 @@ class RedisStore:
     def redis(self) -> Any:
         """The client (for :mod:`server.lease`, which shares the connection pool)."""
         return self._redis
+
+    @property
+    def fence(self) -> Fence | None:
+        """This node's lease token, given at construction (None: no leases, nothing fenced)."""
+        return self._fence
 
     @property
     def prefix(self) -> str:
@@ -225,8 +232,8 @@ class RedisStore:
             pipe = self._redis.pipeline(transaction=True)
             pipe.delete(*k.live())
             pipe.hset(k.meta, mapping=_pack_fields(meta))
-            if self.fence:  # the creating node owns the room from its first write
-                pipe.set(k.lease, self.fence, px=self.lease_ms)
+            if self._fence is not None:  # the creating node owns the room from its first write
+                pipe.set(k.lease, self._fence.token, px=self._fence.ms)
             if not self._cluster:
                 pipe.zadd(self._rooms_key, {room: time.time()})
             await pipe.execute()
@@ -245,7 +252,7 @@ class RedisStore:
         await self._fenced(
             room,
             f"update room {room}",
-            lambda: self._update(keys=[k.meta, k.lease], args=[*args, self.fence]),
+            lambda: self._update(keys=[k.meta, k.lease], args=[*args, self._token]),
         )
 
     async def append(self, room: str, action: Action) -> None:
@@ -253,7 +260,7 @@ class RedisStore:
         k = self.keys(room)
         blob = pack([action.seat, action.choice])
         names = [k.meta, k.log, k.choices, k.lease]
-        args: list[EncodableT] = [action.rev, blob, self.fence]
+        args: list[EncodableT] = [action.rev, blob, self._token]
         what = f"append rev {action.rev} to room {room}"
         if self._cluster:
             await self._fenced(room, what, lambda: self._append(keys=names, args=args))
@@ -320,7 +327,7 @@ class RedisStore:
             room,
             f"chat in room {room}",
             lambda: self._chat(
-                keys=[k.meta, k.chat, k.lease], args=[blob, self._chat_keep, self.fence]
+                keys=[k.meta, k.chat, k.lease], args=[blob, self._chat_keep, self._token]
             ),
         )
 
@@ -348,7 +355,7 @@ class RedisStore:
             room,
             f"snapshot rev {rev} of room {room}",
             lambda: self._snapshot(
-                keys=[k.meta, k.log, k.choices, k.snap, k.lease], args=[rev, blob, self.fence]
+                keys=[k.meta, k.log, k.choices, k.snap, k.lease], args=[rev, blob, self._token]
             ),
         )
 

@@ -22,7 +22,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from server.app import App
-from server.cluster import Cluster
+from server.cluster import Cluster, fence_of
+from server.store.fence import Fence
 from server.store.redis import RedisStore
 from tests.server.client import Client
 from tests.server.conftest import TEST_CONFIG
@@ -34,8 +35,8 @@ class GatedStore(RedisStore):
     """Holds ``create_room`` after its write landed, and ``load_rooms`` after its read, until
     the test lets them go: the two windows of the race, opened at will."""
 
-    def __init__(self, url: str) -> None:
-        super().__init__(url)
+    def __init__(self, url: str, fence: Fence) -> None:
+        super().__init__(url, fence=fence)
         self.created = asyncio.Event()
         self.let_create = asyncio.Event()
         self.loaded = asyncio.Event()
@@ -57,9 +58,9 @@ class GatedStore(RedisStore):
 async def test_an_orphan_scan_during_create_leaves_the_new_room_and_its_seats_alone(
     redis_server: RedisServer,
 ) -> None:
-    store = GatedStore(redis_server.url)
-    await store.start()
     config = dataclasses.replace(TEST_CONFIG, node_id="n1", lease_ttl=30.0)
+    store = GatedStore(redis_server.url, fence_of(config))
+    await store.start()
     app = App(config, store)
     app.cluster = cluster = Cluster(app, store, config)  # no lease loop: the test runs the scan
     await app.start()
@@ -104,9 +105,9 @@ async def _act(seats: list[Client], room: str, rng: random.Random) -> dict[str, 
 async def test_a_lapsed_lease_is_taken_back_and_the_players_play_on(
     redis_server: RedisServer,
 ) -> None:
-    store = RedisStore(redis_server.url)
-    await store.start()
     config = dataclasses.replace(TEST_CONFIG, node_id="n1", lease_ttl=30.0)
+    store = RedisStore(redis_server.url, fence=fence_of(config))
+    await store.start()
     app = App(config, store)
     app.cluster = cluster = Cluster(app, store, config)  # no lease loop: no renewal meanwhile
     await app.start()

@@ -1,7 +1,7 @@
 """The store, its leases and a real node against a 3-master Redis Cluster started by the tests.
 
 The store's own tests (``tests/server/persistence``) and the lease tests run here again, unchanged,
-with ``store``, ``stores`` and ``raw`` bound to the cluster: a room's scripts and transactions
+with ``store``, ``open_store`` and ``raw`` bound to the cluster: a room's scripts and transactions
 stay in the room's slot, and the global indexes are written apart from them.
 """
 
@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 from redis.asyncio.cluster import RedisCluster as ClusterClient
 
+from server.store.fence import Fence
 from server.store.redis import RedisStore
 from tests.server.cluster.test_lease import (
+    Opener,
     test_a_lease_is_taken_by_one_node_only_and_renewed_only_by_it,
     test_a_node_that_lost_the_lease_cannot_append_snapshot_store_seats_or_chat,
     test_a_restarted_node_takes_its_own_leases_back_at_once,
@@ -84,8 +86,8 @@ async def raw(redis_cluster: RedisCluster) -> AsyncIterator[ClusterClient]:
         await client.aclose()
 
 
-async def _cluster_store(url: str) -> RedisStore:
-    store = RedisStore(url, timeout=0.5, probe_interval=0.05, cluster=True)
+async def _cluster_store(url: str, fence: Fence | None = None) -> RedisStore:
+    store = RedisStore(url, timeout=0.5, probe_interval=0.05, cluster=True, fence=fence)
     await store.start()
     assert store.ready()
     return store
@@ -101,12 +103,15 @@ async def store(redis_cluster: RedisCluster, raw: ClusterClient) -> AsyncIterato
 
 
 @pytest.fixture
-async def stores(
-    redis_cluster: RedisCluster, raw: ClusterClient
-) -> AsyncIterator[list[RedisStore]]:
-    made = [await _cluster_store(redis_cluster.url) for _ in range(2)]
+async def open_store(redis_cluster: RedisCluster, raw: ClusterClient) -> AsyncIterator[Opener]:
+    made: list[RedisStore] = []
+
+    async def opener(fence: Fence | None) -> RedisStore:
+        made.append(await _cluster_store(redis_cluster.url, fence))
+        return made[-1]
+
     try:
-        yield made
+        yield opener
     finally:
         for s in made:
             await s.close()
