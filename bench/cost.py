@@ -1,0 +1,252 @@
+"""Server CPU per action through the whole server, per game, and where it goes (cProfile).
+
+Issue 21 measures the framework's cost per action as the server process's CPU time over a
+saturated window divided by the actions in it. This runs exactly that, small enough for a
+shared machine: one real server (``bench/serve.py``, uvloop, the in-memory store unless
+``--store redis``), one load generator process (``bench/loadgen.py``) with ``--rooms`` rooms of
+4 seats + 2 spectators, a saturation window per session, for the tests' tiny game (registered in
+the server process only) and both real games. CPU time comes from ``/proc`` (user + system), so
+other processes on the machine disturb it far less than wall-clock figures.
+
+    .venv/bin/python bench/cost.py                        # 3 sessions per game, us per action
+    .venv/bin/python bench/cost.py --games ishtar --reps 5
+    .venv/bin/python bench/cost.py --profile              # one cProfiled session per game
+
+``--profile`` runs each server under cProfile (``bench/serve.py --cprofile``) and prints, per
+game, the functions with the most *self* time and the share of each part of the stack (the
+games, ``protocol/``, ``server/``, websockets, asyncio and uvloop, the encoders): cProfile slows
+the server down about twofold, so its figures are shares, each also given in us per revision of
+the profiled run (its whole life: set-up and warm-up included; a revision is an action).
+The JSON goes to ``bench/results/cost-<UTC time>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pstats
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.procs import ROOT, Server, Worker, cpu_seconds
+
+TINY = "tests.games.tiny:TINY"
+GAMES = ("tiny", "yspahan", "ishtar")
+TOP = 30
+
+
+def session(
+    game: str, store: str, rooms: int, warmup: float, seconds: float, seed: int, cprofile: str = ""
+) -> dict[str, Any]:
+    """One server, one load generator: server CPU per action over one saturated window."""
+    server = Server("oasis", "uvloop", store, games=[TINY] if game == "tiny" else [])
+    server.cprofile = cprofile
+    server.start()
+    worker: Worker | None = None
+    try:
+        args = ["--url", server.url, "--kind", "oasis", "--game", game]
+        args += ["--rooms", str(rooms), "--seed", str(seed)]
+        worker = Worker(args)
+        worker.expect("ready", 180)
+        phase = {"mode": "saturation", "rooms": rooms, "warmup": warmup, "seconds": seconds}
+        worker.send("go " + json.dumps(phase))
+        time.sleep(warmup)
+        pid = server.pid
+        cpu0, bots0, t0 = cpu_seconds(pid), cpu_seconds(worker.pid), time.perf_counter()
+        time.sleep(seconds)
+        cpu1, bots1, window = cpu_seconds(pid), cpu_seconds(worker.pid), time.perf_counter() - t0
+        out = worker.expect("result", warmup + seconds + 60)
+    finally:
+        if worker is not None:
+            worker.stop()
+        server.stop()
+    rate = out["actions"] / out["seconds"] if out["seconds"] > 0 else 0.0
+    actions = rate * window
+    return {
+        "game": game,
+        "store": store,
+        "rooms": rooms,
+        "window_s": window,
+        "actions": actions,
+        "actions_per_s": rate,
+        "server_cpu_pct": 100 * (cpu1 - cpu0) / window,
+        "bots_cpu_pct": 100 * (bots1 - bots0) / window,
+        "us_per_action": 1e6 * (cpu1 - cpu0) / actions if actions else None,
+        "matches_restarted": out["matches"],
+        "errors": out["errors"],
+    }
+
+
+def part(file: str, name: str) -> str:
+    """Which part of the stack a profiled function belongs to."""
+    where = file.replace("\\", "/")
+    for prefix in ("games/", "protocol/", "server/", "tests/games/"):
+        if f"{ROOT}/{prefix}" in where or where.startswith(prefix):
+            return "games" if prefix == "tests/games/" else prefix.rstrip("/")
+    if "websockets" in where:
+        return "websockets"
+    if "asyncio" in where or "uvloop" in where or "selectors" in where:
+        return "asyncio/uvloop"
+    if "prometheus_client" in where:
+        return "prometheus_client"
+    if "structlog" in where or "/logging/" in where:
+        return "logging"
+    if file == "~":
+        if "msgpack" in name or "ormsgpack" in name:
+            return "msgpack/ormsgpack"
+        if "blake2b" in name or "hexdigest" in name:
+            return "hashing"
+        if "uvloop" in name or "socket" in name or "send" in name or "write" in name:
+            return "asyncio/uvloop"
+        return "builtins"
+    return "other"
+
+
+def short(file: str, line: int, name: str) -> str:
+    if file == "~":
+        return name
+    where = file.replace(str(ROOT) + "/", "")
+    for marker in ("site-packages/", "/lib/python3.11/"):
+        if marker in where:
+            where = where.split(marker, 1)[1]
+    return f"{name} ({where}:{line})"
+
+
+IDLE = ("run_forever", "select", "poll", "epoll")
+"""Builtins whose self time is the event loop waiting for I/O (cProfile's clock is wall time)."""
+
+
+def read_profile(path: str) -> dict[str, Any]:
+    """Self time per function and per part of the stack, per revision of the profiled run (a
+    revision is one call of :meth:`server.views.Views.advance`: one action)."""
+    stats = pstats.Stats(path)
+    raw: dict[Any, Any] = stats.stats  # type: ignore[attr-defined]
+    revisions = sum(
+        calls
+        for (file, _line, name), (_cc, calls, *_rest) in raw.items()
+        if name == "advance" and file.endswith("server/views.py")
+    )
+    rows = []
+    parts: Counter[str] = Counter()
+    total = idle = 0.0
+    for (file, line, name), (_cc, calls, tottime, cumtime, _callers) in raw.items():
+        if file == "~" and any(word in name for word in IDLE):
+            idle += tottime
+            continue
+        total += tottime
+        parts[part(file, name)] += tottime
+        rows.append((tottime, cumtime, calls, short(file, line, name), part(file, name)))
+    rows.sort(reverse=True)
+    per = 1e6 / revisions if revisions else 0.0
+    return {
+        "revisions": revisions,
+        "idle_s": idle,
+        "profiled_cpu_s": total,
+        "profiled_us_per_action": total * per,
+        "parts": {k: {"share": v / total, "us": v * per} for k, v in parts.most_common()},
+        "self": [
+            {
+                "function": name,
+                "part": where,
+                "share": tottime / total,
+                "self_us": tottime * per,
+                "cum_us": cumtime * per,
+                "calls_per_action": calls / revisions if revisions else 0.0,
+            }
+            for tottime, cumtime, calls, name, where in rows[:TOP]
+        ],
+        "cumulative_project": [
+            {"function": name, "cum_us": cumtime * per, "calls_per_action": calls / revisions}
+            for _t, cumtime, calls, name, where in sorted(rows, key=lambda r: -r[1])
+            if where in ("games", "protocol", "server") and revisions
+        ][:TOP],
+    }
+
+
+def profile_run(game: str, args: argparse.Namespace) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="oasis-cost-") as tmp:
+        path = str(Path(tmp) / "server.prof")
+        row = session(game, args.store, args.rooms, args.warmup, args.seconds, 1, path)
+        for _ in range(100):  # written when the server process ends
+            if Path(path).exists():
+                break
+            time.sleep(0.1)
+        result = read_profile(path)
+    result.update(row)
+    print(
+        f"\n{game} under cProfile: {row['us_per_action']:.0f} us of server CPU per action in the "
+        f"window ({row['actions_per_s']:.0f} actions/s, server at {row['server_cpu_pct']:.0f} %); "
+        f"the whole run: {result['revisions']} revisions, "
+        f"{result['profiled_us_per_action']:.0f} us profiled per revision"
+    )
+    print("  by part of the stack (self time, us per revision):")
+    for name, figures in result["parts"].items():
+        print(f"    {figures['share'] * 100:5.1f} %  {figures['us']:7.1f} us  {name}")
+    print(f"  top {TOP} functions by self time (us per revision, calls per revision):")
+    for r in result["self"]:
+        print(
+            f"    {r['share'] * 100:5.1f} %  {r['self_us']:6.1f} us  "
+            f"{r['calls_per_action']:6.1f}x  {r['function']}"
+        )
+    print("  project functions by cumulative time:")
+    for r in result["cumulative_project"][:20]:
+        print(f"    {r['cum_us']:7.1f} us  {r['calls_per_action']:6.1f}x  {r['function']}")
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--games", default=",".join(GAMES))
+    parser.add_argument("--store", choices=("memory", "redis"), default="memory")
+    parser.add_argument("--rooms", type=int, default=20)
+    parser.add_argument("--warmup", type=float, default=2.0)
+    parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--profile", action="store_true", help="one cProfiled session per game")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    games = [g for g in args.games.split(",") if g]
+    result: dict[str, Any] = {"args": vars(args) | {"out": str(args.out or "")}, "games": {}}
+    if args.profile:
+        for game in games:
+            result["games"][game] = profile_run(game, args)
+    else:
+        runs: dict[str, list[dict[str, Any]]] = {g: [] for g in games}
+        for rep in range(args.reps):
+            for game in games if rep % 2 == 0 else games[::-1]:
+                row = session(game, args.store, args.rooms, args.warmup, args.seconds, rep + 1)
+                runs[game].append(row)
+                print(
+                    f"rep {rep + 1} {game}: {row['us_per_action']:.0f} us per action "
+                    f"({row['actions_per_s']:.0f} actions/s, server {row['server_cpu_pct']:.0f} %,"
+                    f" bots {row['bots_cpu_pct']:.0f} %)",
+                    flush=True,
+                )
+        print(f"\nserver CPU us per action, saturation {args.rooms} rooms, {args.store} store:")
+        print(f"{'game':<8} {'min':>6} {'median':>7}  runs")
+        for game, rows in runs.items():
+            figures = [r["us_per_action"] for r in rows if r["us_per_action"]]
+            if figures:
+                print(
+                    f"{game:<8} {min(figures):6.0f} {statistics.median(figures):7.0f}  "
+                    + " / ".join(f"{f:.0f}" for f in figures)
+                )
+            result["games"][game] = rows
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    out = args.out or ROOT / "bench" / "results" / f"cost-{stamp}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1))
+    print(f"\n{out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
