@@ -11,9 +11,20 @@ there first. ``oasis_refused_total{limit}`` counts refusals per quota or budget,
 ``oasis_request_seconds{type}`` the time the shell spent handling each request type
 (the room's own work on it is in its inbox, not here), ``oasis_half_open`` the TCP connections
 still in the WebSocket upgrade, ``oasis_spectators`` the spectators of every room.
+
+The hot metrics (every frame in and out, every action, every request) cost no Prometheus work
+on the path (issue 21): they are plain numbers (:class:`Tally`, :class:`Tallies`,
+:class:`Spread`) that the event loop adds to without a lock (the server touches its metrics from
+its event loop's thread only) and a collector reads at each scrape; a labelled child is looked
+up in a dict, not through the client library's ``labels``. The rest (gauges, rare counters) are
+the client library's own, with their labelled children bound once (:class:`Bound`).
 """
 
 from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Sequence
+from typing import Generic, TypeVar
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -23,9 +34,156 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
+from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.utils import floatToGoString
+
+_go_float: Callable[[float], str] = floatToGoString
+"""A bucket bound as the client library writes it (``0.0001``, ``64.0``, ``+Inf``)."""
 
 LAG_PROBE_SECONDS = 0.1
 """How often the event-loop lag is probed (:meth:`server.app.App._lag_probe`)."""
+
+
+class Tally:
+    """One counter's value: a plain number, added to without a lock."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0.0
+
+    def inc(self, amount: float = 1.0) -> None:
+        self.value += amount
+
+
+class Tallies:
+    """A Prometheus counter (``name`` ends in ``_total``) with or without one label, kept as
+    :class:`Tally` children and exposed at each scrape (registered in ``registry``)."""
+
+    def __init__(
+        self, name: str, documentation: str, label: str | None, registry: CollectorRegistry
+    ) -> None:
+        self.name = name.removesuffix("_total")
+        self.documentation = documentation
+        self.label = label
+        self.children: dict[str, Tally] = {}
+        self._own = Tally()
+        registry.register(self)
+
+    def labels(self, value: str) -> Tally:
+        child = self.children.get(value)
+        if child is None:
+            child = self.children[value] = Tally()
+        return child
+
+    def inc(self, amount: float = 1.0) -> None:
+        self._own.value += amount
+
+    @property
+    def value(self) -> float:
+        """The unlabelled counter's value."""
+        return self._own.value
+
+    def describe(self) -> Iterable[Metric]:
+        return [self._family()]
+
+    def collect(self) -> Iterable[Metric]:
+        family = self._family()
+        if self.label is None:
+            family.add_metric([], self._own.value)
+        for value, child in list(self.children.items()):
+            family.add_metric([value], child.value)
+        return [family]
+
+    def _family(self) -> CounterMetricFamily:
+        labels = [] if self.label is None else [self.label]
+        return CounterMetricFamily(self.name, self.documentation, labels=labels)
+
+
+class Spread:
+    """One histogram's buckets, count and sum: plain numbers (``observe`` is a bisection and
+    two additions)."""
+
+    __slots__ = ("bounds", "counts", "total")
+
+    def __init__(self, bounds: Sequence[float]) -> None:
+        self.bounds = bounds
+        self.counts = [0] * (len(bounds) + 1)
+        self.total = 0.0
+
+    def observe(self, amount: float) -> None:
+        self.counts[bisect_left(self.bounds, amount)] += 1
+        self.total += amount
+
+
+class Spreads:
+    """A Prometheus histogram with or without one label, kept as :class:`Spread` children and
+    exposed at each scrape (bucket bounds are upper bounds, inclusive, as Prometheus's)."""
+
+    def __init__(
+        self,
+        name: str,
+        documentation: str,
+        label: str | None,
+        buckets: Sequence[float],
+        registry: CollectorRegistry,
+    ) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.label = label
+        self.bounds = tuple(float(b) for b in buckets)
+        self.children: dict[str, Spread] = {}
+        self._own = Spread(self.bounds)
+        registry.register(self)
+
+    def labels(self, value: str) -> Spread:
+        child = self.children.get(value)
+        if child is None:
+            child = self.children[value] = Spread(self.bounds)
+        return child
+
+    def observe(self, amount: float) -> None:
+        self._own.observe(amount)
+
+    def describe(self) -> Iterable[Metric]:
+        return [self._family()]
+
+    def collect(self) -> Iterable[Metric]:
+        family = self._family()
+        if self.label is None:
+            self._add(family, [], self._own)
+        for value, child in list(self.children.items()):
+            self._add(family, [value], child)
+        return [family]
+
+    def _add(self, family: HistogramMetricFamily, labels: list[str], spread: Spread) -> None:
+        seen = 0.0
+        buckets: list[tuple[str, float]] = []
+        for bound, count in zip((*self.bounds, float("inf")), spread.counts, strict=True):
+            seen += count
+            buckets.append((_go_float(bound), seen))
+        family.add_metric(labels, buckets, spread.total)
+
+    def _family(self) -> HistogramMetricFamily:
+        labels = [] if self.label is None else [self.label]
+        return HistogramMetricFamily(self.name, self.documentation, labels=labels)
+
+
+M = TypeVar("M", Counter, Gauge)
+
+
+class Bound(Generic[M]):
+    """A labelled metric of the client library whose children are looked up once."""
+
+    def __init__(self, metric: M) -> None:
+        self.metric: M = metric
+        self.children: dict[str, M] = {}
+
+    def labels(self, value: str) -> M:
+        child = self.children.get(value)
+        if child is None:
+            child = self.children[value] = self.metric.labels(value)
+        return child
 
 
 class Metrics:
@@ -33,25 +191,25 @@ class Metrics:
         self.registry = CollectorRegistry()
         r = self.registry
         self.connections = Gauge("oasis_connections", "Open WebSocket connections", registry=r)
-        self.rooms = Gauge("oasis_rooms", "Rooms in memory", ["state"], registry=r)
-        self.frames_in = Counter(
-            "oasis_frames_in_total", "Client frames received", ["type"], registry=r
-        )
-        self.frames_out = Counter("oasis_frames_out_total", "Frames written", registry=r)
-        self.bytes_out = Counter("oasis_bytes_out_total", "Bytes of frames written", registry=r)
-        self.errors = Counter("oasis_errors_total", "Error frames sent", ["code"], registry=r)
-        self.actions = Counter("oasis_actions_total", "Choices applied", ["game"], registry=r)
-        self.action_seconds = Histogram(
+        self.rooms = Bound(Gauge("oasis_rooms", "Rooms in memory", ["state"], registry=r))
+        self.frames_in = Tallies("oasis_frames_in_total", "Client frames received", "type", r)
+        self.frames_out = Tallies("oasis_frames_out_total", "Frames written", None, r)
+        self.bytes_out = Tallies("oasis_bytes_out_total", "Bytes of frames written", None, r)
+        self.errors = Tallies("oasis_errors_total", "Error frames sent", "code", r)
+        self.actions = Tallies("oasis_actions_total", "Choices applied", "game", r)
+        self.action_seconds = Spreads(
             "oasis_action_seconds",
             "From a choice entering its room to the last audience frame written",
-            buckets=(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 1.0),
-            registry=r,
+            None,
+            (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 1.0),
+            r,
         )
-        self.patch_bytes = Histogram(
+        self.patch_bytes = Spreads(
             "oasis_patch_bytes",
             "Size of one audience's patch frame",
-            buckets=(64, 128, 256, 512, 1024, 4096, 16384, 65536),
-            registry=r,
+            None,
+            (64, 128, 256, 512, 1024, 4096, 16384, 65536),
+            r,
         )
         self.resyncs = Counter("oasis_resyncs_total", "Slow clients resynced", registry=r)
         self.slow_closes = Counter("oasis_slow_closes_total", "Slow clients closed", registry=r)
@@ -64,22 +222,24 @@ class Metrics:
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0),
             registry=r,
         )
-        self.refused = Counter(
-            "oasis_refused_total", "Requests refused by a quota or budget", ["limit"], registry=r
+        self.refused = Tallies(
+            "oasis_refused_total", "Requests refused by a quota or budget", "limit", r
         )
-        self.request_seconds = Histogram(
+        self.request_seconds = Spreads(
             "oasis_request_seconds",
             "Time the shell spent on one request, per type",
-            ["type"],
-            buckets=(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25),
-            registry=r,
+            "type",
+            (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25),
+            r,
         )
         self.half_open = Gauge(
             "oasis_half_open", "TCP connections still in the WebSocket upgrade", registry=r
         )
         self.spectators = Gauge("oasis_spectators", "Spectators of every room", registry=r)
-        self.rejected = Counter(
-            "oasis_rejected_connections_total", "Handshakes refused", ["reason"], registry=r
+        self.rejected = Bound(
+            Counter(
+                "oasis_rejected_connections_total", "Handshakes refused", ["reason"], registry=r
+            )
         )
 
     def render(self) -> tuple[bytes, str]:
