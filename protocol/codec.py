@@ -245,6 +245,10 @@ def canonical_copy(value: Any) -> tuple[Any, bytes]:
     return _sorted(value), canonical(value)
 
 
+_FIX = tuple(bytes([i]) for i in range(256))
+"""Every one-byte string, for the fix headers."""
+
+
 def map_header(n: int) -> bytes:
     """The msgpack header of a map of ``n`` entries (to splice pre-encoded entries after it)."""
     return _header(n, 0x80, b"\xde", b"\xdf")
@@ -258,7 +262,7 @@ def array_header(n: int) -> bytes:
 def _header(n: int, fix: int, wide16: bytes, wide32: bytes) -> bytes:
     """A msgpack container header: the fix form below 16, else a 16- or 32-bit count."""
     if n < 16:
-        return bytes([fix | n])
+        return _FIX[fix | n]
     if n < 1 << 16:
         return wide16 + n.to_bytes(2, "big")
     return wide32 + n.to_bytes(4, "big")
@@ -284,11 +288,29 @@ def canonical_map(encoded_values: Mapping[str, bytes]) -> bytes:
     plain ``sorted`` gives the canonical key order. Lets the server hash
     ``{"own": ..., "shared": ...}`` without encoding the shared part again for every audience.
     """
+    keys = _KEYS
     parts = [map_header(len(encoded_values))]
     for key in sorted(encoded_values):
-        parts.append(pack(key))
+        enc = keys.get(key)
+        if enc is None:
+            enc = _key(key)
+        parts.append(enc)
         parts.append(encoded_values[key])
     return b"".join(parts)
+
+
+_KEYS: dict[str, bytes] = {}
+"""The encodings of map keys seen by :func:`canonical_map` (a view's field names, a room's
+parts: a few hundred), so that a revision does not encode the same keys again and again."""
+_KEYS_MAX = 4096
+"""Past this many keys (a map keyed by something unbounded) the others are encoded each time."""
+
+
+def _key(key: str) -> bytes:
+    enc = pack(key)
+    if len(_KEYS) < _KEYS_MAX:
+        _KEYS[key] = enc
+    return enc
 
 
 def canonical_array(encoded_items: list[bytes]) -> bytes:
