@@ -97,8 +97,11 @@ def encode(message: Mapping[str, Any]) -> bytes:
     return pack(message)
 
 
-def decode(data: bytes, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
-    """Decode one untrusted frame into a map with a string ``type``, or raise FrameError."""
+def decode(data: object, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
+    """Decode one untrusted frame into a map with a string ``type``, or raise FrameError.
+
+    ``data`` is whatever the socket gave (a text frame is a ``str``): typed ``object`` so that a
+    compiled build (``scripts/build-compiled``) checks it here too, not at the call."""
     if not isinstance(data, bytes | bytearray | memoryview):
         raise FrameError(ErrorCode.TEXT_FRAME, "frames are binary msgpack, not text")
     if len(data) > limits.max_frame_bytes:

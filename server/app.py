@@ -305,7 +305,7 @@ class App:
             raise Closing(close_code(ErrorCode.RATE_LIMITED) or 1008, "rate limited")
         try:
             # A text frame reaches decode as str, which it refuses with text_frame.
-            frame = decode(data, self.limits)  # type: ignore[arg-type]
+            frame = decode(data, self.limits)
         except FrameError as exc:
             self._error(conn, None, exc.code, exc.message, None)
             raise Closing(exc.close_code or 1002, exc.code.value) from None
