@@ -278,13 +278,20 @@ class Publisher:
         while True:
             await self._wake.wait()
             self._wake.clear()
-            while self._queue:
-                batch, self._queue = self._queue[:BATCH], self._queue[BATCH:]
-                try:
-                    await self._write(batch)
-                except StoreError as exc:
-                    self.failed += len(batch)
-                    self.log.warning("relay_publish_failed", frames=len(batch), error=str(exc))
+            await self._flush()
+
+    async def _flush(self) -> None:
+        """Write out the queue, a batch at a time.
+
+        A method of its own so that the last batch dies with this frame: a local of ``_run`` kept
+        it (views of rooms long closed) referenced for as long as the task then waited."""
+        while self._queue:
+            batch, self._queue = self._queue[:BATCH], self._queue[BATCH:]
+            try:
+                await self._write(batch)
+            except StoreError as exc:
+                self.failed += len(batch)
+                self.log.warning("relay_publish_failed", frames=len(batch), error=str(exc))
 
     async def _write(self, batch: list[tuple[str, bytes | None, dict[str, bytes] | None]]) -> None:
         prefix = self.store.prefix
