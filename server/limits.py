@@ -66,8 +66,14 @@ class IpCounter:
         self.limit = limit
         self._counts: defaultdict[str, int] = defaultdict(int)
 
+    def __len__(self) -> int:
+        """Addresses with a connection open."""
+        return len(self._counts)
+
     def full(self, ip: str) -> bool:
-        return self._counts[ip] >= self.limit
+        # (.get: indexing the defaultdict would keep every address ever checked, at 0, for
+        # good: one per handshake that never reached acquire)
+        return self._counts.get(ip, 0) >= self.limit
 
     def acquire(self, ip: str) -> bool:
         if self._counts[ip] >= self.limit:

@@ -80,6 +80,9 @@ def test_ip_counter_refuses_past_the_limit_and_forgets_released_addresses() -> N
     assert ips.full("a") and not ips.full("b")
     ips.release("a")
     assert ips.acquire("a")
+    ips.release("a")
+    ips.release("a")
+    assert len(ips) == 0  # "b" was only checked (a handshake that never got further): not kept
 
 
 def test_send_buffer_lags_then_closes_when_it_lags_again_soon_after_a_resync() -> None:
