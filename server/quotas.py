@@ -49,6 +49,10 @@ class Quota:
         self._refused = refused
         self._held: dict[str, int] = {}
 
+    def __len__(self) -> int:
+        """Keys holding something (a key that gives back its last place is dropped)."""
+        return len(self._held)
+
     def held(self, key: str) -> int:
         return self._held.get(key, 0)
 

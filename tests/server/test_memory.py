@@ -1,9 +1,17 @@
 """Memory bounds (issue 14 item 3): abandoned and finished rooms are freed once they close.
 
-Rooms are created and left over real sockets; once the lobby has closed them, a weak reference
-to every one of them must be dead after a collection: no timer (a 60 s takeover grace, a clock,
-the reap, a bot's delay) and no index keeps a closed room or its match alive. The RSS figures of
-2,000 such rooms are ``bench/memory.py``'s (BENCHMARKS.md).
+Rooms are created and left over real sockets; once the lobby has closed them and the server has
+let go of their connections, a weak reference to every one of them must be dead after a
+collection, and every table of the node that grows with rooms, connections or addresses is back
+to its size before: no timer (a 60 s takeover grace, a clock, the reap, a bot's delay), no
+index, no quota and no connection handler keeps a closed room alive. The RSS figures of 2,000
+such rooms are ``bench/memory.py``'s (BENCHMARKS.md).
+
+No wall-clock wait decides anything here: the tests wait for events (the lobby empty, the
+server's connections gone), each round trip of a probe client letting the server's timers run.
+(The first version checked the weak references as soon as the lobby was empty; a server-side
+connection handler still closing at that moment could hold its last request's objects, so
+the check now also waits for the server to have dropped every connection but the probe's.)
 """
 
 from __future__ import annotations
@@ -11,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import weakref
+from collections.abc import Callable
 
 from server.app import App
 from server.room import Room
@@ -20,16 +29,47 @@ from tests.server.conftest import MakeApp, MakeClient
 ROOMS = 24
 
 
-async def _until_closed(app: App, probe: Client, rooms: list[str], within: float = 20.0) -> None:
-    """Until the lobby has closed every one of ``rooms`` (each round trip lets timers run)."""
+async def _until(probe: Client, done: Callable[[], bool], within: float = 60.0) -> None:
+    """Until ``done()``; each round trip of ``probe`` lets the server's timers run. (``within``
+    only bounds a broken run: nothing is timed.)"""
     async with asyncio.timeout(within):
-        while any(room in app.lobby.rooms for room in rooms):
+        while not done():
             await probe.request({"type": "ping"})
 
 
-def _alive(refs: list[weakref.ref[Room]]) -> list[str]:
+def _settled(app: App, rooms: list[str]) -> bool:
+    """The lobby has closed every one of ``rooms`` and only the probe is still connected."""
+    return not any(room in app.lobby.rooms for room in rooms) and len(app.connections) == 1
+
+
+def _alive(refs: list[weakref.ref[Room]]) -> list[Room]:
     gc.collect()
-    return [room.id for ref in refs if (room := ref()) is not None]
+    return [thing for ref in refs if (thing := ref()) is not None]
+
+
+def _tables(app: App) -> dict[str, int]:
+    """The size of every table of the node that grows with rooms, connections or addresses."""
+    lobby, q = app.lobby, app.quotas
+    sizes = {
+        "rooms": len(lobby.rooms),
+        "creating": len(lobby.creating),
+        "index": len(lobby.index),
+        "connections": len(app.connections),
+        "addresses": len(app.ips),
+    }
+    for quota in (
+        q.rooms_per_connection,
+        q.rooms_per_address,
+        q.bot_matches,
+        q.replays,
+        q.replays_per_address,
+        q.spectators,
+        q.half_open,
+    ):
+        sizes[quota.name] = len(quota)
+    for kind, budget in q.per_connection.items():
+        sizes[f"{kind}_per_connection"] = len(budget)
+    return sizes
 
 
 async def test_abandoned_and_finished_rooms_are_freed_once_closed(
@@ -40,6 +80,8 @@ async def test_abandoned_and_finished_rooms_are_freed_once_closed(
     app = await make_app(
         room_idle_ttl=0.2, finished_room_ttl=0.05, takeover_grace=60.0, bot_delay=0.0
     )
+    probe = await make_client("probe", target=app)
+    before = _tables(app)
     refs: list[weakref.ref[Room]] = []
     ids: list[str] = []
     for i in range(ROOMS):
@@ -65,8 +107,9 @@ async def test_abandoned_and_finished_rooms_are_freed_once_closed(
         refs.append(weakref.ref(app.lobby.rooms[room]))
         ids.append(room)
         await client.close()
-    await _until_closed(app, await make_client("probe", target=app), ids)
+    await _until(probe, lambda: _settled(app, ids))
     assert _alive(refs) == []
+    assert _tables(app) == before
 
 
 async def test_a_finished_room_nobody_is_in_closes_after_the_finished_ttl(
@@ -80,6 +123,7 @@ async def test_a_finished_room_nobody_is_in_closes_after_the_finished_ttl(
     room = answer["room"]
     assert (await client.request({"type": "start", "room": room}))["type"] == "ack"
     ref = weakref.ref(app.lobby.rooms[room])
-    await _until_closed(app, client, [room], within=10.0)  # not the 600 s of an unfinished room
+    # (within: a bound far below the 600 s an unfinished room would wait)
+    await _until(client, lambda: room not in app.lobby.rooms, within=60.0)
     assert _alive([ref]) == []
     assert app.store.archives[room].result.get("abandoned") is None  # type: ignore[attr-defined]
