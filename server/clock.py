@@ -38,11 +38,11 @@ counted. While the room is paused (storage down) the running clock stops too.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from protocol.errors import ErrorCode, RequestError
+from server.store import RoomMeta
 
 PART = "clock"
 """The name of the clock's room-level part in every audience's view document."""
@@ -209,7 +209,7 @@ class Clocks:
         ]
 
 
-def stored_clocks(meta: Mapping[str, Any], players: int) -> Clocks | None:
+def stored_clocks(meta: RoomMeta, players: int) -> Clocks | None:
     """A room's clocks as its stored meta last had them (``clock``, the settings, and
     ``clock_state``, the clock part), or None for a room without clocks.
 
@@ -217,9 +217,9 @@ def stored_clocks(meta: Mapping[str, Any], players: int) -> Clocks | None:
     archived, so an archive's meta holds the clocks of the final view (``oasis replay``).
     Raises RequestError for settings that are not valid (the meta is not what a room wrote).
     """
-    settings = parse_clock(meta.get("clock"))
+    settings = parse_clock(meta.clock)
     if settings is None:
         return None
     clocks = Clocks(settings, players)
-    clocks.restore(meta.get("clock_state"))
+    clocks.restore(meta.clock_state)
     return clocks

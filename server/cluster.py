@@ -52,7 +52,7 @@ from server.recovery import RecoveryError, rebuild
 from server.relay import spectator_counts
 from server.room import Room
 from server.room_state import RoomState
-from server.store import CorruptRecordError, RoomRecord, StoreError, keys, records
+from server.store import CorruptRecordError, RoomMeta, RoomRecord, StoreError, keys, records
 from server.store.fence import Fence
 from server.store.redis import RedisStore
 
@@ -235,7 +235,7 @@ class Cluster:
             self.log.error("room_not_restored", room=room, error=f"{type(exc).__name__}: {exc}")
             await self._release_quietly(room)
             return False
-        self.app.lobby.restore(found.room, found.meta, match, found.rev, found.chat)
+        self.app.lobby.restore(found.room, found.info, match, found.rev, found.chat)
         self._held.add(room)
         self.log.debug("room_taken_over", room=room, rev=found.rev)
         return True
@@ -461,10 +461,10 @@ class Cluster:
             if game is not None and here.settings.game != game:
                 return None
             return local(room)
-        if not meta.get("public", True) or (game is not None and meta.get("game") != game):
+        stored = RoomMeta.from_json(meta, room)
+        if not stored.public or (game is not None and stored.game != game):
             return None
-        free = sum(1 for seat in meta.get("seats") or [] if not seat.get("taken"))
-        if not filters.accept(str(meta.get("state", "open")), free):
+        if not filters.accept(stored.state, stored.free_seats):
             return None
         return lambda: _info(room, meta)
 
@@ -490,14 +490,15 @@ class Cluster:
                 return False  # the lobby finds it
         candidates: list[str] = []
         async for k, meta, more in self._walk(None, QUICK_FIELDS, QUICK_CHUNK, QUICK_SCAN):
+            stored = None if meta is None else RoomMeta.from_json(meta, k[1])
             if (
-                meta is not None
-                and meta.get("quick")
-                and meta.get("public", True)
-                and meta.get("game") == req.game
-                and meta.get("players") == req.players
-                and meta.get("state", "open") == "open"
-                and any(not seat.get("taken") for seat in meta.get("seats") or [])
+                stored is not None
+                and stored.quick
+                and stored.public
+                and stored.game == req.game
+                and stored.players == req.players
+                and stored.state == "open"
+                and stored.free_seats > 0
             ):
                 candidates.append(k[1])
             if candidates and (not more or len(candidates) >= QUICK_CANDIDATES):

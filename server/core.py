@@ -36,6 +36,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable, Generator
+from dataclasses import replace
 from typing import Any
 
 from games.base import Match
@@ -94,7 +95,7 @@ from server.room_state import (
 )
 from server.seats import Seat
 from server.spectators import SpectatorFeed
-from server.store import UNDO, Action, StoreError, is_undo
+from server.store import UNDO, Action, RoomMeta, StoreError, is_undo
 from server.takeover import STANDIN_KIND, Standins, TakeoverDue
 from server.timekeeping import Timekeeper
 from server.views import Revision, Views
@@ -313,7 +314,7 @@ class RoomCore:
         self._out = []
         return out
 
-    def adopt(self, rev: int, meta: dict[str, Any], chat: list[dict[str, Any]]) -> list[Effect]:
+    def adopt(self, rev: int, meta: RoomMeta, chat: list[dict[str, Any]]) -> list[Effect]:
         """Take over a room rebuilt from the store (the match is already at ``rev``), before
         its task starts (the lobby's :meth:`~server.lobby.Lobby.restore`).
 
@@ -324,18 +325,18 @@ class RoomCore:
         written before the crash).
         """
         self.rev = rev
-        for seat in self.seating.restore(meta.get("seats") or [], meta.get("tokens") or []):
+        for seat in self.seating.restore(meta.seats, meta.tokens):
             bot = make_bot(seat.bot_kind, self.settings.game, self._seed, seat.index)
             self._bots[seat.index] = bot
         for line in chat:
             self.chat.add(line)
-        state = RoomState.FINISHED if self.match.over else RoomState(meta.get("state", "open"))
+        state = RoomState.FINISHED if self.match.over else RoomState(meta.state)
         events = RESTORED.get(state)
         if events is None:
             raise ValueError(f"a stored room is never {state.value}")
         for event in events:
             self._transition(event)
-        self.timekeeper.restore(meta.get("clock_state"))
+        self.timekeeper.restore(meta.clock_state)
         parts = self._clock_parts()
         if parts is not None:
             self.views.set_parts(parts)
@@ -398,7 +399,7 @@ class RoomCore:
             **({"clock": s.clock.to_json()} if s.clock is not None else {}),
         }
 
-    def meta(self) -> dict[str, Any]:
+    def meta(self) -> RoomMeta:
         """Room metadata for the store (token digests only, never tokens)."""
         info = self.info()
         info["tokens"] = self.seating.digests()
@@ -408,7 +409,7 @@ class RoomCore:
         clock_state = self.timekeeper.stored(None)
         if clock_state is not None:
             info["clock_state"] = clock_state
-        return info
+        return RoomMeta.from_json(info)
 
     def free_seats(self) -> int:
         return self.seating.free()
@@ -708,8 +709,7 @@ class RoomCore:
         """Seat the bots and start, once the store has the room as it will play."""
         for seat in bots or ():
             seat.bot, seat.name, seat.bot_kind = True, f"bot {seat.index + 1}", self.settings.bot
-        meta = self.meta()
-        meta["state"] = RoomState.PLAYING.value
+        meta = replace(self.meta(), state=RoomState.PLAYING.value)
         try:
             yield StoreSeats(meta, required=True)
         except RequestError:

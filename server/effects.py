@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from server.store import Action
+from server.store import Action, RoomMeta
 
 if TYPE_CHECKING:
     from server.connection import Connection
@@ -87,7 +87,7 @@ class Append:
 class StoreSeats:
     """Store the room's metadata (``required``: a failure is the answer, else only logged)."""
 
-    meta: dict[str, Any]
+    meta: RoomMeta
     required: bool
 
 

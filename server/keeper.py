@@ -32,7 +32,7 @@ from typing import Any
 
 from games.base import Match
 from protocol.errors import ErrorCode, RequestError
-from server.store import Action, NotOwnerError, RoomGoneError, Store, StoreError
+from server.store import Action, NotOwnerError, RoomGoneError, RoomMeta, Store, StoreError
 
 
 class Keeper:
@@ -85,10 +85,10 @@ class Keeper:
             self.log.warning("adopting_landed_actions", revs=[a.rev for a in actions])
         return actions
 
-    async def seats(self, meta: dict[str, Any], *, required: bool) -> None:
+    async def seats(self, meta: RoomMeta, *, required: bool) -> None:
         """Store the room's seats; ``required``: refuse with ``unavailable`` if it fails."""
         try:
-            await self.store.update_room(self.room, meta)
+            await self.store.update_room(self.room, meta.to_json())
         except NotOwnerError as exc:
             if required:
                 raise RequestError(ErrorCode.UNAVAILABLE, str(exc)) from None
@@ -96,7 +96,7 @@ class Keeper:
         except RoomGoneError as exc:
             self.lost = True
             if required:
-                raise self.lost_error(int(meta.get("rev") or 0)) from None
+                raise self.lost_error(meta.rev) from None
             self.log.warning("seats_not_stored", error=str(exc))
         except StoreError as exc:
             if required:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from games import registry
@@ -33,7 +34,7 @@ from server.metrics import Metrics
 from server.quotas import Holdings, Quotas
 from server.room import Room
 from server.room_state import RoomSettings, RoomState, StorageLost, StoreReady
-from server.store import ArchiveRecord, MemoryStore, Store, StoreError
+from server.store import ArchiveRecord, MemoryStore, RoomMeta, Store, StoreError
 from server.trim import Trimmer
 
 LOST_ROOMS_LOGGED = 100
@@ -210,15 +211,14 @@ class Lobby:
         room = self._room(secrets.token_hex(5), settings, match, seed)
         for seat in room.seats[req.players - req.bots :]:
             seat.bot, seat.name, seat.bot_kind = True, f"bot {seat.index + 1}", req.bot
-        meta = room.meta()
-        meta["seed"] = seed
+        meta = replace(room.meta(), seed=seed)
         held = self._holdings(conn)
         # While the store writes the room, it is live there but not in ``rooms`` yet: the
         # cluster's orphan scan must not take it for a dead node's room (server.cluster).
         # Counted by _reserve too, from here on: no await came between the check and this.
         self.creating.add(room.id)
         try:
-            await self.store.create_room(room.id, meta)
+            await self.store.create_room(room.id, meta.to_json())
         except BaseException:
             held.release()
             raise
@@ -231,7 +231,7 @@ class Lobby:
     def restore(
         self,
         room_id: str,
-        meta: dict[str, Any],
+        meta: RoomMeta,
         match: Match[Any],
         rev: int,
         chat: list[dict[str, Any]] | None = None,
@@ -243,18 +243,18 @@ class Lobby:
         if self.serves(room_id):
             raise RuntimeError(f"room {room_id} is served here already")
         settings = RoomSettings(
-            game=str(meta["game"]),
-            players=int(meta["players"]),
-            options=dict(meta.get("options") or {}),
-            public=bool(meta.get("public", True)),
-            spectator_delay=float(meta.get("spectator_delay") or 0.0),
-            spectator_chat=bool(meta.get("spectator_chat", True)),
-            quick=bool(meta.get("quick", False)),
-            host=str(meta.get("host") or ""),
-            bot=str(meta.get("bot") or "random"),
-            clock=parse_clock(meta.get("clock")),
+            game=match.game.name,  # (the game the match was rebuilt with: the meta's)
+            players=meta.players if meta.players is not None else len(meta.seats),
+            options=dict(meta.options or {}),
+            public=meta.public,
+            spectator_delay=meta.spectator_delay,
+            spectator_chat=meta.spectator_chat,
+            quick=meta.quick,
+            host=meta.host,
+            bot=meta.bot,
+            clock=parse_clock(meta.clock),
         )
-        room = self._room(room_id, settings, match, int(meta.get("seed") or 0))
+        room = self._room(room_id, settings, match, meta.seed or 0)
         room.adopt(rev, meta, chat or [])
         self._add(room)
         return room

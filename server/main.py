@@ -92,7 +92,7 @@ async def restore_rooms(app: App, stop: asyncio.Event | None = None) -> None:
             await asyncio.sleep(RESTORE_RETRY_SECONDS)
     for item in restored:
         record = item.record
-        app.lobby.restore(record.room, record.meta, item.match, item.rev, record.chat)
+        app.lobby.restore(record.room, record.info, item.match, item.rev, record.chat)
     for error in failed:
         log.error("room_not_restored", room=error.room, error=str(error))
     log.info("rooms_restored", restored=len(restored), failed=len(failed))

@@ -14,6 +14,7 @@ from typing import Any
 from protocol.errors import ErrorCode, RequestError
 from server.connection import Connection
 from server.seats import Seat, find_by_token
+from server.store import SeatMeta
 from server.views import Revision
 
 
@@ -71,17 +72,17 @@ class Seating:
         conn.rooms[self.room] = seat.index
         return old
 
-    def restore(self, saved: Iterable[Any], tokens: Iterable[Any]) -> list[Seat]:
+    def restore(self, saved: Iterable[SeatMeta], tokens: Iterable[str]) -> list[Seat]:
         """Seats as the store kept them (names, bots, token digests, forfeits); the seats a bot
         plays (a bot's seat, or one forfeited on time)."""
         played: list[Seat] = []
         for seat, kept, token in zip(self.seats, saved, tokens, strict=False):
-            seat.name = str(kept.get("name", ""))
-            seat.bot = bool(kept.get("bot", False))
+            seat.name = kept.name
+            seat.bot = kept.bot
             seat.token_digest = bytes.fromhex(token) if token else b""
-            seat.forfeited = bool(kept.get("forfeited", False))
+            seat.forfeited = kept.forfeited
             if seat.bot or seat.forfeited:
-                seat.bot_kind = str(kept.get("bot_kind") or "random")
+                seat.bot_kind = kept.bot_kind or "random"
                 played.append(seat)
         return played
 

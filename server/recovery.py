@@ -36,7 +36,14 @@ from typing import Any
 from games import registry
 from games.base import Event, Match, Result
 from games.errors import GameError, OptionsError, SnapshotError
-from server.store import Action, ArchiveRecord, CorruptRecordError, RoomRecord, StoreError
+from server.store import (
+    Action,
+    ArchiveRecord,
+    CorruptRecordError,
+    RoomMeta,
+    RoomRecord,
+    StoreError,
+)
 from server.store.redis import RedisStore
 
 
@@ -68,8 +75,8 @@ class Replay:
 
 def rebuild(record: RoomRecord) -> Match[Any]:
     """The match of a live room at ``record.rev``: snapshot (or a fresh setup) plus the tail."""
-    meta = record.meta
-    game = _game(record.room, meta.get("game"))
+    meta = record.info
+    game = _game(record.room, meta.game)
     snapshot = record.snapshot
     try:
         if snapshot is not None:
@@ -138,9 +145,9 @@ def _game(room: str, name: object) -> Any:
         raise RecoveryError(room, str(exc)) from None
 
 
-def _setup(room: str, meta: Mapping[str, Any]) -> tuple[int, Mapping[str, object], int]:
-    players, options, seed = meta.get("players"), meta.get("options", {}), meta.get("seed")
-    if not isinstance(players, int) or not isinstance(seed, int) or not isinstance(options, dict):
+def _setup(room: str, meta: RoomMeta) -> tuple[int, Mapping[str, object], int]:
+    players, options, seed = meta.players, meta.options, meta.seed
+    if players is None or seed is None or options is None:
         raise RecoveryError(room, "meta lacks players, options or seed, and there is no snapshot")
     return players, options, seed
 

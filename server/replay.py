@@ -73,7 +73,7 @@ def render(archive: ArchiveRecord, out: TextIO) -> bool:
     """Replay ``archive`` and print it; True when the result equals the stored one."""
     played = replay(archive)
     try:
-        clocks = stored_clocks(archive.meta, archive.players)
+        clocks = stored_clocks(archive.info, archive.players)
     except RequestError as exc:
         raise RecoveryError(archive.room, f"its clock settings: {exc.message}") from None
     for action, events in zip(archive.actions, played.events, strict=True):

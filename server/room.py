@@ -95,7 +95,7 @@ from server.room_state import (
 )
 from server.seats import Seat
 from server.spectators import SpectatorFeed
-from server.store import Action, Store
+from server.store import Action, RoomMeta, Store
 from server.timekeeping import Timekeeper
 from server.views import Views
 
@@ -204,7 +204,7 @@ class Room:
     def info(self) -> dict[str, Any]:
         return self.core.info()
 
-    def meta(self) -> dict[str, Any]:
+    def meta(self) -> RoomMeta:
         return self.core.meta()
 
     def free_seats(self) -> int:
@@ -216,7 +216,7 @@ class Room:
 
     # Before the task: how the lobby makes the room --------------------------------------------
 
-    def adopt(self, rev: int, meta: dict[str, Any], chat: list[dict[str, Any]]) -> None:
+    def adopt(self, rev: int, meta: RoomMeta, chat: list[dict[str, Any]]) -> None:
         """A room rebuilt from the store (:meth:`server.core.RoomCore.adopt`)."""
         self._now_effects(self.core.adopt(rev, meta, chat))
 

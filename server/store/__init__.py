@@ -3,6 +3,7 @@
 A package of one concept per module, from the bottom up:
 
 - :mod:`.errors`: the error hierarchy (:class:`StoreError` and its logical refusals);
+- :mod:`.meta`: :class:`RoomMeta`, a room's metadata as one typed record with its codec;
 - :mod:`.records`: the typed records (:class:`Action`, :class:`Snapshot`, :class:`RoomRecord`,
   :class:`ArchiveRecord`) and their one codec each, with the ``schema_version`` migrations;
 - :mod:`.base`: the :class:`Store` protocol a room writes through;
@@ -22,6 +23,7 @@ from server.store.errors import (
     StoreError,
 )
 from server.store.memory import MemoryStore
+from server.store.meta import RoomMeta, SeatMeta
 from server.store.records import (
     SCHEMA_VERSION,
     UNDO,
@@ -42,7 +44,9 @@ __all__ = [
     "NotOwnerError",
     "RevisionError",
     "RoomGoneError",
+    "RoomMeta",
     "RoomRecord",
+    "SeatMeta",
     "Snapshot",
     "Store",
     "StoreError",

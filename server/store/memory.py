@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from server.store.errors import StoreError
+from server.store.meta import RoomMeta
 from server.store.records import Action, ArchiveRecord
 
 
@@ -79,12 +80,13 @@ class MemoryStore:
         self._check()
         self.results[room] = result
         meta = self.rooms.get(room, {})
+        info = RoomMeta.from_json(meta, room)
         self.archives[room] = ArchiveRecord(
             room=room,
-            game=str(meta.get("game", "")),
-            players=int(meta.get("players", 0)),
-            options=dict(meta.get("options") or {}),
-            seed=int(meta.get("seed") or 0),
+            game=info.game or "",
+            players=info.players or 0,
+            options=dict(info.options or {}),
+            seed=info.seed or 0,
             actions=list(self.logs.get(room, [])),
             result=dict(result),
             chat=list(self.chats.get(room, [])),

@@ -23,6 +23,7 @@ from typing import Any
 import msgpack
 
 from server.store.errors import CorruptRecordError
+from server.store.meta import RoomMeta
 
 SCHEMA_VERSION = 1
 """Version of the snapshot and archive formats this server writes."""
@@ -74,6 +75,11 @@ class RoomRecord:
     chat: list[dict[str, Any]] = field(default_factory=list)
 
     @property
+    def info(self) -> RoomMeta:
+        """The stored meta, typed (:class:`~server.store.meta.RoomMeta`)."""
+        return RoomMeta.from_json(self.meta, self.room)
+
+    @property
     def rev(self) -> int:
         """The last stored rev (0 before the first choice)."""
         if self.actions:
@@ -99,6 +105,11 @@ class ArchiveRecord:
     meta: dict[str, Any]
     finished: float
     schema_version: int = SCHEMA_VERSION
+
+    @property
+    def info(self) -> RoomMeta:
+        """The room's meta as it was archived, typed (:class:`~server.store.meta.RoomMeta`)."""
+        return RoomMeta.from_json(self.meta, self.room)
 
 
 # Migrations ------------------------------------------------------------------------------------
@@ -178,14 +189,15 @@ def archive_blob(
     finished: float,
 ) -> bytes:
     """An archive map: ``actions`` are ``[seat, choice]`` pairs in rev order."""
+    info = RoomMeta.from_json(meta, room)
     return pack(
         {
             "schema_version": SCHEMA_VERSION,
             "room": room,
-            "game": meta.get("game"),
-            "players": meta.get("players"),
-            "options": meta.get("options", {}),
-            "seed": meta.get("seed"),
+            "game": info.game,
+            "players": info.players,
+            "options": info.options,
+            "seed": info.seed,
             "actions": actions,
             "result": result,
             "chat": chat,

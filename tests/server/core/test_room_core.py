@@ -13,7 +13,7 @@ from games.base import Match
 from protocol.errors import ErrorCode, RequestError
 from server.effects import Append, Keep, Publish, Revised, Send, StoreSeats, Watch
 from server.room_state import Evict, Gone, RoomState, StorageLost, StoreReady
-from server.store import Action
+from server.store import Action, RoomMeta
 from tests.server.core.twin import Member, Twin, seated, started, to_move
 from tests.server.test_undo import _path
 
@@ -37,7 +37,7 @@ def test_a_seat_is_taken_with_a_token_and_the_full_view_once_the_store_has_it() 
     assert joined["type"] == "joined" and joined["seat"] == 1 and joined["rev"] == 0
     assert isinstance(joined["token"], str) and joined["view"]["own"] is not None
     stored = [e for e in twin.effects if isinstance(e, StoreSeats)]
-    assert stored and stored[0].required and stored[0].meta["tokens"][1]  # the digest, stored
+    assert stored and stored[0].required and stored[0].meta.tokens[1]  # the digest, stored
     assert ann.of_type("room")[-1]["info"]["seats"][1]["name"] == "ann"
 
 
@@ -388,7 +388,8 @@ def test_a_replay_room_starts_through_the_table_and_plays_its_script() -> None:
 
 def test_a_restored_room_reaches_its_stored_state_through_the_table() -> None:
     twin = Twin()
-    meta = {"state": "playing", "seats": [{"name": "ann"}, {"name": "bob"}], "tokens": ["", ""]}
+    stored = {"state": "playing", "seats": [{"name": "ann"}, {"name": "bob"}], "tokens": ["", ""]}
+    meta = RoomMeta.from_json(stored)
     assert twin.core.adopt(0, meta, []) == []
     assert twin.core.state is RoomState.PLAYING
     finished = Twin()
@@ -402,7 +403,7 @@ def test_a_restored_room_reaches_its_stored_state_through_the_table() -> None:
 def test_a_restored_room_in_no_stored_state_is_refused() -> None:
     twin = Twin()
     with pytest.raises(ValueError, match="never closed"):
-        twin.core.adopt(0, {"state": "closed"}, [])
+        twin.core.adopt(0, RoomMeta.from_json({"state": "closed"}), [])
 
 
 def test_an_evicted_room_closes_through_the_table_and_not_twice() -> None:
