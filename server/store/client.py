@@ -13,14 +13,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import OutOfMemoryError, ReadOnlyError, RedisError, ResponseError
+from redis.exceptions import (
+    NoScriptError,
+    OutOfMemoryError,
+    ReadOnlyError,
+    RedisError,
+    ResponseError,
+)
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from server.store.errors import NotOwnerError, RevisionError, RoomGoneError, StoreError
@@ -138,6 +144,36 @@ class Client:
         for connection in extra:
             with contextlib.suppress(Exception):
                 await connection.disconnect()
+
+    def outcome(self, what: str, reply: Any) -> StoreError | None:
+        """One reply of a pipeline run with ``raise_on_error=False``: None, or its StoreError."""
+        if isinstance(reply, ResponseError):
+            return self.refused(what, reply)
+        if isinstance(reply, Exception):
+            return StoreError(f"{what}: {reply}")
+        return None
+
+    async def pipeline_script(
+        self, script: Any, calls: Sequence[tuple[Sequence[Any], Sequence[Any]]]
+    ) -> list[Any]:
+        """One pipeline of ``script`` (redis-py's registered script) with each ``(keys, args)``
+        of ``calls``, the replies in order, errors as values; a Redis that lost its scripts (a
+        restart) gets it loaded and the refused calls sent again, once."""
+        replies: list[Any] = [None] * len(calls)
+        todo = list(range(len(calls)))
+        for attempt in range(2):
+            pipe = self.redis.pipeline(transaction=False)
+            for i in todo:
+                names, args = calls[i]
+                pipe.evalsha(script.sha, len(names), *names, *args)
+            got = await pipe.execute(raise_on_error=False)
+            for i, reply in zip(todo, got, strict=True):
+                replies[i] = reply
+            todo = [i for i in todo if isinstance(replies[i], NoScriptError)]
+            if not todo or attempt:
+                break
+            await self.redis.script_load(script.script)
+        return replies
 
     async def close(self) -> None:
         await self.health.stop_probe()

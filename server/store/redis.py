@@ -28,14 +28,8 @@ is one EVALSHA, a batch one pipeline of EVALSHAs on one connection, each reply m
 (a wrong rev fails that room only; a pipeline that fails as a whole fails each of its appends,
 an unknown outcome like any lost reply). On a Redis Cluster each append keeps its own call.
 
-Trim and archive decision. A snapshot (:meth:`RedisStore.snapshot`, one EVALSHA) stores the
-state and XTRIMs the stream to the entries after it, so recovery reads exactly the tail it must
-replay (``XRANGE`` of the whole stream). The archive needs every choice, so the full choice list
-is kept beside the stream in the same script (``choices``: one compact blob per choice, about
-the size of the choice itself) rather than archiving from an untrimmed stream; it is what
-:meth:`RedisStore.finish` copies into the archive, after which every live key of the room is
-deleted. The cost is that a live room holds each choice twice until its snapshot trims the
-stream, and once afterwards; a match is a few hundred choices, so this is kilobytes per room.
+Trim and archive decision (:mod:`server.store.archive`): a snapshot trims the log, the full
+list of choices stays beside it for the archive.
 
 Redis trouble and durability. Every call goes through :class:`~server.store.client.Client`
 (bounded; any connection error or timeout raises :class:`~server.store.StoreError`, so the room
@@ -53,14 +47,14 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from redis.exceptions import NoScriptError, ResponseError
 from redis.typing import EncodableT, FieldT
 
 from server import logging as oasis_logging
 from server.store import keys, records, scripts
+from server.store.archive import Archives
 from server.store.client import Client
 from server.store.commit import GroupCommit, Pending
-from server.store.errors import CorruptRecordError, NotOwnerError, RoomGoneError, StoreError
+from server.store.errors import CorruptRecordError, NotOwnerError, StoreError
 from server.store.fence import Fence
 from server.store.records import Action, ArchiveRecord, RoomRecord, pack
 
@@ -113,7 +107,6 @@ class RedisStore:
         self._cluster = cluster
         self._redis: Any = self._client.redis
         self._run = self._client.run
-        self._refused = self._client.refused
         self._health = self._client.health
         self._prefix = prefix
         self._chat_keep = max(1, chat_keep)
@@ -131,8 +124,9 @@ class RedisStore:
         """This node's lease token (:mod:`.fence`); empty: no leases, nothing is fenced."""
         self.on_not_owner: Callable[[str], None] | None = None
         """Called with a room whose write was refused because this node lost its lease."""
-        self._archive_ttl = archive_ttl
-        """Seconds an archive is kept (0: for ever); see :meth:`archive`."""
+        self._archives = Archives(
+            self._client, self._keys, keys.archived(prefix), cluster=cluster, ttl=archive_ttl
+        )
 
     # Keys --------------------------------------------------------------------------------------
 
@@ -174,10 +168,6 @@ class RedisStore:
     @property
     def _archived_key(self) -> str:
         return keys.archived(self._prefix)
-
-    @property
-    def _marker_key(self) -> str:
-        return keys.marker(self._prefix)
 
     # Health ------------------------------------------------------------------------------------
 
@@ -289,35 +279,11 @@ class RedisStore:
             call = partial(self._append, item.payload.keys, item.payload.args)
             replies: list[Any] = [await self._run(item.what, call)]
         else:
-            replies = await self._run(f"append {len(batch)} choices", partial(self._pipe, batch))
-        return [self._outcome(i.what, reply) for i, reply in zip(batch, replies, strict=True)]
-
-    def _outcome(self, what: str, reply: Any) -> StoreError | None:
-        if isinstance(reply, ResponseError):
-            return self._refused(what, reply)
-        if isinstance(reply, Exception):
-            return StoreError(f"{what}: {reply}")
-        return None
-
-    async def _pipe(self, batch: Sequence[Pending[_Append]]) -> list[Any]:
-        """One pipeline of the append script; a Redis that lost its scripts (a restart) gets it
-        loaded and the refused ones sent again."""
-        sha = self._append.sha
-        replies: list[Any] = [None] * len(batch)
-        todo = list(range(len(batch)))
-        for attempt in range(2):
-            pipe = self._redis.pipeline(transaction=False)
-            for i in todo:
-                item = batch[i].payload
-                pipe.evalsha(sha, len(item.keys), *item.keys, *item.args)
-            got = await pipe.execute(raise_on_error=False)
-            for i, reply in zip(todo, got, strict=True):
-                replies[i] = reply
-            todo = [i for i in todo if isinstance(replies[i], NoScriptError)]
-            if not todo or attempt:
-                break
-            await self._redis.script_load(self._append.script)
-        return replies
+            calls = [(item.payload.keys, item.payload.args) for item in batch]
+            pipe = partial(self._client.pipeline_script, self._append, calls)
+            replies = await self._run(f"append {len(batch)} choices", pipe)
+        outcome = self._client.outcome
+        return [outcome(i.what, reply) for i, reply in zip(batch, replies, strict=True)]
 
     async def append_chat(self, room: str, line: dict[str, Any]) -> None:
         """Keep a chat line with the match (the last ``chat_keep``); ignored once it is over."""
@@ -396,8 +362,11 @@ class RedisStore:
         if self._cluster:  # one MULTI per room: a transaction stays in one slot
             out: list[Any] = []
             for room in rooms:
-                out += await self._read_one(room)
+                out += await self._multi_read([room])
             return out
+        return await self._multi_read(rooms)
+
+    async def _multi_read(self, rooms: Sequence[str]) -> list[Any]:
         pipe = self._redis.pipeline(transaction=True)
         for room in rooms:
             k = self.keys(room)
@@ -406,16 +375,6 @@ class RedisStore:
             pipe.xrange(k.log)
             pipe.llen(k.choices)
             pipe.lrange(k.chat, 0, -1)
-        return list(await pipe.execute())
-
-    async def _read_one(self, room: str) -> list[Any]:
-        k = self.keys(room)
-        pipe = self._redis.pipeline(transaction=True)
-        pipe.hgetall(k.meta)
-        pipe.hgetall(k.snap)
-        pipe.xrange(k.log)
-        pipe.llen(k.choices)
-        pipe.lrange(k.chat, 0, -1)
         return list(await pipe.execute())
 
     async def actions_after(self, room: str, rev: int) -> list[Action]:
@@ -430,61 +389,13 @@ class RedisStore:
     # Archives ----------------------------------------------------------------------------------
 
     async def archive(self, room: str, result: dict[str, Any]) -> None:
-        """Write the archive (meta, seed, options, every choice, chat, result) and delete the
-        room's live keys: one read MULTI, one write MULTI. Finishing twice is harmless.
-
-        The archive expires after ``archive_ttl`` seconds (``OASIS_ARCHIVE_TTL_DAYS``): storage
-        stays bounded by the matches of that period, and live rooms never compete with old
-        archives for memory (the deploy Redis has ``maxmemory`` with ``noeviction``)."""
-        k = self.keys(room)
-
-        async def read() -> list[Any]:
-            pipe = self._redis.pipeline(transaction=True)
-            pipe.hgetall(k.meta)
-            pipe.lrange(k.choices, 0, -1)
-            pipe.lrange(k.chat, 0, -1)
-            pipe.exists(k.archive)
-            return list(await pipe.execute())
-
-        raw_meta, raw_choices, raw_chat, archived = await self._run(f"read room {room}", read)
-        if not raw_meta:
-            if archived:
-                return
-            raise RoomGoneError(f"archive room {room}: the room is not live")
-        meta = records.unpack_fields(room, raw_meta)
-        finished = time.time()
-        actions = [records.decode(room, "choices", b) for b in raw_choices]
-        chat = [records.decode(room, "chat", b) for b in raw_chat]
-        blob = records.archive_blob(room, meta, actions, result, chat, finished)
-
-        ttl = self._archive_ttl
-        expiry = max(1, round(ttl)) if ttl > 0 else None
-
-        async def write() -> None:
-            pipe = self._redis.pipeline(transaction=True)
-            pipe.set(k.archive, blob, ex=expiry)
-            pipe.delete(*k.live())
-            if self._cluster:  # the indexes live in other slots: written apart, after the room
-                await pipe.execute()
-                pipe = self._redis.pipeline(transaction=False)
-            pipe.zrem(self._rooms_key, room)
-            pipe.zadd(self._archived_key, {room: finished})
-            if expiry is not None:  # the index forgets expired archives: it stays bounded too
-                pipe.zremrangebyscore(self._archived_key, "-inf", f"({finished - ttl}")
-            await pipe.execute()
-
-        await self._run(f"archive room {room}", write)
+        """Archive the match and drop the room's live keys (:meth:`Archives.archive`)."""
+        await self._archives.archive(room, result)
         self._forget(room)
 
     async def load_archive(self, room: str) -> ArchiveRecord | None:
         """The archive of a finished match, or None."""
-        k = self.keys(room)
-        raw: bytes | None = await self._run(
-            f"read archive {room}", lambda: self._redis.get(k.archive)
-        )
-        if raw is None:
-            return None
-        return records.archive(room, raw)
+        return await self._archives.load(room)
 
     async def missing(self, rooms: Sequence[str]) -> list[str]:
         """Those of ``rooms`` whose live keys are gone from Redis (one pipeline)."""
@@ -502,10 +413,7 @@ class RedisStore:
 
     async def archived_rooms(self) -> list[str]:
         """Every archived room, oldest first."""
-        raw: list[bytes] = await self._run(
-            "list archives", lambda: self._redis.zrange(self._archived_key, 0, -1)
-        )
-        return [r.decode() for r in raw]
+        return await self._archives.rooms()
 
     async def delete(self, room: str) -> None:
         """Forget ``room`` entirely, archive included (a room closed before it ever started)."""
