@@ -3,7 +3,7 @@
 Every script's ``KEYS`` are keys of one room (one slot, so they stay legal on a Redis Cluster),
 and every check precedes every write: Redis scripts do not roll back, so a refused call writes
 nothing. A refusal is an error reply whose text starts with a tag that
-:meth:`server.store.redis.RedisStore._refused` maps to its error:
+:meth:`server.store.client.Client.refused` maps to its error:
 
 - ``OASIS_REV``: a rev that is not the next one (:class:`~server.store.RevisionError`);
 - ``OASIS_GONE``: the room is not live (:class:`~server.store.RoomGoneError`);
