@@ -118,7 +118,6 @@ class RedisStore:
         self._keys = keys.KeyCache(prefix)
         self._commit: GroupCommit[_Append] = GroupCommit(self._send_appends)
         """The appends' group commit (see "Group commit")."""
-        self._closed = False
         self._fence = fence
         self._token = "" if fence is None else fence.token
         """This node's lease token (:mod:`.fence`); empty: no leases, nothing is fenced."""
@@ -302,7 +301,6 @@ class RedisStore:
         await self.archive(room, result)
 
     async def close(self) -> None:
-        self._closed = True
         self._commit.close()
         await self._health.close()
         await self._commit.drain()  # appends on their way: let them land and answer their rooms
