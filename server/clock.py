@@ -30,10 +30,11 @@ view. A client counts down from
 ``remaining_ms[running]`` when a patch, or the ``room`` frame that says the match started,
 arrives).
 
-Restarts: the clock part is written with the room's metadata after every choice (best effort,
-rooms with clocks only); a restored room restarts every clock at its stored remaining time, the
-running one from the moment the room is restored: time spent while the server was down is not
-counted. While the room is paused (storage down) the running clock stops too.
+Restarts: the clock part (``clock_state``) is written into the room's metadata with every
+choice, by the choice's own append (one round trip; rooms with clocks only); a restored room
+restarts every clock at its stored remaining time, the running one from the moment the room is
+restored: time spent while the server was down is not counted. While the room is paused
+(storage down) the running clock stops too.
 """
 
 from __future__ import annotations
@@ -213,7 +214,7 @@ def stored_clocks(meta: RoomMeta, players: int) -> Clocks | None:
     """A room's clocks as its stored meta last had them (``clock``, the settings, and
     ``clock_state``, the clock part), or None for a room without clocks.
 
-    The room writes ``clock_state`` after every choice, the last one before the match is
+    The room writes ``clock_state`` with every choice, the last one before the match is
     archived, so an archive's meta holds the clocks of the final view (``oasis replay``).
     Raises RequestError for settings that are not valid (the meta is not what a room wrote).
     """

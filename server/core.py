@@ -18,7 +18,8 @@ The order of the effects is the room's rules made visible. An accepted choice is
 checked at the boundary (member, seat, turn, legal, rev seen), appended to the store
 (:class:`~server.effects.Append`; a failure refuses it with ``unavailable`` and changes
 nothing), applied (one revision), fanned out (one frame per audience, see :mod:`server.views`),
-then its clock data and snapshot are stored and it is acknowledged to its sender.
+acknowledged to its sender; only then is a due snapshot stored. A clock room's clocks are stored
+with the choice, in the append's one round trip.
 
 Errors: every exception a command raises is answered here, in one place, with the ``error``
 frame :func:`server.errors.wire_error` maps it to (an unexpected one logged with its traceback,
@@ -631,10 +632,11 @@ class RoomCore:
     def _clock_parts(self) -> dict[str, Any] | None:
         return self.timekeeper.parts(self.match.to_move)
 
-    def _clock_turn(self, seat: int | None, *, undo: bool = False) -> None:
-        """A revision was applied (by ``seat``; None: started or restored): the clocks turn."""
+    def _clock_turn(self, seat: int | None, *, undo: bool = False, at: float | None = None) -> None:
+        """A revision was applied (by ``seat`` at ``at``, default now; None: started or
+        restored): the clocks turn."""
         to_move = self.match.to_move if self.state is RoomState.PLAYING else None
-        self.timekeeper.turn(seat, to_move, self.now, undo=undo)
+        self.timekeeper.turn(seat, to_move, self.now if at is None else at, undo=undo)
 
     def _clock_arm(self) -> None:
         """Set the timer of the running clock (after the revision went out)."""
@@ -737,8 +739,7 @@ class RoomCore:
             )
         yield from self._ready_to_play(req.rev)
         legal = self.match.resolve(seat.index, req.choice)
-        yield from self._commit(seat.index, legal)
-        self._reply(conn, f.Ack(req.id, self.id, self.rev))
+        yield from self._commit(seat.index, legal, (conn, req.id))
 
     def _undo(self, conn: Connection, req: m.Undo) -> Steps:
         """Take back the seat's last step (SPEC section 24): an entry of the log like a choice,
@@ -750,8 +751,7 @@ class RoomCore:
         why = self.match.why_no_undo(seat.index)
         if why is not None:
             raise RequestError(ErrorCode.NOT_ALLOWED, why)
-        yield from self._commit(seat.index, UNDO)
-        self._reply(conn, f.Ack(req.id, self.id, self.rev))
+        yield from self._commit(seat.index, UNDO, (conn, req.id))
 
     def _ready_to_play(self, rev: int) -> Steps:
         """The checks every move passes: started, not over, not paused, what landed adopted,
@@ -781,21 +781,46 @@ class RoomCore:
             if action.rev != self.rev + 1:
                 self.log.error("landed_out_of_order", rev=action.rev, at=self.rev)
                 break
-            yield from self._advance(action.seat, action.choice)
+            self._advance(action.seat, action.choice, self.now)  # (its clocks went with it)
+            yield from self._settle()
 
-    def _commit(self, seat: int, legal: dict[str, Any]) -> Steps:
-        """Store, apply, fan out: the one path of every accepted choice (and undo: ``legal``
-        is then :data:`~server.store.UNDO`)."""
+    def _commit(
+        self,
+        seat: int,
+        legal: dict[str, Any],
+        asker: tuple[Connection, m.RequestId] | None = None,
+    ) -> Steps:
+        """Store, apply, fan out, acknowledge (to ``asker``, if a member asked), then what is
+        stored after the acknowledgement: the one path of every accepted choice (and undo:
+        ``legal`` is then :data:`~server.store.UNDO`).
+
+        The acknowledgement waits for the append alone: the choice is durable once the log has
+        it (:mod:`server.keeper`), with a clock room's clocks as the choice leaves them (one
+        round trip); a due snapshot is written after the acknowledgement. The clocks are charged
+        at ``at``, the time the choice was committed (the store's round trip is nobody's)."""
+        at = self.now
         try:
-            yield Append(Action(self.rev + 1, seat, legal))
+            yield Append(Action(self.rev + 1, seat, legal), self._stored_with(seat, legal, at))
         except RequestError:
             if self.keeper.lost:
                 self._storage_lost()
             raise
-        yield from self._advance(seat, legal)
+        self._advance(seat, legal, at)
+        if asker is not None:
+            self._reply(asker[0], f.Ack(asker[1], self.id, self.rev))
+        yield from self._settle()
 
-    def _advance(self, seat: int, legal: dict[str, Any]) -> Steps:
-        """Apply a stored choice (or undo) and fan the revision out."""
+    def _stored_with(self, seat: int, legal: dict[str, Any], at: float) -> dict[str, Any] | None:
+        """The metadata stored with a choice: in a clock room its clocks after it (the archive's
+        meta then holds the clocks of the final view) and the seats (forfeits on time)."""
+        clocks = self.timekeeper.stored_after(seat, at, undo=is_undo(legal))
+        if clocks is None:
+            return None
+        return {"clock_state": clocks, "seats": self.seating.to_json()}
+
+    def _advance(self, seat: int, legal: dict[str, Any], at: float) -> None:
+        """Apply a stored choice (or undo) and fan the revision out (``at``: the time it was
+        decided)."""
         self.views.ensure()  # the diff starts from the views before the choice
         # Resolved (or the undo allowed) once, before it was stored.
         undo = is_undo(legal)
@@ -803,7 +828,7 @@ class RoomCore:
         self.rev += 1
         if self.match.over:
             self._transition(RoomEvent.FINISH)
-        self._clock_turn(seat, undo=undo)
+        self._clock_turn(seat, undo=undo, at=at)
         revision = self.views.advance(self.rev, events, self._clock_parts())
         self.buffer.append(revision)
         out = self._out
@@ -818,11 +843,12 @@ class RoomCore:
             self._announce()
             if self._empty_since is not None:  # nobody watches: go soon (finished_room_ttl)
                 self._later(self._reap_after(), Reap())
-        if self.timekeeper.clocks is not None:
-            if not self.match.over:
-                self._clock_arm()
-            # The clocks (best effort), before the archive copies the meta: the final ones too.
-            yield StoreSeats(self.meta(), required=False)
+        elif self.timekeeper.clocks is not None:
+            self._clock_arm()
+
+    def _settle(self) -> Steps:
+        """After a revision went out: the snapshot or archive (:meth:`Keeper.keep`), the
+        bots."""
         yield Keep(self.rev, self.timekeeper.forfeits())
         self._bot_next()
 

@@ -78,9 +78,11 @@ class Closed:
 
 @dataclass(frozen=True, slots=True)
 class Append:
-    """Store a choice (or undo) before it is applied: answered None, or the refusal."""
+    """Store a choice (or undo) before it is applied: answered None, or the refusal.
+    ``meta``: fields of the room's metadata stored with it, in the same round trip."""
 
     action: Action
+    meta: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,10 +57,14 @@ class Keeper:
             "the match cannot go on",
         )
 
-    async def append(self, action: Action) -> None:
-        """Store ``action`` or refuse it with ``unavailable``."""
+    async def append(self, action: Action, meta: dict[str, Any] | None = None) -> None:
+        """Store ``action`` (with ``meta``, fields of the room's metadata written in the same
+        round trip: a clock room's clocks) or refuse it with ``unavailable``."""
         try:
-            await self.store.append(self.room, action)
+            if meta:
+                await self.store.append(self.room, action, meta)
+            else:
+                await self.store.append(self.room, action)
         except NotOwnerError as exc:  # the lease moved or lapsed: the cluster sorts it out
             raise RequestError(ErrorCode.UNAVAILABLE, str(exc)) from None
         except RoomGoneError as exc:

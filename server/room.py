@@ -353,7 +353,7 @@ class Room:
         keeper = self.keeper
         try:
             if isinstance(effect, Append):
-                await keeper.append(effect.action)
+                await keeper.append(effect.action, effect.meta)
             elif isinstance(effect, StoreSeats):
                 await keeper.seats(effect.meta, required=effect.required)
             elif isinstance(effect, Keep):

@@ -9,6 +9,7 @@ room's timer should fire.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from protocol.errors import ErrorCode, RequestError
@@ -74,6 +75,17 @@ class Timekeeper:
     def stored(self, to_move: int | None) -> dict[str, Any] | None:
         """What the room's metadata keeps of the clocks (``clock_state``), None without."""
         return None if self.clocks is None else self.clocks.part(to_move)
+
+    def stored_after(self, seat: int, now: float, *, undo: bool = False) -> dict[str, Any] | None:
+        """What :meth:`stored` will say once ``seat``'s choice (or undo) of ``now`` is applied
+        (:meth:`turn`), None without clocks: the room stores it with the choice itself."""
+        clocks = self.clocks
+        if clocks is None:
+            return None
+        after = copy.copy(clocks)
+        after.remaining = list(clocks.remaining)
+        (after.undone if undo else after.decided)(seat, now)
+        return after.part(None)
 
     def forfeits(self) -> dict[str, Any]:
         """What the archived result adds: the seats forfeited on time, if any."""

@@ -59,9 +59,11 @@ class MemoryStore:
         self._check()
         self.rooms[room] = {**self.rooms.get(room, {}), **meta}
 
-    async def append(self, room: str, action: Action) -> None:
+    async def append(self, room: str, action: Action, meta: dict[str, Any] | None = None) -> None:
         self._check()
         self.logs.setdefault(room, []).append(action)
+        if meta:
+            self.rooms[room] = {**self.rooms.get(room, {}), **meta}
 
     async def actions_after(self, room: str, rev: int) -> list[Action]:
         self._check()

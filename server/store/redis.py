@@ -244,12 +244,18 @@ class RedisStore:
             lambda: self._update(keys=[k.meta, k.lease], args=[*args, self._token]),
         )
 
-    async def append(self, room: str, action: Action) -> None:
-        """Store ``action`` before it is acknowledged: one round trip, raise StoreError if not."""
+    async def append(self, room: str, action: Action, meta: dict[str, Any] | None = None) -> None:
+        """Store ``action`` before it is acknowledged: one round trip, raise StoreError if not.
+
+        ``meta``: fields merged into the room's metadata by the same script, with the choice
+        (a clock room's clocks as they are after it), so they cost no second round trip."""
         k = self.keys(room)
         blob = pack([action.seat, action.choice])
         names = [k.meta, k.log, k.choices, k.lease]
-        args: list[EncodableT] = [action.rev, blob, self._token]
+        fields: list[EncodableT] = []
+        for name, value in _pack_fields(meta or {}).items():
+            fields += [name, value]
+        args: list[EncodableT] = [action.rev, blob, *fields, self._token]
         what = f"append rev {action.rev} to room {room}"
         if self._cluster:
             await self._fenced(room, what, lambda: self._append(keys=names, args=args))

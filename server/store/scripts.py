@@ -36,6 +36,9 @@ if rev == n + 1 then
   end
   redis.call('XADD', KEYS[2], ARGV[1] .. '-0', 'a', ARGV[2])
   redis.call('RPUSH', KEYS[3], ARGV[2])
+  if #ARGV > 3 then
+    redis.call('HSET', KEYS[1], unpack(ARGV, 3, #ARGV - 1))
+  end
   return 1
 end
 if rev == n and n > 0 and redis.call('LINDEX', KEYS[3], -1) == ARGV[2] then

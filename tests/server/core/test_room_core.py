@@ -10,8 +10,9 @@ from __future__ import annotations
 import pytest
 
 from games.base import Match
+from protocol.codec import decode
 from protocol.errors import ErrorCode, RequestError
-from server.effects import Append, Keep, Publish, Revised, Send, StoreSeats, Watch
+from server.effects import Append, Send, StoreSeats
 from server.room_state import Evict, Gone, RoomState, StorageLost, StoreReady
 from server.store import Action, RoomMeta
 from tests.server.core.twin import Member, Twin, seated, started, to_move
@@ -90,22 +91,47 @@ def test_an_empty_room_is_retired_and_closed_after_its_idle_time() -> None:
 # Playing: the order of the effects ---------------------------------------------------------------
 
 
-def test_a_choice_is_stored_then_fanned_out_then_acknowledged() -> None:
+def _order(twin: Twin, since: int) -> list[str]:
+    """The effects since ``since``: names, with each Send named by the frame it carries."""
+    out = []
+    for effect in twin.effects[since:]:
+        if isinstance(effect, Send):
+            out.append(decode(effect.data)["type"])
+        else:
+            out.append(type(effect).__name__)
+    return out
+
+
+def test_a_choice_is_stored_then_fanned_out_then_acknowledged_then_snapshotted() -> None:
     twin = Twin()
     members = started(twin, "ann", "bob")
     before = len(twin.effects)
     ack = _act(twin, _mover(twin, members))
     assert ack["type"] == "ack" and ack["rev"] == 1
-    effects = twin.effects[before:]
-    kinds = [type(e).__name__ for e in effects]
-    assert kinds[0] == "Append" and isinstance(effects[0], Append)
-    assert effects[0].action.rev == 1
-    patches = [i for i, e in enumerate(effects) if isinstance(e, Send) and e is not effects[-1]]
-    assert len(patches) == 2  # one frame per seat, after the append
-    assert isinstance(effects[-1], Send)  # the ack, last
-    assert any(isinstance(e, Watch | Publish | Revised | Keep) for e in effects)
+    order = _order(twin, before)
+    assert order == ["Append", "patch", "patch", "Watch", "Publish", "Revised", "ack", "Keep"]
+    append = twin.effects[before]
+    assert isinstance(append, Append) and append.action.rev == 1
     for member in members:
         assert member.rev == 1 and member.of_type("patch")[-1]["rev"] == 1
+
+
+def test_a_clock_room_stores_its_clocks_with_the_choice_in_one_round_trip() -> None:
+    twin = Twin(clock={"initial": 30, "increment": 2})
+    members = started(twin, "ann", "bob")
+    seat = to_move(twin)
+    twin.advance(5.0)
+    before = len(twin.effects)
+    _act(twin, members[seat])
+    order = _order(twin, before)
+    expected = ["Append", "patch", "patch", "Watch", "Publish", "Revised", "Arm", "ack", "Keep"]
+    assert order == expected  # (Arm: the next seat's clock)
+    append = twin.effects[before]
+    assert isinstance(append, Append) and append.meta is not None
+    stored = append.meta["clock_state"]
+    assert stored == {**members[0].view["clock"], "running": None}  # the clocks after it
+    assert stored["remaining_ms"][seat] == 27000
+    assert not any(isinstance(e, StoreSeats) for e in twin.effects[before:])
 
 
 def test_a_refused_append_changes_nothing_and_answers_unavailable() -> None:
