@@ -87,6 +87,7 @@ from server.room_state import (
     Internal,
     Reap,
     Refinish,
+    RelayedChat,
     Resync,
     RoomEvent,
     RoomSettings,
@@ -256,6 +257,8 @@ class RoomCore:
                 self._announce()
         elif isinstance(command, Evict):
             self._close()
+        elif isinstance(command, RelayedChat):
+            yield from self._relayed_chat(command)
         elif isinstance(command, Refinish):
             if self.keeper.finish_pending is None:
                 result = self.match.result()
@@ -938,11 +941,29 @@ class RoomCore:
             raise RequestError(ErrorCode.NOT_ALLOWED, "spectators may not chat in this room")
         self.chat.check_rate(conn.session, self.quotas)
         name = self.seats[seat].name if seat is not None else f"spectator {conn.session[:6]}"
-        line = f.ChatLine(self.id, seat, name, req.text, self.rev, self._wall()).to_wire()
         try:
-            yield AppendChat(line)
+            yield from self._say(seat, name, req.text)
         except StoreError:
             raise RequestError(ErrorCode.UNAVAILABLE, "storage unavailable; try again") from None
+        self._reply(conn, f.Ack(req.id, self.id))
+
+    def _relayed_chat(self, command: RelayedChat) -> Steps:
+        """A line of a spectator another node relays this room to, forwarded by that node
+        (:mod:`server.relay`, which answered the spectator): the same rules as here, then said
+        as a spectator's. A refusal has nobody to answer to: it is logged."""
+        try:
+            if not self.settings.spectator_chat:
+                raise RequestError(ErrorCode.NOT_ALLOWED, "spectators may not chat in this room")
+            self.chat.check_rate(command.session, self.quotas)
+            yield from self._say(None, f"spectator {command.session[:6]}", command.text)
+        except (RequestError, StoreError) as exc:
+            self.log.info("relayed_chat_refused", session=command.session[:6], error=str(exc))
+
+    def _say(self, seat: int | None, name: str, text: str) -> Steps:
+        """Store a chat line, then send it to the seats, the spectators and the relays (a
+        spectator's line is not delayed); :class:`StoreError`: it was not said."""
+        line = f.ChatLine(self.id, seat, name, text, self.rev, self._wall()).to_wire()
+        yield AppendChat(line)
         self.chat.add(line)
         data = encode(line)
         self._send(self.seating.connected(), data)
@@ -950,5 +971,4 @@ class RoomCore:
             self._send(list(self.spectators), data)
         else:
             self._out.append(Watch(data, None))
-            self._out.append(Publish(b"c", data))
-        self._reply(conn, f.Ack(req.id, self.id))
+        self._out.append(Publish(b"c", data))

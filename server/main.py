@@ -119,6 +119,7 @@ async def start_rooms(app: App, stop: asyncio.Event) -> None:
             app.cluster.node,
             app.config.relay_drop_every,
             lambda: {r.id: len(r.spectators) for r in rooms.values() if len(r.spectators)},
+            (app.config.chat_per_minute, app.config.room_chat_per_minute),
         )
         app.relay.start()
     await app.cluster.start(stop, retry=RESTORE_RETRY_SECONDS)

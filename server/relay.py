@@ -50,9 +50,16 @@ room takes at most ``spectators_per_room`` of them on this node (:mod:`server.qu
 for the spectators of its own rooms; ``list_rooms`` shows each room's ``spectators`` as this
 node's live count plus the other nodes' last written ones (:func:`spectator_counts`).
 
-Not relayed: rooms whose ``spectator_delay`` is above :data:`MAX_RELAYED_DELAY` (redirected),
-chat said by relay spectators (``not_allowed``; a spectator who wants to chat
-connects to the room's node) and the spectators' own chat lines of the owner's spectators.
+**Chat.** A relay spectator's ``chat`` is checked here (the room's ``spectator_chat`` from its
+info, the owners' chat rates per speaker and per room) and forwarded to the owner on the one
+channel ``P:relay:chat`` (msgpack ``[room, session, text]``, every node listens with its
+interest connection); the spectator gets ``ack`` once it is forwarded. The owner checks the
+same rules again and says the line as a spectator's (stored, sent to its members, published
+to the relays: the speaker sees it come back), or logs why not (storage unavailable, a rate
+raced): the ``ack`` means "forwarded", not "said". Spectators' lines are not delayed, on the
+owner or on a relay.
+
+Not relayed: rooms whose ``spectator_delay`` is above :data:`MAX_RELAYED_DELAY` (redirected).
 Redis Cluster: the asyncio cluster client of redis-py has no pub/sub, so with
 ``OASIS_REDIS_CLUSTER`` there is no relay and spectators are redirected as before.
 """
@@ -74,8 +81,10 @@ from protocol.codec import canonical_map, pack, unpack
 from protocol.errors import ErrorCode, RequestError
 from protocol.patch import PatchError, apply
 from server import logging as oasis_logging
+from server.chat import ChatLog
 from server.connection import Connection
 from server.quotas import Quotas
+from server.room_state import RelayedChat
 from server.spectators import NODE, Fanout
 from server.store import StoreError, keys
 from server.store.redis import RedisStore
@@ -226,6 +235,17 @@ class Publisher:
             self._written.add(room_id)
             self._put(room_id, _HEAD.pack(STATE, room.rev), _state_fields(room, True))
 
+    def relayed_chat(self, data: bytes) -> None:
+        """A relay spectator's chat line (msgpack ``[room, session, text]``): said in the room if
+        it is served here (its rules checked again there)."""
+        try:
+            room_id, session, text = unpack(data)
+        except (ValueError, TypeError):
+            return
+        room = self.rooms.get(str(room_id))
+        if room is not None and room.publish is not None:
+            room.post(RelayedChat(str(session), str(text)))
+
     def _lapse(self, room_id: str) -> None:
         """No node relays ``room_id`` any more: publish nothing of it, drop its state key."""
         self.interest.pop(room_id, None)
@@ -246,28 +266,38 @@ class Publisher:
         self._written.intersection_update(self.rooms.keys())  # (rooms that left this node)
 
     async def _listen(self) -> None:
-        name = keys.relay_interest(self.store.prefix)
+        interest = keys.relay_interest(self.store.prefix)
+        chat = keys.relay_chat(self.store.prefix)
         pubsub: Any = None
         pruned = time.monotonic()
         while True:
             try:
                 if pubsub is None:
                     pubsub = self.store.redis.pubsub()
-                    await pubsub.subscribe(name)
+                    await pubsub.subscribe(interest, chat)
                 message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
             except asyncio.CancelledError:
                 if pubsub is not None:
                     with contextlib.suppress(Exception):
                         await pubsub.aclose()
                 raise
-            except Exception as exc:  # Redis unreachable: redis-py reconnects (and resubscribes)
+            except Exception as exc:  # Redis unreachable: subscribe again (relays repeat keep)
                 self.log.warning("relay_interest_unheard", error=str(exc))
+                if pubsub is not None:
+                    with contextlib.suppress(Exception):
+                        await pubsub.aclose()
+                pubsub = None
                 await asyncio.sleep(0.5)
                 message = None
             if message is not None and message.get("type") == "message":
-                op, _, rest = bytes(message["data"]).partition(b"|")
-                node, _, room_id = rest.partition(b"|")
-                self.hello(op, node.decode(errors="replace"), room_id.decode(errors="replace"))
+                name = message.get("channel")
+                name = name.decode() if isinstance(name, bytes) else str(name)
+                if name == chat:
+                    self.relayed_chat(bytes(message["data"]))
+                else:
+                    op, _, rest = bytes(message["data"]).partition(b"|")
+                    node, _, room_id = rest.partition(b"|")
+                    self.hello(op, node.decode(errors="replace"), room_id.decode(errors="replace"))
             if time.monotonic() - pruned >= 1.0:
                 pruned = time.monotonic()
                 self.prune()
@@ -330,6 +360,11 @@ def _state_fields(room: Room, with_info: bool) -> dict[str, bytes]:
     return state
 
 
+def _said_by_a_spectator(data: bytes) -> bool:
+    line = unpack(data)
+    return isinstance(line, dict) and (line.get("from") or {}).get("seat") is None
+
+
 @dataclass(frozen=True, slots=True)
 class _Item:
     due: float
@@ -356,6 +391,9 @@ class Relayed:
         self.hash = ""
         self.info: dict[str, Any] = {}
         self.chat: deque[dict[str, Any]] = deque(maxlen=CHAT_KEPT)
+        per_minute, room_per_minute = relay.chat_rates
+        self.talk = ChatLog(per_minute, 1, room_per_minute)
+        """The rates of this node's spectators' lines (the owner checks its own too)."""
         self.live = -1
         """The last rev received (or read) from the owner; -1: none yet."""
         self.fetching = False
@@ -390,6 +428,8 @@ class Relayed:
             if kind == INFO:
                 self.info = dict(unpack(data).get("info") or {})
                 self._forward(data)  # info is not delayed (as on the owner)
+            elif self.delay > 0 and _said_by_a_spectator(data):
+                self._release_one(_Item(0.0, kind, rev, data))  # (nor are spectators' lines)
             else:
                 self._enqueue(_Item(self._due(), kind, rev, data))
             return
@@ -543,8 +583,11 @@ class Relay:
         node: str,
         drop_every: int = 0,
         local: Callable[[], dict[str, int]] = dict,
+        chat_rates: tuple[int, int] = (20, 60),
     ) -> None:
         self.store = store
+        self.chat_rates = chat_rates
+        """The owners' ``chat_per_minute`` and ``room_chat_per_minute``, checked here too."""
         self.local = local
         """This node's own rooms' spectator counts (room -> spectators; rooms with none left
         out)."""
@@ -750,16 +793,31 @@ class Relay:
             elif isinstance(req, m.Act):
                 raise RequestError(ErrorCode.NOT_ALLOWED, "spectators never act")
             elif isinstance(req, m.Chat):
-                raise RequestError(
-                    ErrorCode.NOT_ALLOWED,
-                    "this node relays the room to its spectators: chat on the room's node",
-                )
+                await self.chat(conn, relayed, req)
             else:
                 return False  # join, start: the room's node (a redirect)
             return True
         if isinstance(req, m.Spectate) and owner is not None and owner != self.node:
             return await self.spectate(conn, req)
         return False
+
+    async def chat(self, conn: Connection, relayed: Relayed, req: m.Chat) -> None:
+        """Forward a relay spectator's line to the room's owner (which says it to everyone, this
+        node's spectators included, or logs why not); ``ack``: forwarded. The room's rules are
+        checked here first, from its info and with the owner's rates, so that the owner's own
+        check refuses nothing but a race."""
+        if not relayed.info.get("spectator_chat", True):
+            raise RequestError(ErrorCode.NOT_ALLOWED, "spectators may not chat in this room")
+        relayed.talk.check_rate(conn.session, self.quotas)
+        message = pack([relayed.room, conn.session, req.text])
+        name = keys.relay_chat(self.store.prefix)
+        try:
+            await self.store.call(
+                "forward a spectator's chat line", lambda: self.store.redis.publish(name, message)
+            )
+        except StoreError:
+            raise RequestError(ErrorCode.UNAVAILABLE, "storage unavailable; try again") from None
+        conn.send(f.Ack(req.id, relayed.room))
 
     async def spectate(self, conn: Connection, req: m.Spectate) -> bool:
         """Relay the room to ``conn``; False if the owner does not answer ``open`` within

@@ -128,6 +128,14 @@ class Refinish:
     """A restored room whose match is over: archive it again (the last try may have failed)."""
 
 
+@dataclass(frozen=True, slots=True)
+class RelayedChat:
+    """A chat line said by a spectator another node relays the room to (:mod:`server.relay`)."""
+
+    session: str
+    text: str
+
+
 Command = m.Join | m.Spectate | m.Leave | m.Start | m.Act | m.Undo | m.Sync | m.Chat | Gone | Resync
 Internal = (
     BotTurn
@@ -140,4 +148,5 @@ Internal = (
     | Refinish
     | ClockDue
     | TakeoverDue
+    | RelayedChat
 )

@@ -21,6 +21,7 @@ every key of one room lives in one slot and a room's scripts and transactions st
     P:{room}:spectate:state   hash: the spectators' view at the last published rev, for relays
     P:{room}:spectators       hash: node id -> ``<spectators relayed there>|<valid until>``
     P:relay:interest          pub/sub channel: relay nodes' ``open|keep|bye|<node>|<room>``
+    P:relay:chat              pub/sub channel: relay spectators' chat, msgpack [room, session, text]
     P:rooms           zset    live (unfinished) rooms, score = creation time
     P:archived        zset    archived rooms, score = finish time (entries older than
                               ``archive_ttl`` are dropped whenever another room is archived)
@@ -47,6 +48,7 @@ __all__ = [
     "marker",
     "nodes",
     "probe",
+    "relay_chat",
     "relay_interest",
     "room_keys",
     "rooms",
@@ -115,6 +117,11 @@ def spectators(prefix: str, room: str) -> str:
 def relay_interest(prefix: str) -> str:
     """The channel on which relay nodes announce the rooms they relay (every node listens)."""
     return f"{prefix}:relay:interest"
+
+
+def relay_chat(prefix: str) -> str:
+    """The channel on which relay nodes forward their spectators' chat to the owners."""
+    return f"{prefix}:relay:chat"
 
 
 def rooms(prefix: str) -> str:

@@ -439,3 +439,41 @@ async def test_a_hand_off_of_the_owner_relay_spectators_keep_watching_to_the_fin
     finally:
         for n in nodes:
             await asyncio.to_thread(n.stop)
+
+
+async def test_a_relay_spectator_chats_through_the_owner(two: list[ServerProcess]) -> None:
+    """rules-checklist: none (transport). A spectator on b of a's room says a line: b answers
+    ``ack`` and forwards it; a stores it and sends it to its own spectators and to b's (the
+    speaker sees its line), and a newcomer's ``joined`` lists it. In a room with
+    ``spectator_chat`` off, b refuses the line as a would."""
+    a, b = two
+    host = await a.client("host")
+    created = await host.request(
+        {"type": "create", "game": "yspahan", "players": 2, "bots": 2, "seed": 20}
+    )
+    room = created["room"]
+    assert (await host.request({"type": "spectate", "room": room}))["type"] == "joined"
+    watcher = await b.client("w")
+    assert (await watcher.request({"type": "spectate", "room": room}))["type"] == "joined"
+    from_host, from_watcher = len(host.frames), len(watcher.frames)
+    answer = await watcher.request({"type": "chat", "room": room, "text": "hello from b"})
+    assert answer["type"] == "ack", answer
+
+    def said(frame: dict[str, Any]) -> bool:
+        return frame.get("type") == "chat" and frame.get("text") == "hello from b"
+
+    line = await host.wait_for(said, from_host)
+    assert line["from"]["seat"] is None and line["from"]["name"].startswith("spectator ")
+    assert (await watcher.wait_for(said, from_watcher))["from"] == line["from"]
+    late = await a.client("late")
+    joined = await late.request({"type": "spectate", "room": room})
+    assert [x["text"] for x in joined["chat"]] == ["hello from b"]
+
+    quiet = await host.request(
+        {"type": "create", "game": "yspahan", "players": 2, "spectator_chat": False}
+    )
+    assert (await watcher.request({"type": "spectate", "room": quiet["room"]}))["type"] == "joined"
+    refused = await watcher.request({"type": "chat", "room": quiet["room"], "text": "hi"})
+    assert refused["type"] == "error" and refused["code"] == "not_allowed", refused
+    for c in (host, watcher, late):
+        await c.close()
