@@ -33,7 +33,7 @@ def _members(n: int) -> tuple[set[Any], list[Socket]]:
 
 
 def _frames_out() -> float:
-    return float(METRICS.frames_out._value.get())
+    return METRICS.frames_out.value
 
 
 def test_a_frame_is_framed_once_as_websockets_would() -> None:
