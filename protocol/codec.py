@@ -40,6 +40,7 @@ __all__ = [
     "canonical",
     "canonical_array",
     "canonical_copy",
+    "canonical_key",
     "canonical_map",
     "check_value",
     "decode",
@@ -307,6 +308,12 @@ _KEYS: dict[str, bytes] = {}
 parts: a few hundred), so that a revision does not encode the same keys again and again."""
 _KEYS_MAX = 4096
 """Past this many keys (a map keyed by something unbounded) the others are encoded each time."""
+
+
+def canonical_key(key: str) -> bytes:
+    """The encoding of a map key (a string), from the cache of :func:`canonical_map`."""
+    enc = _KEYS.get(key)
+    return _key(key) if enc is None else enc
 
 
 def _key(key: str) -> bytes:

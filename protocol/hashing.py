@@ -8,6 +8,8 @@ by :func:`hash_bytes` of canonical bytes, whichever way they were put together:
 - :func:`document_hash`: a document whose top-level entries are already encoded (the server
   encodes the shared part once per revision and splices each audience's own part and the room's
   parts beside it, :mod:`server.views`; replays do the same from an archive);
+- :class:`DocumentHasher`: the same for several documents that differ in one entry only (every
+  audience of a revision: only ``own`` differs), hashing what precedes that entry once;
 - :class:`ViewHasher`: successive versions of one client's view, re-encoding only what changed.
 """
 
@@ -17,10 +19,10 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from protocol.codec import canonical, canonical_map
+from protocol.codec import canonical, canonical_key, canonical_map, map_header
 from protocol.tree import Tree, Work, track
 
-__all__ = ["ViewHasher", "document_hash", "hash_bytes", "view_hash"]
+__all__ = ["DocumentHasher", "ViewHasher", "document_hash", "hash_bytes", "view_hash"]
 
 
 def hash_bytes(encoded: bytes) -> str:
@@ -37,6 +39,40 @@ def document_hash(entries: Mapping[str, bytes]) -> str:
     """The view hash of the map whose entries are ``entries``, each value canonically encoded
     (``{"shared": ..., "own": ..., "clock": ...}`` of one audience)."""
     return hash_bytes(canonical_map(entries))
+
+
+class DocumentHasher:
+    """The view hashes of the documents ``{**entries, key: value}`` for several values of one
+    entry, each :func:`document_hash` of that map exactly.
+
+    The canonical bytes before ``key`` are hashed once (BLAKE2b's state is copied for each
+    value) and those after it joined once, so each document costs its own value and one pass
+    over the bytes after it, not a new map, a sort and a copy of the whole document. BLAKE2b
+    cannot resume after a changed middle, so everything after ``key`` is still hashed for every
+    value: the rule (SPEC section 4) hashes the whole document.
+    """
+
+    __slots__ = ("_after", "_before")
+
+    def __init__(self, entries: Mapping[str, bytes], key: str) -> None:
+        keys = sorted({*entries, key})
+        at = keys.index(key)
+        head = [map_header(len(keys))]
+        for name in keys[:at]:
+            head += (canonical_key(name), entries[name])
+        head.append(canonical_key(key))
+        tail: list[bytes] = []
+        for name in keys[at + 1 :]:
+            tail += (canonical_key(name), entries[name])
+        self._before = hashlib.blake2b(b"".join(head), digest_size=8)
+        self._after = b"".join(tail)
+
+    def hash(self, value: bytes) -> str:
+        """The view hash of the document whose ``key`` entry is ``value`` (canonical bytes)."""
+        state = self._before.copy()
+        state.update(value)
+        state.update(self._after)
+        return state.hexdigest()
 
 
 _DEPTH = 4

@@ -3,8 +3,9 @@
 DESIGN "Where the time goes": the shared part of the view is diffed, canonically encoded and its
 ops encoded once per revision; only the small own parts are diffed per seat; each audience's
 frame is encoded once (then written to every socket of that audience). The view hash of an
-audience is :func:`protocol.hashing.document_hash` of its entries' kept bytes
-(``{"own": own_bytes, "shared": shared_bytes}``), so the shared part is never encoded twice.
+audience is that of its entries' kept bytes (``{"own": own_bytes, "shared": shared_bytes}``,
+:class:`protocol.hashing.DocumentHasher`: what sorts before ``own`` is hashed once per revision),
+so the shared part is never encoded twice.
 
 A room may add *room-level parts*: further top-level entries of every audience's document (the
 same for all, like ``clock``, :mod:`server.clock`). They are diffed with the shared part (their
@@ -30,7 +31,7 @@ from typing import Any
 from games.base import Decision, Event, Match, own_part, shared_part
 from protocol.codec import array_header, canonical, canonical_copy, unpack
 from protocol.frames import encode_events, encode_ops, encode_patch
-from protocol.hashing import document_hash
+from protocol.hashing import DocumentHasher
 from protocol.patch import Op, diff
 from protocol.tree import Tree, Work, diff_trees, track
 
@@ -149,9 +150,12 @@ class Views:
 
     def hash_for(self, seat: int | None) -> str:
         """The view hash of ``seat``'s document (None: the spectators')."""
+        return self._hasher().hash(_NONE if seat is None else self._own[seat].enc)
+
+    def _hasher(self) -> DocumentHasher:
+        """The hasher of every audience's document as it is now: they differ in ``own`` only."""
         shared = self.ensure()
-        own = _NONE if seat is None else self._own[seat].enc
-        return document_hash({**self.parts_enc, "shared": shared.enc, "own": own})
+        return DocumentHasher({**self.parts_enc, "shared": shared.enc}, "own")
 
     def full(self, seat: int | None) -> tuple[dict[str, Any], str]:
         """A fresh copy of ``seat``'s current view document and its hash."""
@@ -189,6 +193,8 @@ class Views:
         self._shared = tree
         # The events as everyone sees them, encoded once; a seat with private fields gets its own.
         public = encode_events([e.project(None) for e in events])
+        # Every audience's document differs in its own part only: what precedes it is hashed once.
+        hasher = self._hasher()
         frames: list[bytes] = []
         for seat in range(self.players):
             prev = self._own[seat]
@@ -201,12 +207,9 @@ class Views:
                 if any(seat in e.private for e in events)
                 else public
             )
-            frames.append(
-                encode_patch(
-                    self.room, rev, shared_bytes, count, own_ops, self.hash_for(seat), seen
-                )
-            )
-        spectator_hash = self.hash_for(None)
+            digest = hasher.hash(mine.enc)
+            frames.append(encode_patch(self.room, rev, shared_bytes, count, own_ops, digest, seen))
+        spectator_hash = hasher.hash(_NONE)
         spectator = encode_patch(self.room, rev, shared_bytes, count, [], spectator_hash, public)
         return Revision(
             rev, tuple(frames), spectator, shared_bytes, count, spectator_hash, time.monotonic()

@@ -38,6 +38,7 @@ SURFACES: dict[str, set[str]] = {
         "canonical",
         "canonical_array",
         "canonical_copy",
+        "canonical_key",
         "canonical_map",
         "check_value",
         "decode",
@@ -77,7 +78,13 @@ SURFACES: dict[str, set[str]] = {
         "encode_patch",
         "parse_frame",
     },
-    "protocol.hashing": {"ViewHasher", "document_hash", "hash_bytes", "view_hash"},
+    "protocol.hashing": {
+        "DocumentHasher",
+        "ViewHasher",
+        "document_hash",
+        "hash_bytes",
+        "view_hash",
+    },
     "protocol.messages": {
         "clean_text",
         "CLIENT_TYPES",

@@ -12,8 +12,10 @@ from hypothesis import strategies as st
 import protocol.tree
 from games import registry
 from games.base import Match, audience_view
-from protocol.hashing import ViewHasher, view_hash
+from protocol.codec import canonical
+from protocol.hashing import DocumentHasher, ViewHasher, view_hash
 from protocol.patch import apply, diff
+from tests.protocol.strategies import documents
 
 
 @pytest.mark.parametrize("game", ["ishtar", "yspahan"])
@@ -101,3 +103,20 @@ def test_any_sequence_of_documents_hashes_as_the_protocol(docs: list[Any]) -> No
     for doc in docs[1:]:
         current = apply(current, diff(current, doc))
         assert hasher.hash(current) == view_hash(current)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from(["a", "clock", "own", "p", "shared", "z"]), documents()),
+    st.sampled_from(["own", "a", "zz"]),
+    st.lists(documents(), min_size=1, max_size=4),
+)
+def test_a_document_hasher_gives_each_documents_hash(
+    entries: dict[str, Any], key: str, values: list[Any]
+) -> None:
+    """Every audience's hash from one hashing of what precedes ``key``: the same as hashing
+    each whole document (keys before and after it, and ``key`` already among the entries)."""
+    encoded = {name: canonical(value) for name, value in entries.items()}
+    hasher = DocumentHasher(encoded, key)
+    for value in values:
+        assert hasher.hash(canonical(value)) == view_hash({**entries, key: value})
