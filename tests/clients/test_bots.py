@@ -87,7 +87,7 @@ async def _bots_under_a_low_rate_limit(make_app: MakeApp, runs: int) -> None:
         failed = [line for line in out.splitlines() if " failed: " in line]
         assert (code, failed) == (0, []), (run, out, err)
         assert "0 errors" in summary, (run, summary)
-    assert app.metrics.errors.labels("rate_limited")._value.get() == 0
+    assert app.metrics.errors.labels("rate_limited").value == 0
 
 
 async def test_oasis_bots_stays_under_a_low_rate_limit(make_app: MakeApp) -> None:
