@@ -11,6 +11,7 @@ causes one).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -27,19 +28,26 @@ from tests.services import RedisServer
 PACE = "0.004"
 
 
+@contextlib.asynccontextmanager
+async def running(*nodes: ServerProcess) -> AsyncIterator[None]:
+    """The nodes started and ready, then stopped whatever the test did."""
+    for n in nodes:
+        n.start()
+    try:
+        await ready(*nodes)
+        yield
+    finally:
+        for n in nodes:
+            await asyncio.to_thread(n.stop)
+
+
 @pytest.fixture
 async def two(redis_server: RedisServer, tmp_path: Path) -> AsyncIterator[list[ServerProcess]]:
     nodes = [
         node(redis_server.url, tmp_path, name, ttl=2.0, OASIS_BOT_DELAY=PACE) for name in ("a", "b")
     ]
-    for n in nodes:
-        n.start()
-    try:
-        await ready(*nodes)
+    async with running(*nodes):
         yield nodes
-    finally:
-        for n in nodes:
-            await asyncio.to_thread(n.stop)
 
 
 async def bot_room(url: str, game: str, delay: float = 0.0) -> tuple[Session, str]:
@@ -129,10 +137,7 @@ async def test_a_lost_relay_message_ends_in_a_resync_never_a_wrong_view(
         OASIS_RELAY_DROP_EVERY="15",
         OASIS_LOG_LEVEL="info",
     )
-    for n in (a, b):
-        n.start()
-    try:
-        await ready(a, b)
+    async with running(a, b):
         host, room = await bot_room(a.url, "yspahan")
         relayed = [await session(b.url, f"r{i}") for i in range(2)]
         for s in relayed:
@@ -148,9 +153,6 @@ async def test_a_lost_relay_message_ends_in_a_resync_never_a_wrong_view(
         assert resyncs >= 1, "no message was dropped"
         for s in (host, *relayed):
             await s.close()
-    finally:
-        for n in (a, b):
-            await asyncio.to_thread(n.stop)
 
 
 async def test_kill_9_of_the_owner_relay_spectators_keep_watching_to_the_final_view(
@@ -164,10 +166,7 @@ async def test_kill_9_of_the_owner_relay_spectators_keep_watching_to_the_final_v
         for name in ("a", "b", "c")
     ]
     a, b, c = nodes
-    for n in nodes:
-        n.start()
-    try:
-        await ready(*nodes)
+    async with running(*nodes):
         host, room = await bot_room(a.url, "ishtar")
         relayed = [await session(b.url, f"r{i}") for i in range(2)]
         for s in relayed:
@@ -188,9 +187,6 @@ async def test_kill_9_of_the_owner_relay_spectators_keep_watching_to_the_final_v
         for s in (*relayed, late):
             await s.close()
         host.reconnect = False
-    finally:
-        for n in nodes:
-            await asyncio.to_thread(n.stop)
 
 
 async def test_kill_9_of_a_relay_node_its_spectators_resume_on_another(
@@ -204,10 +200,7 @@ async def test_kill_9_of_a_relay_node_its_spectators_resume_on_another(
         for name in ("a", "b", "c")
     ]
     a, b, c = nodes
-    for n in nodes:
-        n.start()
-    try:
-        await ready(*nodes)
+    async with running(*nodes):
         host, room = await bot_room(a.url, "yspahan")
         relayed = [await session(b.url, f"r{i}") for i in range(2)]
         for s in relayed:
@@ -224,9 +217,6 @@ async def test_kill_9_of_a_relay_node_its_spectators_resume_on_another(
             assert s.url.split("?")[0] == c.url and s.connections >= 1
         for s in (host, *relayed):
             await s.close()
-    finally:
-        for n in nodes:
-            await asyncio.to_thread(n.stop)
 
 
 async def _listed_spectators(s: Session, room: str) -> int | None:
@@ -269,10 +259,7 @@ async def test_a_relayed_rooms_cap_is_quota_exceeded(
     spectators on the relay node, refused with ``quota_exceeded`` naming the cap."""
     a = node(redis_server.url, tmp_path, "a", ttl=2.0)
     b = node(redis_server.url, tmp_path, "b", ttl=2.0, OASIS_SPECTATORS_PER_ROOM="2")
-    for n in (a, b):
-        n.start()
-    try:
-        await ready(a, b)
+    async with running(a, b):
         host, room = await bot_room(a.url, "ishtar")
         watchers = [await b.client(f"w{i}") for i in range(3)]
         for w in watchers[:2]:
@@ -284,9 +271,6 @@ async def test_a_relayed_rooms_cap_is_quota_exceeded(
         for w in watchers:
             await w.close()
         await host.close()
-    finally:
-        for n in (a, b):
-            await asyncio.to_thread(n.stop)
 
 
 async def test_a_room_with_a_long_delay_is_redirected_not_relayed(
@@ -412,10 +396,7 @@ async def test_a_hand_off_of_the_owner_relay_spectators_keep_watching_to_the_fin
         for name in ("a", "b", "c")
     ]
     a, b, c = nodes
-    for n in nodes:
-        n.start()
-    try:
-        await ready(*nodes)
+    async with running(*nodes):
         host, room = await bot_room(a.url, "yspahan")
         host.reconnect = False
         relayed = [await session(url, f"r{i}") for i, url in enumerate((b.url, c.url))]
@@ -436,9 +417,6 @@ async def test_a_hand_off_of_the_owner_relay_spectators_keep_watching_to_the_fin
             assert s.url.split("?")[0] == url and s.connections == 0, "a spectator reconnected"
         for s in (*relayed, late):
             await s.close()
-    finally:
-        for n in nodes:
-            await asyncio.to_thread(n.stop)
 
 
 async def test_a_relay_spectator_chats_through_the_owner(two: list[ServerProcess]) -> None:
