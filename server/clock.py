@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from protocol.errors import ErrorCode, RequestError
-from server.store import RoomMeta
+from server.store.meta import RoomMeta
 
 PART = "clock"
 """The name of the clock's room-level part in every audience's view document."""

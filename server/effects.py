@@ -7,15 +7,25 @@ the actor, once the store has answered, tells the core with :class:`Done` (the c
 or :class:`Failed` (the exception it raised), which returns the next effects. So the order of the
 effects is the order of the room's rules: a choice's :class:`Append` comes before the frames of
 its revision, the acknowledgement after both.
+
+What the store taught the room comes back in the answers too, never through a shared object:
+:class:`Failed` says whether an append's outcome is unknown (``unsure``), an error coded
+``storage_lost`` that the store lost the room, and :class:`Done` carries whether an archive was
+written (:class:`Keep`, :class:`Finish`) or the room was found lost (:class:`StoreSeats`).
+
+:class:`Outbox` is where the core's components put their effects while one command is handled
+(each component is given the room's one outbox; the core hands its effects to the actor).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from server.store import Action, RoomMeta
+from protocol.frames import ServerFrame, encode_frame
+from server.store.meta import RoomMeta
+from server.store.records import Action
 
 if TYPE_CHECKING:
     from server.connection import Connection
@@ -87,7 +97,8 @@ class Append:
 
 @dataclass(frozen=True, slots=True)
 class StoreSeats:
-    """Store the room's metadata (``required``: a failure is the answer, else only logged)."""
+    """Store the room's metadata (``required``: a failure is the answer, else only logged);
+    answered True when the store no longer has the room (not required: only logged)."""
 
     meta: RoomMeta
     required: bool
@@ -95,7 +106,8 @@ class StoreSeats:
 
 @dataclass(frozen=True, slots=True)
 class Keep:
-    """Snapshot when one is due, archive at the end (:meth:`server.keeper.Keeper.keep`)."""
+    """Snapshot when one is due, archive at the end (:meth:`server.keeper.Keeper.keep`):
+    answered None, or at the end whether the archive was written."""
 
     rev: int
     extra: dict[str, Any]
@@ -103,14 +115,9 @@ class Keep:
 
 @dataclass(frozen=True, slots=True)
 class Finish:
-    """Archive the match with this result."""
+    """Archive the match with this result: answered whether the archive was written."""
 
     result: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class Retry:
-    """Archive again a match whose archive failed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +130,8 @@ class Retire:
 
 @dataclass(frozen=True, slots=True)
 class Landed:
-    """Read back the choices stored after ``rev`` by appends whose outcome was unknown."""
+    """Read back the choices stored after ``rev`` (asked after an append whose outcome was
+    unknown, :attr:`Failed.unsure`)."""
 
     rev: int
 
@@ -149,12 +157,52 @@ class Done:
 
 @dataclass(frozen=True, slots=True)
 class Failed:
-    """The answer to a store effect: the exception it raised."""
+    """The answer to a store effect: the exception it raised (``unsure``: an append that may
+    have been stored anyway; read back with :class:`Landed` before the next)."""
 
     error: Exception
+    unsure: bool = False
 
 
-StoreEffect = Append | StoreSeats | Keep | Finish | Retry | Retire | Landed | AppendChat | Breathe
+StoreEffect = Append | StoreSeats | Keep | Finish | Retire | Landed | AppendChat | Breathe
 """Effects the core waits for (always the last of a list; answered with Done or Failed)."""
 Effect = Send | Watch | Publish | Arm | Post | Revised | Closed | StoreEffect
 Answer = Done | Failed
+Steps = Generator[Effect, Any, None]
+"""A command being handled: yields the store effects it waits for, gets their answers."""
+
+
+class Outbox:
+    """The effects of the command being handled, in order, and its time (``now``)."""
+
+    __slots__ = ("effects", "now")
+
+    def __init__(self) -> None:
+        self.effects: list[Effect] = []
+        self.now = 0.0
+
+    def start(self, now: float) -> None:
+        """A command comes at ``now``: an empty list."""
+        self.now = now
+        self.effects = []
+
+    def take(self) -> list[Effect]:
+        """The effects so far (the list is emptied)."""
+        out, self.effects = self.effects, []
+        return out
+
+    def add(self, effect: Effect) -> None:
+        self.effects.append(effect)
+
+    def reply(self, conn: Connection, frame: ServerFrame) -> None:
+        self.effects.append(Send((conn,), encode_frame(frame)))
+
+    def send(self, to: Sequence[Connection], data: bytes) -> None:
+        if to:
+            self.effects.append(Send(to, data))
+
+    def later(self, delay: float, command: Internal) -> None:
+        self.effects.append(Arm(delay, command))
+
+    def post(self, command: Internal) -> None:
+        self.effects.append(Post(command))

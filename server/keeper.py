@@ -5,21 +5,27 @@ The policy, in one place (the room calls these from its task, so there is one wr
 - **Choices** (:meth:`Keeper.append`) are stored before they are applied or acknowledged; a
   failure refuses the choice with ``unavailable``. A failure whose outcome is unknown (a timeout
   or a dropped connection after Redis may have written it, or a refused rev meaning the log is
-  ahead of the room) marks the keeper *unsure*: before its next commit the room reads
-  :meth:`Keeper.landed` (``Store.actions_after``) and applies and broadcasts whatever did land,
-  so the room and its log never diverge and nothing is acknowledged that was not stored.
+  ahead of the room) is an :class:`Unsure` refusal (the actor answers the core
+  ``Failed(unsure=True)``): before its next commit the room reads :meth:`Keeper.landed`
+  (``Store.actions_after``) and applies and broadcasts whatever did land, so the room and its
+  log never diverge and nothing is acknowledged that was not stored.
 - **Seats** (:meth:`Keeper.seats`): joining needs the new seat's token digest stored (a token
   that a restart would forget is worse than a refused join), so it is refused while the store
   is down; a seat freed by ``leave`` is written on a best-effort basis (a stale digest only lets
   its old holder resume a seat nobody else took).
 - **Snapshots** every ``snapshot_every`` revisions and at the end, and **finish** (the archive):
-  after the acknowledgement, so failures are logged and never reach a client; a failed finish
-  is retried when the store comes back and, failing that, by the next server to restore the
-  room (a restored match that is over is finished again).
+  after the acknowledgement, so failures are logged and never reach a client; whether the
+  archive was written is the answer (a failed one the room tries again when the store comes
+  back and, failing that, the next server to restore the room: a restored match that is over
+  is finished again).
 - **Lost storage**: an append or a seat update refused because the room's keys are gone
-  (:class:`~server.store.RoomGoneError`: Redis came back empty, or was flushed) sets
-  :attr:`Keeper.lost` and answers ``storage_lost``; nothing can be stored for this room again,
-  so the room pauses for good instead of answering ``unavailable`` to every choice forever.
+  (:class:`~server.store.RoomGoneError`: Redis came back empty, or was flushed) answers
+  ``storage_lost`` (a seat update that was not required answers True); nothing can be stored
+  for this room again, so the room pauses for good instead of answering ``unavailable`` to
+  every choice forever.
+The keeper keeps no fact about the room: what it learns is in its answers, which the actor
+hands to the room's core (:mod:`server.effects`), so the core holds no reference to the keeper.
+
 - **Retiring** a room nobody is connected to for ``room_idle_ttl``: a room that never started is
   deleted from the store; a started one is archived as abandoned (``{"abandoned": true, "rev"}``),
   so its choices stay replayable and it is not restored again. (Keeping it for a later restore
@@ -32,7 +38,12 @@ from typing import Any
 
 from games.base import Match
 from protocol.errors import ErrorCode, RequestError
+from server.room_state import lost_error
 from server.store import Action, NotOwnerError, RoomGoneError, RoomMeta, Store, StoreError
+
+
+class Unsure(RequestError):
+    """An append refused with ``unavailable`` that may have been stored anyway."""
 
 
 class Keeper:
@@ -41,21 +52,8 @@ class Keeper:
         self.room = room
         self.snapshot_every = max(1, snapshot_every)
         self.log = log
-        self.unsure = False
-        """An append failed and may have been stored anyway: read back before the next one."""
-        self.finish_pending: dict[str, Any] | None = None
-        """The result of a match whose archive could not be written yet."""
-        self.lost = False
-        """The store no longer holds this room (see "Lost storage")."""
         self._due = False
         """A snapshot is due and waits for a settled revision (:meth:`keep`)."""
-
-    def lost_error(self, rev: int) -> RequestError:
-        return RequestError(
-            ErrorCode.STORAGE_LOST,
-            f"the storage lost room {self.room} (its last acknowledged rev was {rev}); "
-            "the match cannot go on",
-        )
 
     async def append(self, action: Action, meta: dict[str, Any] | None = None) -> None:
         """Store ``action`` (with ``meta``, fields of the room's metadata written in the same
@@ -68,29 +66,22 @@ class Keeper:
         except NotOwnerError as exc:  # the lease moved or lapsed: the cluster sorts it out
             raise RequestError(ErrorCode.UNAVAILABLE, str(exc)) from None
         except RoomGoneError as exc:
-            self.lost = True
             self.log.error("room_storage_lost", rev=action.rev - 1, error=str(exc))
-            raise self.lost_error(action.rev - 1) from None
+            raise lost_error(self.room, action.rev - 1) from None
         except StoreError as exc:
-            self.unsure = True
             self.log.warning("append_failed", rev=action.rev, error=str(exc))
-            raise RequestError(ErrorCode.UNAVAILABLE, "storage unavailable; try again") from None
+            raise Unsure(ErrorCode.UNAVAILABLE, "storage unavailable; try again") from None
 
     async def landed(self, rev: int) -> list[Action]:
-        """The stored actions after ``rev`` if an earlier append's outcome is unknown, else []."""
-        if not self.unsure:
-            return []
+        """The stored actions after ``rev`` (asked after an :class:`Unsure` append)."""
         try:
-            actions = await self.store.actions_after(self.room, rev)
+            return await self.store.actions_after(self.room, rev)
         except StoreError as exc:
             raise RequestError(ErrorCode.UNAVAILABLE, f"storage unavailable ({exc})") from None
-        self.unsure = False
-        if actions:
-            self.log.warning("adopting_landed_actions", revs=[a.rev for a in actions])
-        return actions
 
-    async def seats(self, meta: RoomMeta, *, required: bool) -> None:
-        """Store the room's seats; ``required``: refuse with ``unavailable`` if it fails."""
+    async def seats(self, meta: RoomMeta, *, required: bool) -> bool:
+        """Store the room's seats; ``required``: refuse with ``unavailable`` if it fails (or
+        ``storage_lost``). Not required: True if the store no longer has the room."""
         try:
             await self.store.update_room(self.room, meta.to_json())
         except NotOwnerError as exc:
@@ -98,60 +89,59 @@ class Keeper:
                 raise RequestError(ErrorCode.UNAVAILABLE, str(exc)) from None
             self.log.warning("seats_not_stored", error=str(exc))
         except RoomGoneError as exc:
-            self.lost = True
             if required:
-                raise self.lost_error(meta.rev) from None
+                raise lost_error(self.room, meta.rev) from None
             self.log.warning("seats_not_stored", error=str(exc))
+            return True
         except StoreError as exc:
             if required:
                 raise RequestError(
                     ErrorCode.UNAVAILABLE, "storage unavailable; try again"
                 ) from None
             self.log.warning("seats_not_stored", error=str(exc))
+        return False
 
-    async def keep(self, rev: int, match: Match[Any], extra: dict[str, Any] | None = None) -> None:
+    async def keep(
+        self, rev: int, match: Match[Any], extra: dict[str, Any] | None = None
+    ) -> bool | None:
         """Snapshot every ``snapshot_every`` revisions and at the end; archive at the end
         (``extra``: fields the room adds to the archived result, e.g. ``forfeited``).
 
         A snapshot is taken only where no step is open to an undo (:attr:`Match.settled`): one
         taken between a step and its undo would lose the copy the undo needs, and the undo in
         the log could not be replayed on restore. A due snapshot waits for the next settled
-        revision instead (the end of the turn at the latest); ``_due`` remembers it."""
+        revision instead (the end of the turn at the latest); ``_due`` remembers it.
+
+        None, or at the end whether the archive was written."""
         final = match.over
         if not final and rev % self.snapshot_every == 0:
             self._due = True
         if not final and not (self._due and match.settled):
-            return
+            return None
         self._due = False
         try:
             await self.store.snapshot(self.room, rev, match.game.dump(match.state))
         except StoreError as exc:
             self.log.warning("snapshot_failed", rev=rev, error=str(exc))
-        if final:
-            result = match.result()
-            await self.finish({**({} if result is None else result.to_json()), **(extra or {})})
+        if not final:
+            return None
+        result = match.result()
+        return await self.finish({**({} if result is None else result.to_json()), **(extra or {})})
 
     async def finish(self, result: dict[str, Any]) -> bool:
-        """Archive the match; on failure remember to try again (:meth:`retry`)."""
+        """Archive the match: False if it failed (the room tries again later)."""
         try:
             await self.store.finish(self.room, result)
         except StoreError as exc:
-            self.finish_pending = result
             self.log.warning("finish_failed", error=str(exc))
             return False
-        self.finish_pending = None
         return True
-
-    async def retry(self) -> None:
-        if self.finish_pending is not None:
-            await self.finish(self.finish_pending)
 
     async def retire(self, started: bool, rev: int) -> bool:
         """The room closes for want of players: forget it, or archive it as abandoned. False if
         the store could not record it: the room must stay (closing it would leave it live in
-        the store, and a node would restore it again), and try later."""
-        if self.lost:
-            return True  # nothing of it is left to forget or archive
+        the store, and a node would restore it again), and try later. (A room whose store lost
+        it asks nothing: nothing of it is left to forget or archive.)"""
         try:
             if started:
                 await self.store.finish(self.room, {"abandoned": True, "rev": rev})

@@ -1,112 +1,274 @@
-"""Who holds a room's seats: picking a seat to join, resuming one with its token, leaving.
+"""Who is in a room: seats (joining, resuming with a token, leaving), spectators, stand-ins.
 
-:class:`Seating` is a component the room owns (``room.seating``): the seats and the
-bookkeeping of who is connected to which, no I/O (the room stores the seats and sends the
-frames). :func:`missed` is the rule a resume or a late spectator catches up by: the buffered
-frames of the revisions it missed, or the full view when the buffer no longer has them all.
+:class:`Seating` is the seats and the bookkeeping of who is connected to which, no I/O.
+:func:`missed` is the rule a resume or a late spectator catches up by: the buffered frames of
+the revisions it missed, or the full view when the buffer no longer has them all.
+
+:class:`Membership` is the room core's membership component: ``join`` (and a resume with a
+token), ``spectate``, ``sync``, ``leave``, a connection gone, and the grace periods of the
+seats whose player is gone (stand-ins, :mod:`server.takeover`). It owns the seating, the
+stand-ins and the spectators; it puts its frames in the room's outbox and yields the store
+effects it waits for (a seat taken is stored before it is answered).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
+from protocol import frames as f
+from protocol import messages as m
 from protocol.errors import ErrorCode, RequestError
-from server.connection import Connection
-from server.seats import Seat, find_by_token
-from server.store import SeatMeta
-from server.views import Revision
+from server.chat import ChatLog
+from server.effects import Outbox, Send, Steps, StoreSeats
+from server.play import Play
+from server.quotas import Quotas
+from server.room_state import Announce, RoomSettings, RoomState, Status
+from server.seats import Seating, missed
+from server.spectators import SpectatorFeed
+from server.store.meta import RoomMeta
+from server.takeover import STANDIN_KIND, Standins, TakeoverDue
+from server.timekeeping import Timekeeper
+
+if TYPE_CHECKING:
+    from server.connection import Connection
+
+SPECTATORS_ANNOUNCED_AT_ONCE = 64
+"""Up to this many spectators, one coming or going is announced (``room``) at once; past it, at
+most once every ``SPECTATOR_ANNOUNCE_EVERY`` seconds: 10,000 spectators arriving one by one
+must not cost every member 10,000 frames."""
+SPECTATOR_ANNOUNCE_EVERY = 0.5
 
 
-class Seating:
-    """The seats of one room."""
+class Membership:
+    """Who is in one room (see the module doc): the seats' holders, the spectators, the
+    stand-ins' grace periods."""
 
-    def __init__(self, room_id: str, players: int) -> None:
+    def __init__(
+        self,
+        room_id: str,
+        settings: RoomSettings,
+        *,
+        seating: Seating,
+        play: Play,
+        timekeeper: Timekeeper,
+        chat: ChatLog,
+        status: Status,
+        out: Outbox,
+        announce: Callable[[], None],
+        info: Callable[[], dict[str, Any]],
+        meta: Callable[[], RoomMeta],
+        wall: Callable[[], float],
+        log: Any,
+        quotas: Quotas | None,
+        takeover_grace: float,
+        seed: int,
+    ) -> None:
         self.room = room_id
-        self.seats = [Seat(i) for i in range(players)]
+        self.settings = settings
+        self.seating = seating
+        self.standins = Standins(settings.players, takeover_grace, settings.game, seed)
+        self._play = play
+        self._clocks = timekeeper
+        self._chat = chat
+        self._status = status
+        self._out = out
+        self._announce = announce
+        self._info = info
+        self._meta = meta
+        self._wall = wall
+        self._log = log
+        self._quotas = quotas
+        self._announcing = False
+        """A batched announcement of spectators is armed."""
+        self.spectators = self.new_feed()
 
-    def free(self) -> int:
-        return sum(1 for seat in self.seats if not seat.taken)
+    def new_feed(self) -> SpectatorFeed:
+        """A spectator feed at the current rev (the view is computed only for a delayed one)."""
+        delay = self.settings.spectator_delay
+        if delay <= 0:
+            return SpectatorFeed(0.0, {}, "", self._play.rev, self._quotas)
+        view, view_hash = self._play.views.full(None)
+        return SpectatorFeed(delay, view, view_hash, self._play.rev, self._quotas)
 
-    def connected(self) -> list[Connection]:
-        """The connections that hold a seat."""
-        return [seat.conn for seat in self.seats if seat.conn is not None]
+    def members(self) -> list[Connection]:
+        """Every connection in the room: the seats' and the spectators'."""
+        out = self.seating.connected()
+        out.extend(self.spectators)
+        return out
 
-    def seat_of(self, conn: Connection, watching: bool) -> Seat:
-        """The seat ``conn`` holds (``watching``: it is one of the spectators)."""
-        seat = conn.rooms.get(self.room)
-        if seat is None:
-            if watching:
-                raise RequestError(ErrorCode.NOT_ALLOWED, "spectators never act")
-            raise RequestError(ErrorCode.NOT_ALLOWED, f"you hold no seat in room {self.room}")
-        return self.seats[seat]
+    def here(self) -> bool:
+        """Anybody is connected (a seat or a spectator)."""
+        return bool(self.seating.connected()) or len(self.spectators) > 0
 
-    def pick(self, wanted: int | None) -> Seat:
-        """The seat a ``join`` takes: ``wanted``, or the first free one."""
-        if wanted is not None:
-            if wanted >= len(self.seats):
-                raise RequestError(ErrorCode.BAD_REQUEST, f"no seat {wanted} in {self.room}")
-            seat = self.seats[wanted]
-            if seat.taken:
-                raise RequestError(ErrorCode.ROOM_FULL, f"seat {wanted} is taken")
-            return seat
-        for seat in self.seats:
-            if not seat.taken:
-                return seat
-        raise RequestError(ErrorCode.ROOM_FULL, f"room {self.room} is full")
+    # Seats ------------------------------------------------------------------------------------
 
-    def resume(self, conn: Connection, token: str, wanted: int | None) -> Connection | None:
-        """``conn`` takes back the seat of ``token`` (``wanted``: the seat it names, if any);
-        the connection that held it before, if another, is the one it displaced."""
-        seat = find_by_token(self.seats, token)
-        if seat is None or (wanted is not None and wanted != seat.index):
-            raise RequestError(ErrorCode.BAD_TOKEN, "no seat of this room has that token")
-        if conn.rooms.get(self.room, -1) not in (-1, seat.index):
+    def join(self, conn: Connection, req: m.Join) -> Steps:
+        if req.token is not None:
+            self._resume(conn, req, req.token)
+            return
+        if self.room in conn.rooms:
             raise RequestError(ErrorCode.NOT_ALLOWED, f"already in room {self.room}")
-        old = seat.conn
-        if old is not None and old is not conn:
-            old.rooms.pop(self.room, None)
-        else:
-            old = None
-        seat.conn = conn
+        status = self._status
+        if status.state is not RoomState.OPEN:
+            raise RequestError(ErrorCode.NOT_ALLOWED, f"room {self.room} is {status.state.value}")
+        seat = self.seating.pick(req.seat)
+        token = seat.claim(req.name, conn)
+        try:
+            yield StoreSeats(self._meta(), required=True)
+        except RequestError:
+            seat.release()
+            raise
         conn.rooms[self.room] = seat.index
-        return old
+        self._log.info("seat_taken", seat=seat.index, conn=conn.session)
+        play = self._play
+        view, view_hash = play.views.full(seat.index)
+        self._out.reply(conn, self._joined(req.id, seat.index, token, play.rev, view, view_hash))
+        self._announce()
+        if self.settings.quick and self.seating.free() == 0:
+            yield from play.begin()
 
-    def restore(self, saved: Iterable[SeatMeta], tokens: Iterable[str]) -> list[Seat]:
-        """Seats as the store kept them (names, bots, token digests, forfeits); the seats a bot
-        plays (a bot's seat, or one forfeited on time)."""
-        played: list[Seat] = []
-        for seat, kept, token in zip(self.seats, saved, tokens, strict=False):
-            seat.name = kept.name
-            seat.bot = kept.bot
-            seat.token_digest = bytes.fromhex(token) if token else b""
-            seat.forfeited = kept.forfeited
-            if seat.bot or seat.forfeited:
-                seat.bot_kind = kept.bot_kind or "random"
-                played.append(seat)
-        return played
+    def _resume(self, conn: Connection, req: m.Join, token: str) -> None:
+        old = self.seating.resume(conn, token, req.seat)
+        if old is not None:
+            error = f.ErrorFrame.of(
+                None, ErrorCode.NOT_ALLOWED, "seat resumed elsewhere", self.room
+            )
+            self._out.reply(old, error)
+        self.spectators.discard(conn)
+        index = conn.rooms[self.room]
+        assert index is not None
+        if self.standins.back(self.seating.seats[index]):
+            self._play.bots.pop(index, None)
+            self._log.info("seat_handed_back", seat=index)
+        self._log.info("seat_resumed", seat=index, conn=conn.session, since=req.rev)
+        self._send_joined(conn, req.id, index, req.rev, self._play.rev)
+        self._announce()
 
-    def digests(self) -> list[str]:
-        """The token digests the store keeps (never the tokens)."""
-        return [seat.token_digest.hex() for seat in self.seats]
+    def _send_joined(
+        self, conn: Connection, rid: m.RequestId, seat: int | None, since: int | None, upto: int
+    ) -> None:
+        """A ``joined``, then either the full view or the missed patches from the buffer."""
+        frames = missed(self._play.buffer, seat, since, upto)
+        out = self._out
+        if frames is None:
+            if seat is None and self.settings.spectator_delay > 0:
+                view, _, view_hash = self.spectators.delayed_view()
+            else:
+                view, view_hash = self._play.views.full(seat)
+            out.reply(conn, self._joined(rid, seat, None, upto, view, view_hash))
+            return
+        assert since is not None
+        out.reply(conn, self._joined(rid, seat, None, since, None, None))
+        for frame in frames:
+            out.add(Send((conn,), frame))
 
-    def to_json(self) -> list[dict[str, Any]]:
-        return [seat.to_json() for seat in self.seats]
+    def _joined(
+        self,
+        rid: m.RequestId,
+        seat: int | None,
+        token: str | None,
+        rev: int,
+        view: dict[str, Any] | None,
+        view_hash: str | None,
+    ) -> f.Joined:
+        delay = self.spectators.delay if seat is None else None
+        chat = self._chat.recent(delay, self._wall())
+        elapsed = self._clocks.elapsed(self._out.now)
+        info = self._info()
+        return f.Joined(rid, self.room, seat, rev, view, view_hash, info, chat, token, elapsed)
 
+    # Spectators, sync -------------------------------------------------------------------------
 
-def missed(
-    buffer: Sequence[Revision], seat: int | None, since: int | None, upto: int
-) -> list[bytes] | None:
-    """The frames of revisions ``since+1 .. upto`` for ``seat`` (None: the spectators) if the
-    buffer still holds them all, else None (the full view then)."""
-    if since is None or since > upto:
-        return None
-    if since == upto:
-        return []
-    if not buffer or buffer[0].rev > since + 1:
-        return None
-    return [
-        r.spectator_frame if seat is None else r.seat_frames[seat]
-        for r in buffer
-        if since < r.rev <= upto
-    ]
+    def spectate(self, conn: Connection, req: m.Spectate) -> None:
+        if self.room in conn.rooms:
+            raise RequestError(ErrorCode.NOT_ALLOWED, f"already in room {self.room}")
+        self.spectators.add(conn)
+        conn.rooms[self.room] = None
+        upto = self.spectators.delayed_view()[1] if self.spectators.delayed else self._play.rev
+        self._send_joined(conn, req.id, None, req.rev, upto)
+        self.announce_spectators()
+
+    def announce_spectators(self) -> None:
+        """A spectator came or went: announced at once in a small audience, else batched."""
+        if len(self.spectators) <= SPECTATORS_ANNOUNCED_AT_ONCE:
+            self._announce()
+        elif not self._announcing:
+            self._announcing = True
+            self._out.later(SPECTATOR_ANNOUNCE_EVERY, Announce())
+
+    def announced(self) -> None:
+        """The batched announcement's timer fired."""
+        self._announcing = False
+        if self._status.state is not RoomState.CLOSED:
+            self._announce()
+
+    def sync(self, conn: Connection, rid: m.RequestId) -> None:
+        if self.room not in conn.rooms:
+            raise RequestError(ErrorCode.NOT_ALLOWED, f"join or spectate room {self.room} first")
+        seat = conn.rooms[self.room]
+        if seat is None and self.settings.spectator_delay > 0:
+            doc, rev, view_hash = self.spectators.delayed_view()
+            self._out.reply(conn, f.State(rid, self.room, rev, doc, view_hash))
+            return
+        play = self._play
+        view, view_hash = play.views.full(seat)
+        elapsed = self._clocks.elapsed(self._out.now)
+        self._out.reply(conn, f.State(rid, self.room, play.rev, view, view_hash, elapsed))
+
+    # Leaving ----------------------------------------------------------------------------------
+
+    def leave(self, conn: Connection, req: m.Leave) -> Steps:
+        if self.room not in conn.rooms:
+            raise RequestError(ErrorCode.NOT_ALLOWED, f"not in room {self.room}")
+        spectator = conn.rooms[self.room] is None
+        yield from self._drop(conn)
+        self._out.reply(conn, f.Ack(req.id, self.room))
+        if spectator:
+            self.announce_spectators()
+        else:
+            self._announce()
+
+    def gone(self, conn: Connection) -> Steps:
+        if self.room in conn.rooms:
+            spectator = conn.rooms[self.room] is None
+            yield from self._drop(conn)
+            if spectator:
+                self.announce_spectators()
+            else:
+                self._announce()
+
+    def _drop(self, conn: Connection) -> Steps:
+        index = conn.rooms.pop(self.room, None)
+        self.spectators.discard(conn)
+        if index is None:
+            return
+        seat = self.seating.seats[index]
+        state = self._status.state
+        self._log.info("seat_left", seat=index, conn=conn.session, state=state.value)
+        if seat.conn is conn:
+            if state is RoomState.OPEN:
+                seat.release()
+                yield StoreSeats(self._meta(), required=False)
+            else:
+                seat.conn = None
+                if state is RoomState.PLAYING:
+                    self.await_takeover(index)
+
+    # Stand-ins (server.takeover) --------------------------------------------------------------
+
+    def await_takeover(self, index: int) -> None:
+        """Seat ``index`` has no connection now: start its grace period."""
+        due = self.standins.gone(index)
+        if due is not None:  # (cancelled if the room closes first)
+            self._out.later(self.standins.grace, due)
+
+    def takeover_due(self, due: TakeoverDue) -> None:
+        playing = self._status.state is RoomState.PLAYING
+        bot = self.standins.take_over(due, self.seating.seats[due.seat], playing)
+        if bot is None:
+            return
+        self._play.bots[due.seat] = bot
+        self._log.info("seat_taken_over", seat=due.seat, kind=STANDIN_KIND)
+        self._announce()
+        self._play.bot_next()

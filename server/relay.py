@@ -808,7 +808,7 @@ class Relay:
         check refuses nothing but a race."""
         if not relayed.info.get("spectator_chat", True):
             raise RequestError(ErrorCode.NOT_ALLOWED, "spectators may not chat in this room")
-        relayed.talk.check_rate(conn.session, self.quotas)
+        relayed.talk.check_rate(conn.session, time.monotonic(), self.quotas)
         message = pack([relayed.room, conn.session, req.text])
         name = keys.relay_chat(self.store.prefix)
         try:

@@ -7,12 +7,18 @@ carries out the effects the core returns, in order (:mod:`server.effects`): fram
 keeper (:mod:`server.keeper`: what it stores when, and what each store failure means), whose
 answer it hands back to the core. So the task only ever waits on its inbox and on the store.
 
-The core owns the room's parts as components: ``seating`` (:mod:`server.membership`),
-``standins`` (:mod:`server.takeover`), ``timekeeper`` (:mod:`server.timekeeping`), ``views``
-(:mod:`server.views`), ``spectators`` (:mod:`server.spectators`), ``chat``. Its lifecycle table
-and commands are in :mod:`server.room_state`; the state changes only by a transition of the
-table, also when a room is restored (:meth:`Room.adopt`), made a replay (:meth:`Room.replay`)
-or evicted (:meth:`Room.evict`, asked for by the lobby).
+The core owns the room's parts as components (:mod:`server.core` names them): membership
+(:mod:`server.membership`: seats, spectators, stand-ins), play (:mod:`server.play`: choices,
+undo, bots, the views of :mod:`server.views`), the clocks (:mod:`server.timekeeping`), chat
+(:mod:`server.chat`) and upkeep (:mod:`server.upkeep`: pause, loss, reaping). Its lifecycle
+table and commands are in :mod:`server.room_state`; the state changes only by a transition of
+the table, also when a room is restored (:meth:`Room.adopt`), made a replay
+(:meth:`Room.replay`) or evicted (:meth:`Room.evict`, asked for by the lobby).
+
+The actor gives the core what the core may not read itself: the time of each command (the
+event loop's clock, :meth:`Room._now`), the wall-clock time at that clock's zero (``epoch``,
+for chat lines), and what the store's answers teach (through the keeper, :mod:`server.keeper`:
+an append whose outcome is unknown, a room the store lost, an archive not written).
 
 Everything that changes the room goes through the inbox and is applied in arrival order by the
 room's task, so no lock is needed. An accepted choice is, in this order: checked at the
@@ -75,14 +81,13 @@ from server.effects import (
     Post,
     Publish,
     Retire,
-    Retry,
     Revised,
     Send,
     StoreSeats,
     Watch,
 )
 from server.inbox import Inbox
-from server.keeper import Keeper
+from server.keeper import Keeper, Unsure
 from server.metrics import Metrics
 from server.quotas import Holdings, Quotas
 from server.room_state import (
@@ -142,7 +147,6 @@ class Room:
             room_id,
             settings,
             match,
-            keeper=self.keeper,
             metrics=metrics,
             log=self.log,
             patch_buffer=patch_buffer,
@@ -152,6 +156,7 @@ class Room:
             idle_ttl=idle_ttl,
             seed=seed,
             paused=not store.ready(),
+            epoch=time.time() - self._now(),
             takeover_grace=takeover_grace,
             quotas=quotas,
             room_chat_per_minute=room_chat_per_minute,
@@ -191,7 +196,7 @@ class Room:
 
     @property
     def views(self) -> Views:
-        return self.core.views
+        return self.core.play.views
 
     @property
     def timekeeper(self) -> Timekeeper:
@@ -212,7 +217,7 @@ class Room:
 
     def hold(self, holdings: Holdings) -> None:
         """What this room holds of its creator's quotas (given back when it finishes or goes)."""
-        self.core.holdings = holdings
+        self.core.hold(holdings)
 
     # Before the task: how the lobby makes the room --------------------------------------------
 
@@ -265,8 +270,12 @@ class Room:
 
     @staticmethod
     def _now() -> float:
-        """The time the core is given: the event loop's monotonic time."""
-        return asyncio.get_running_loop().time()
+        """The time the core is given: the event loop's monotonic time (``time.monotonic``
+        before a loop runs: a room is only made outside one in tests)."""
+        try:
+            return asyncio.get_running_loop().time()
+        except RuntimeError:
+            return time.monotonic()
 
     async def _run(self) -> None:
         try:
@@ -355,15 +364,13 @@ class Room:
             if isinstance(effect, Append):
                 await keeper.append(effect.action, effect.meta)
             elif isinstance(effect, StoreSeats):
-                await keeper.seats(effect.meta, required=effect.required)
+                return Done(await keeper.seats(effect.meta, required=effect.required))
             elif isinstance(effect, Keep):
-                await keeper.keep(effect.rev, self.core.match, effect.extra)
+                return Done(await keeper.keep(effect.rev, self.core.match, effect.extra))
             elif isinstance(effect, Landed):
                 return Done(await keeper.landed(effect.rev))
             elif isinstance(effect, Finish):
                 return Done(await keeper.finish(effect.result))
-            elif isinstance(effect, Retry):
-                await keeper.retry()
             elif isinstance(effect, Retire):
                 return Done(await keeper.retire(effect.started, effect.rev))
             elif isinstance(effect, AppendChat):
@@ -372,6 +379,8 @@ class Room:
                 await asyncio.sleep(0)
             else:
                 raise AssertionError(f"not an effect: {effect!r}")
+        except Unsure as exc:
+            return Failed(exc, unsure=True)
         except Exception as exc:
             return Failed(exc)
         return Done()

@@ -23,6 +23,7 @@ from enum import Enum
 from typing import Any
 
 from protocol import messages as m
+from protocol.errors import ErrorCode, RequestError
 from server.clock import ClockDue, ClockSettings
 from server.takeover import TakeoverDue
 
@@ -55,6 +56,22 @@ RESTORED: dict[RoomState, tuple[RoomEvent, ...]] = {
 }
 """The events a stored room went through to reach the state it was stored in: a restored room
 reaches it through the table (:meth:`server.room.Room.adopt`), like the room it was."""
+
+
+@dataclass(slots=True)
+class Status:
+    """What every part of a room reads of it: its lifecycle state (changed only by
+    :meth:`server.core.RoomCore.transition`), whether it is paused, and the facts the store
+    taught it through the answers to its store effects (:mod:`server.effects`)."""
+
+    state: RoomState = RoomState.OPEN
+    paused: bool = False
+    lost: bool = False
+    """The store no longer holds this room (see "Lost storage" in :mod:`server.keeper`)."""
+    unsure: bool = False
+    """An append failed and may have been stored anyway: read back before the next one."""
+    finish_pending: dict[str, Any] | None = None
+    """The result of a match whose archive could not be written yet."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,3 +167,13 @@ Internal = (
     | TakeoverDue
     | RelayedChat
 )
+
+
+def lost_error(room: str, rev: int) -> RequestError:
+    """What a choice is answered in a room whose storage is lost (``rev``: its last
+    acknowledged revision)."""
+    return RequestError(
+        ErrorCode.STORAGE_LOST,
+        f"the storage lost room {room} (its last acknowledged rev was {rev}); "
+        "the match cannot go on",
+    )

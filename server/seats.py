@@ -1,5 +1,10 @@
 """Seats and their tokens: who holds a seat, and the secret that lets them take it back.
 
+:class:`Seating` is the seats of one room and the bookkeeping of who is connected to which
+(picking a seat to join, resuming one with its token, restoring them from the store), no I/O.
+:func:`missed` is the rule a resume or a late spectator catches up by: the buffered frames of
+the revisions it missed, or the full view when the buffer no longer has them all.
+
 A token is 32 random bytes (``secrets``) handed out once, on join. The room keeps only its
 SHA-256, so a snapshot or a log line never holds a usable token, and compares digests with
 :func:`hmac.compare_digest` so the time taken says nothing about how much of a guess matched.
@@ -11,11 +16,16 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from protocol.errors import ErrorCode, RequestError
+from server.store.meta import SeatMeta
+
 if TYPE_CHECKING:
     from server.connection import Connection
+    from server.views import Revision
 
 
 def new_token() -> str:
@@ -81,3 +91,97 @@ def find_by_token(seats: list[Seat], token: str) -> Seat | None:
         if seat.token_digest and hmac.compare_digest(seat.token_digest, wanted):
             found = seat
     return found
+
+
+class Seating:
+    """The seats of one room."""
+
+    def __init__(self, room_id: str, players: int) -> None:
+        self.room = room_id
+        self.seats = [Seat(i) for i in range(players)]
+
+    def free(self) -> int:
+        return sum(1 for seat in self.seats if not seat.taken)
+
+    def connected(self) -> list[Connection]:
+        """The connections that hold a seat."""
+        return [seat.conn for seat in self.seats if seat.conn is not None]
+
+    def seat_of(self, conn: Connection, watching: bool) -> Seat:
+        """The seat ``conn`` holds (``watching``: it is one of the spectators)."""
+        seat = conn.rooms.get(self.room)
+        if seat is None:
+            if watching:
+                raise RequestError(ErrorCode.NOT_ALLOWED, "spectators never act")
+            raise RequestError(ErrorCode.NOT_ALLOWED, f"you hold no seat in room {self.room}")
+        return self.seats[seat]
+
+    def pick(self, wanted: int | None) -> Seat:
+        """The seat a ``join`` takes: ``wanted``, or the first free one."""
+        if wanted is not None:
+            if wanted >= len(self.seats):
+                raise RequestError(ErrorCode.BAD_REQUEST, f"no seat {wanted} in {self.room}")
+            seat = self.seats[wanted]
+            if seat.taken:
+                raise RequestError(ErrorCode.ROOM_FULL, f"seat {wanted} is taken")
+            return seat
+        for seat in self.seats:
+            if not seat.taken:
+                return seat
+        raise RequestError(ErrorCode.ROOM_FULL, f"room {self.room} is full")
+
+    def resume(self, conn: Connection, token: str, wanted: int | None) -> Connection | None:
+        """``conn`` takes back the seat of ``token`` (``wanted``: the seat it names, if any);
+        the connection that held it before, if another, is the one it displaced."""
+        seat = find_by_token(self.seats, token)
+        if seat is None or (wanted is not None and wanted != seat.index):
+            raise RequestError(ErrorCode.BAD_TOKEN, "no seat of this room has that token")
+        if conn.rooms.get(self.room, -1) not in (-1, seat.index):
+            raise RequestError(ErrorCode.NOT_ALLOWED, f"already in room {self.room}")
+        old = seat.conn
+        if old is not None and old is not conn:
+            old.rooms.pop(self.room, None)
+        else:
+            old = None
+        seat.conn = conn
+        conn.rooms[self.room] = seat.index
+        return old
+
+    def restore(self, saved: Iterable[SeatMeta], tokens: Iterable[str]) -> list[Seat]:
+        """Seats as the store kept them (names, bots, token digests, forfeits); the seats a bot
+        plays (a bot's seat, or one forfeited on time)."""
+        played: list[Seat] = []
+        for seat, kept, token in zip(self.seats, saved, tokens, strict=False):
+            seat.name = kept.name
+            seat.bot = kept.bot
+            seat.token_digest = bytes.fromhex(token) if token else b""
+            seat.forfeited = kept.forfeited
+            if seat.bot or seat.forfeited:
+                seat.bot_kind = kept.bot_kind or "random"
+                played.append(seat)
+        return played
+
+    def digests(self) -> list[str]:
+        """The token digests the store keeps (never the tokens)."""
+        return [seat.token_digest.hex() for seat in self.seats]
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [seat.to_json() for seat in self.seats]
+
+
+def missed(
+    buffer: Sequence[Revision], seat: int | None, since: int | None, upto: int
+) -> list[bytes] | None:
+    """The frames of revisions ``since+1 .. upto`` for ``seat`` (None: the spectators) if the
+    buffer still holds them all, else None (the full view then)."""
+    if since is None or since > upto:
+        return None
+    if since == upto:
+        return []
+    if not buffer or buffer[0].rev > since + 1:
+        return None
+    return [
+        r.spectator_frame if seat is None else r.seat_frames[seat]
+        for r in buffer
+        if since < r.rev <= upto
+    ]

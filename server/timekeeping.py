@@ -1,10 +1,11 @@
 """The room's side of the clocks: when they start and stop, and what happens at zero.
 
-:class:`Timekeeper` is a component the room owns (``room.timekeeper``); the clocks themselves,
-and the policy at zero, are :mod:`server.clock`'s. It does no I/O and reads no clock: every
-method that needs the time takes it (``now``, the event loop's monotonic ``loop.time()`` in
-the room, any number in a test), and it arms no timer: :meth:`Timekeeper.due_in` says when the
-room's timer should fire.
+:class:`Timekeeper` is the room core's clock component (``core.timekeeper``); the clocks
+themselves, and the policy at zero, are :mod:`server.clock`'s. It does no I/O and reads no
+clock: the time is the command's (the outbox's ``now``, the event loop's monotonic
+``loop.time()`` in the room, any number in a test) or an argument, and it arms no timer: it
+puts an :class:`~server.effects.Arm` of :class:`~server.clock.ClockDue` in the room's outbox
+(:meth:`Timekeeper.arm`). What happens at zero is a move: :meth:`server.play.Play.timeout`.
 """
 
 from __future__ import annotations
@@ -12,8 +13,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from games.base import Match
 from protocol.errors import ErrorCode, RequestError
-from server.clock import Clocks, ClockSettings
+from server.clock import ClockDue, Clocks, ClockSettings
+from server.effects import Outbox
+from server.room_state import RoomState, Status
 from server.seats import Seat
 
 _EARLY = 0.002
@@ -23,8 +27,47 @@ _EARLY = 0.002
 class Timekeeper:
     """The clocks of one room (:attr:`clocks` is None in a room without clocks)."""
 
-    def __init__(self, settings: ClockSettings | None, players: int) -> None:
+    def __init__(
+        self,
+        settings: ClockSettings | None,
+        players: int,
+        *,
+        match: Match[Any],
+        status: Status,
+        out: Outbox,
+    ) -> None:
         self.clocks = None if settings is None else Clocks(settings, players)
+        self._match = match
+        self._status = status
+        self._out = out
+
+    # The room's clock timer -------------------------------------------------------------------
+
+    def current_parts(self) -> dict[str, Any] | None:
+        """The clocks' view parts now (None without clocks)."""
+        return self.parts(self._match.to_move)
+
+    def turned(self, seat: int | None, *, undo: bool = False, at: float | None = None) -> None:
+        """A revision was applied (by ``seat`` at ``at``, default now; None: started or
+        restored): the clocks turn."""
+        to_move = self._match.to_move if self._status.state is RoomState.PLAYING else None
+        self.turn(seat, to_move, self._out.now if at is None else at, undo=undo)
+
+    def arm(self, rev: int) -> None:
+        """Set the timer of the running clock at ``rev`` (after the revision went out)."""
+        if self._status.paused:
+            return
+        left = self.due_in(self._out.now)
+        if left is not None:
+            self._out.later(left, ClockDue(rev))
+
+    def set_paused(self, paused: bool, rev: int) -> None:
+        """The room paused or resumed (at ``rev``): stop the running clock, or count again."""
+        self.pause(paused, self._out.now)
+        if not paused:
+            self.arm(rev)
+
+    # The clocks -------------------------------------------------------------------------------
 
     def parts(self, to_move: int | None) -> dict[str, Any] | None:
         """The room-level view parts of the clocks (:mod:`server.views`), None without."""

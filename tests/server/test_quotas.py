@@ -121,7 +121,7 @@ async def _finished_match(app: App, client: Client) -> str:
     await client.request({"type": "spectate", "room": room})
     await client.request({"type": "start", "room": room})
     await client.until(lambda: client.view(room)["shared"]["result"] is not None)
-    await _eventually(lambda: app.lobby.rooms[room].keeper.finish_pending is None)
+    await _eventually(lambda: app.lobby.rooms[room].core.status.finish_pending is None)
     await client.request({"type": "leave", "room": room})
     return room
 

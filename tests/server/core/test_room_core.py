@@ -12,10 +12,10 @@ import pytest
 from games.base import Match
 from protocol.codec import decode
 from protocol.errors import ErrorCode, RequestError
-from server.effects import Append, Send, StoreSeats
+from server.effects import Append, AppendChat, Failed, Keep, Send, StoreSeats
 from server.room_state import Evict, Gone, RoomState, StorageLost, StoreReady
-from server.store import Action, RoomMeta
-from tests.server.core.twin import Member, Twin, seated, started, to_move
+from server.store import Action, RoomMeta, StoreError
+from tests.server.core.twin import EPOCH, Member, Twin, seated, started, to_move
 from tests.server.test_undo import _path
 
 
@@ -45,7 +45,7 @@ def test_a_seat_is_taken_with_a_token_and_the_full_view_once_the_store_has_it() 
 def test_a_join_the_store_refuses_frees_the_seat_again() -> None:
     twin = Twin()
     twin.open()
-    twin.fail[StoreSeats] = RequestError(ErrorCode.UNAVAILABLE, "storage unavailable")
+    twin.fail[StoreSeats] = Failed(RequestError(ErrorCode.UNAVAILABLE, "storage unavailable"))
     answer = twin.request(Member("ann"), {"type": "join", "seat": 0, "name": "ann"})
     assert answer["type"] == "error" and answer["code"] == "unavailable"
     assert not twin.core.seats[0].taken
@@ -86,6 +86,64 @@ def test_an_empty_room_is_retired_and_closed_after_its_idle_time() -> None:
     twin.advance(0.2)
     assert twin.core.state is RoomState.CLOSED
     assert twin.kinds()[-2:] == ["Retire", "Closed"]
+
+
+def test_a_store_failure_at_start_keeps_the_room_open_and_seats_no_bots() -> None:
+    twin = Twin(3)
+    twin.open()
+    (ann,) = seated(twin, "ann")
+    twin.fail[StoreSeats] = Failed(RequestError(ErrorCode.UNAVAILABLE, "storage unavailable"))
+    assert twin.request(ann, {"type": "start", "bots": True})["code"] == "unavailable"
+    assert twin.core.state is RoomState.OPEN
+    assert [s.taken for s in twin.core.seats] == [True, False, False]
+    assert twin.request(ann, {"type": "start", "bots": True})["type"] == "ack"
+
+
+def test_one_human_plays_a_whole_match_against_random_bots() -> None:
+    twin = Twin(4, seed=11, host="human")
+    twin.open()
+    (human,) = seated(twin, "human")
+    assert twin.request(human, {"type": "start", "bots": True})["type"] == "ack"
+    while twin.core.state is RoomState.PLAYING:
+        assert to_move(twin) == 0  # the bots moved at once (no bot delay)
+        assert _act(twin, human)["type"] == "ack"
+    assert twin.core.state is RoomState.FINISHED
+    assert [a.rev for a in twin.store.logs["r1"]] == list(range(1, twin.core.rev + 1))
+    assert human.rev == twin.core.rev and human.view["shared"]["result"] is not None
+    assert [s.bot for s in twin.core.seats] == [False, True, True, True]
+    keep = [e for e in twin.effects if isinstance(e, Keep)]
+    assert keep[-1].rev == twin.core.rev  # the end is kept (snapshot and archive)
+
+
+# Chat --------------------------------------------------------------------------------------------
+
+
+def test_chat_reaches_the_room_is_kept_and_is_rate_limited_at_chosen_times() -> None:
+    twin = Twin()
+    ann, bob = started(twin, "ann", "bob")
+    twin.advance(2.0)
+    assert twin.request(ann, {"type": "chat", "text": "hello"})["type"] == "ack"
+    line = bob.of_type("chat")[-1]
+    assert line["text"] == "hello" and line["from"] == {"seat": 0, "name": "ann"}
+    assert line["ts"] == EPOCH + 2.0  # the wall-clock time of the command, from the core
+    stored = [e.line["text"] for e in twin.effects if isinstance(e, AppendChat)]
+    assert stored == ["hello"]
+    eve = Member("eve")
+    assert [c["text"] for c in twin.request(eve, {"type": "spectate"})["chat"]] == ["hello"]
+    codes = [twin.request(ann, {"type": "chat", "text": f"{i}"}).get("code") for i in range(5)]
+    assert codes == [None, None, None, None, "slow_down"]  # a burst of 5, then 1 a second
+    twin.advance(0.9)
+    assert twin.request(ann, {"type": "chat", "text": "x"})["code"] == "slow_down"
+    twin.advance(0.1)
+    assert twin.request(ann, {"type": "chat", "text": "y"})["type"] == "ack"
+
+
+def test_a_chat_line_the_store_refuses_is_not_said() -> None:
+    twin = Twin()
+    ann, bob = started(twin, "ann", "bob")
+    twin.fail[AppendChat] = Failed(StoreError("down"))
+    assert twin.request(ann, {"type": "chat", "text": "hello"})["code"] == "unavailable"
+    assert not bob.of_type("chat") and not twin.core.chat.log.lines
 
 
 # Playing: the order of the effects ---------------------------------------------------------------
@@ -137,7 +195,7 @@ def test_a_clock_room_stores_its_clocks_with_the_choice_in_one_round_trip() -> N
 def test_a_refused_append_changes_nothing_and_answers_unavailable() -> None:
     twin = Twin()
     members = started(twin, "ann", "bob")
-    twin.fail[Append] = RequestError(ErrorCode.UNAVAILABLE, "storage unavailable; try again")
+    twin.fail[Append] = Failed(RequestError(ErrorCode.UNAVAILABLE, "storage unavailable"))
     answer = _act(twin, _mover(twin, members))
     assert answer["type"] == "error" and answer["code"] == "unavailable"
     assert twin.core.rev == 0 and not any(m.of_type("patch") for m in members)
@@ -149,10 +207,14 @@ def test_an_append_whose_outcome_was_unknown_is_adopted_before_the_next_choice()
     seat = to_move(twin)
     legal = twin.core.match.resolve(seat, 0)
     twin.store.logs["r1"] = [Action(1, seat, legal)]  # it landed though the call failed
-    twin.keeper.unsure = True
+    error = RequestError(ErrorCode.UNAVAILABLE, "storage unavailable; try again")
+    twin.fail[Append] = Failed(error, unsure=True)
+    assert _act(twin, members[seat])["code"] == "unavailable"
+    assert twin.core.rev == 0 and twin.core.status.unsure
     answer = _act(twin, members[seat])  # at rev 0: the room is at rev 1 once it adopted it
     assert answer["code"] == "stale_rev"
     assert twin.core.rev == 1 and all(m.rev == 1 for m in members)
+    assert not twin.core.status.unsure
 
 
 # Bad input ---------------------------------------------------------------------------------------
@@ -239,6 +301,23 @@ def test_a_spectator_joining_mid_match_gets_the_public_view_then_patches() -> No
     assert members[0].of_type("room")[-1]["info"]["spectators"] == 1
     _act(twin, _mover(twin, members))
     assert eve.rev == 2 and eve.view["shared"] == members[0].view["shared"]
+
+
+def test_a_spectator_resumes_from_its_last_rev_with_the_missed_patches() -> None:
+    twin = Twin()
+    members = started(twin, "ann", "bob")
+    eve = Member("eve")
+    twin.request(eve, {"type": "spectate"})
+    _act(twin, _mover(twin, members))
+    twin.handle(Gone(), eve)
+    _act(twin, _mover(twin, members))
+    again = Member("eve again")
+    again.view, again.rev = eve.view, eve.rev
+    joined = twin.request(again, {"type": "spectate", "rev": 1})
+    assert joined["view"] is None and joined["rev"] == 1
+    assert again.rev == 2
+    state = twin.request(again, {"type": "sync"})
+    assert state["view"] == again.view and state["rev"] == 2
 
 
 def test_a_seat_cannot_spectate_its_own_room() -> None:

@@ -34,18 +34,18 @@ from server.effects import (
     Landed,
     Post,
     Retire,
-    Retry,
     Send,
     StoreSeats,
     Watch,
 )
-from server.keeper import Keeper
 from server.metrics import Metrics
 from server.room_state import Command, Internal, RoomSettings
 from server.store import MemoryStore
 
 ROOM = "r1"
-STORE_EFFECTS = (Append, StoreSeats, Keep, Finish, Retry, Retire, Landed, AppendChat, Breathe)
+EPOCH = 1_700_000_000.0
+"""The wall-clock time at the twin's time 0 (chat lines' ``ts``)."""
+STORE_EFFECTS = (Append, StoreSeats, Keep, Finish, Retire, Landed, AppendChat, Breathe)
 
 
 class Member:
@@ -116,13 +116,10 @@ class Twin:
         )
         self.store = MemoryStore()
         log = oasis_logging.get(room=ROOM, game=game)
-        self.keeper = Keeper(self.store, ROOM, 50, log)
-        """Its flags only: the twin answers the store effects itself."""
         self.core = RoomCore(
             ROOM,
             settings,
             Match(engine, engine.setup(players, {}, seed)),
-            keeper=self.keeper,
             metrics=Metrics(),
             log=log,
             patch_buffer=patch_buffer,
@@ -133,12 +130,12 @@ class Twin:
             seed=seed,
             paused=False,
             takeover_grace=grace,
-            wall=lambda: 1_700_000_000.0 + self.now,
+            epoch=EPOCH,
         )
         self.now = 0.0
         self.effects: list[Effect] = []
-        self.fail: dict[type, Exception] = {}
-        """Store effects of these types are answered with the exception (once each)."""
+        self.fail: dict[type, Failed] = {}
+        """Store effects of these types are answered with this failure (once each)."""
         self._timers: list[tuple[float, int, Internal]] = []
         self._seq = 0
         self._posted: deque[Internal] = deque()
@@ -204,15 +201,19 @@ class Twin:
         elif isinstance(effect, Post):
             self._posted.append(effect.command)
         elif isinstance(effect, STORE_EFFECTS):
-            error = self.fail.pop(type(effect), None)
-            if error is not None:
-                return Failed(error)
+            failed = self.fail.pop(type(effect), None)
+            if failed is not None:
+                return failed
             if isinstance(effect, Append):
                 self.store.logs.setdefault(ROOM, []).append(effect.action)
             if isinstance(effect, Landed):
                 return Done([a for a in self.store.logs.get(ROOM, []) if a.rev > effect.rev])
-            if isinstance(effect, Retire):
+            if isinstance(effect, Retire | Finish):
                 return Done(True)
+            if isinstance(effect, Keep):
+                return Done(True if self.core.match.over else None)
+            if isinstance(effect, StoreSeats):
+                return Done(False)
             return Done(None)
         return None
 

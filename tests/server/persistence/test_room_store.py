@@ -208,7 +208,7 @@ async def test_a_finish_that_failed_is_retried_when_the_store_comes_back(served:
         await human.until(lambda: my_turn(human, room) or over(human, room))
         if my_turn(human, room):
             await human.request({"type": "act", "room": room, "rev": human.rev(room), "choice": 0})
-    await wait_for(lambda: app.lobby.rooms[room].keeper.finish_pending is not None)
+    await wait_for(lambda: app.lobby.rooms[room].core.status.finish_pending is not None)
     assert room not in store.archives
     store.finish_fails = False
     store.fail = True

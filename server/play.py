@@ -1,0 +1,372 @@
+"""The room core's play component: starting, choices, undo, bots and timeouts, one path each.
+
+:class:`Play` owns the match's progress in the room: the revision number, the views
+(:mod:`server.views`), the buffer of recent revisions a resume catches up from, the bots that
+play seats now, and a replay room's script. It does no I/O: it puts effects in the room's
+outbox (:class:`~server.effects.Outbox`) and yields the store effects it waits for
+(:data:`~server.effects.Steps`).
+
+Every accepted choice takes one path (:meth:`Play.commit`), in this order: checked at the
+boundary (member, seat, turn, legal, rev seen; resolved once), appended to the store
+(:class:`~server.effects.Append`; a failure refuses it with ``unavailable`` and changes
+nothing), applied (one revision, :meth:`games.base.Match.push`: the trusted half), fanned out
+(one frame per audience), acknowledged to its sender; only then is a due snapshot stored
+(:class:`~server.effects.Keep`). A clock room's clocks are stored with the choice, in the
+append's one round trip. Undo (SPEC section 24), bots, timeouts on the clock and a replay's
+script take the same path.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from games.base import Match
+from protocol import frames as f
+from protocol import messages as m
+from protocol.errors import ErrorCode, RequestError
+from server.bots import Bot, RandomPlayer, make_bot
+from server.clock import ClockDue
+from server.effects import (
+    Append,
+    Breathe,
+    Keep,
+    Landed,
+    Outbox,
+    Publish,
+    Revised,
+    Send,
+    Steps,
+    StoreSeats,
+    Watch,
+)
+from server.quotas import Holdings, Quotas
+from server.room_state import BotTurn, RoomEvent, RoomSettings, RoomState, Status, lost_error
+from server.seats import Seat, Seating
+from server.store.meta import RoomMeta
+from server.store.records import UNDO, Action, is_undo
+from server.takeover import STANDIN_KIND
+from server.timekeeping import Timekeeper
+from server.views import Revision, Views
+
+if TYPE_CHECKING:
+    from server.connection import Connection
+
+BOT_RETRY_SECONDS = 0.2
+"""A bot's choice refused without a pause (a rev the log is ahead of) is tried again this late."""
+
+
+class Play:
+    """One room's match in play (see the module doc)."""
+
+    def __init__(
+        self,
+        settings: RoomSettings,
+        match: Match[Any],
+        *,
+        status: Status,
+        out: Outbox,
+        seating: Seating,
+        timekeeper: Timekeeper,
+        transition: Callable[[RoomEvent], None],
+        announce: Callable[[], None],
+        finished: Callable[[], None],
+        meta: Callable[[], RoomMeta],
+        holdings: Holdings,
+        quotas: Quotas | None,
+        log: Any,
+        room_id: str,
+        patch_buffer: int,
+        bot_delay: float,
+        seed: int,
+    ) -> None:
+        self.settings = settings
+        self.match = match
+        self.rev = 0
+        self.views = Views(room_id, match, settings.players, timekeeper.current_parts(), lazy=True)
+        self.buffer: deque[Revision] = deque(maxlen=max(1, patch_buffer))
+        self.bots: dict[int, Bot] = {}
+        """The bots that play seats now: bot seats, stand-ins, seats forfeited on time."""
+        self.script: deque[Action] = deque()
+        """A replay room's remaining archived choices."""
+        self._status = status
+        self._out = out
+        self._seating = seating
+        self._clocks = timekeeper
+        self._transition = transition
+        self._announce = announce
+        self._finished = finished
+        self._meta = meta
+        self._holdings = holdings
+        self._quotas = quotas
+        self._log = log
+        self._room = room_id
+        self._bot_delay = bot_delay
+        self._seed = seed
+
+    def bot(self, kind: str, seat: int) -> Bot:
+        """A new bot of ``kind`` for ``seat`` (of this room's game and seed)."""
+        return make_bot(kind, self.settings.game, self._seed, seat)
+
+    # Starting ---------------------------------------------------------------------------------
+
+    def start(self, conn: Connection, req: m.Start) -> Steps:
+        """``start``: every seat taken, or the host fills the free ones with bots; a match
+        nobody plays in counts against its host's quota."""
+        if self._room not in conn.rooms and conn.session != self.settings.host:
+            raise RequestError(ErrorCode.NOT_ALLOWED, f"join room {self._room} to start it")
+        if self._status.state is not RoomState.OPEN:
+            raise RequestError(
+                ErrorCode.NOT_ALLOWED, f"room {self._room} is {self._status.state.value}"
+            )
+        free = [seat for seat in self._seating.seats if not seat.taken]
+        if free:
+            if not req.bots:
+                raise RequestError(ErrorCode.NOT_ALLOWED, f"{len(free)} seats are still free")
+            if conn.session != self.settings.host:
+                raise RequestError(ErrorCode.NOT_ALLOWED, "only the host may start with bots")
+        bots_only = all(seat.bot or not seat.taken for seat in self._seating.seats)
+        quotas = self._quotas if bots_only else None
+        if quotas is not None:
+            # A match nobody plays in is the costliest thing a client can ask for: counted.
+            self._holdings.take(quotas.bot_matches, conn.ip)
+        try:
+            yield from self.begin(free)
+        except BaseException:
+            if quotas is not None:
+                self._holdings.give_back(quotas.bot_matches, conn.ip)
+            raise
+        self._out.reply(conn, f.Ack(req.id, self._room, self.rev))
+
+    def begin(self, bots: list[Seat] | None = None) -> Steps:
+        """Seat the bots and start, once the store has the room as it will play."""
+        for seat in bots or ():
+            seat.bot, seat.name, seat.bot_kind = True, f"bot {seat.index + 1}", self.settings.bot
+        meta = replace(self._meta(), state=RoomState.PLAYING.value)
+        try:
+            yield StoreSeats(meta, required=True)
+        except RequestError:
+            for seat in bots or ():
+                seat.release()
+            raise
+        for seat in self._seating.seats:
+            if seat.bot:
+                self.bots[seat.index] = self.bot(seat.bot_kind, seat.index)
+        self._transition(RoomEvent.START)
+        self._clocks.turned(None)
+        self._clocks.arm(self.rev)
+        self._log.info("match_started", bots=sorted(self.bots))
+        self._announce()
+        self.bot_next()
+
+    # A member's choice or undo ----------------------------------------------------------------
+
+    def act(self, conn: Connection, req: m.Act, watching: bool) -> Steps:
+        """``watching``: ``conn`` is one of the spectators."""
+        seat = self._seating.seat_of(conn, watching)
+        self._clocks.check_forfeit(seat)
+        if req.seat is not None and req.seat != seat.index:
+            raise RequestError(
+                ErrorCode.NOT_ALLOWED, f"you hold seat {seat.index}, not seat {req.seat}"
+            )
+        yield from self._ready_to_play(req.rev)
+        legal = self.match.resolve(seat.index, req.choice)
+        yield from self.commit(seat.index, legal, (conn, req.id))
+
+    def undo(self, conn: Connection, req: m.Undo, watching: bool) -> Steps:
+        """Take back the seat's last step (SPEC section 24): an entry of the log like a choice,
+        stored before it is applied and acknowledged; refused with ``not_allowed`` and the
+        match's reason where the barrier stands (:meth:`Match.why_no_undo`)."""
+        seat = self._seating.seat_of(conn, watching)
+        self._clocks.check_forfeit(seat)
+        yield from self._ready_to_play(req.rev)
+        why = self.match.why_no_undo(seat.index)
+        if why is not None:
+            raise RequestError(ErrorCode.NOT_ALLOWED, why)
+        yield from self.commit(seat.index, UNDO, (conn, req.id))
+
+    def _ready_to_play(self, rev: int) -> Steps:
+        """The checks every move passes: started, not over, not paused, what landed adopted,
+        ``rev`` the room's."""
+        status = self._status
+        if status.state is RoomState.OPEN:
+            raise RequestError(ErrorCode.NOT_ALLOWED, "the match has not started")
+        for check in range(2):  # the choices that landed (if any) may end the match
+            if status.state is RoomState.FINISHED:
+                raise RequestError(ErrorCode.GAME_OVER, "the match is over")
+            if status.lost:
+                raise lost_error(self._room, self.rev)
+            if status.paused:
+                raise RequestError(ErrorCode.UNAVAILABLE, "storage unavailable; the room is paused")
+            if not check:
+                yield from self.catch_up()
+        if rev != self.rev:
+            raise RequestError(
+                ErrorCode.STALE_REV, f"you saw rev {rev}; the room is at rev {self.rev}"
+            )
+
+    def catch_up(self) -> Steps:
+        """Apply the choices an append with an unknown outcome did store (see the keeper)."""
+        if not self._status.unsure:
+            return
+        landed: list[Action] = yield Landed(self.rev)
+        self._status.unsure = False
+        if landed:
+            self._log.warning("adopting_landed_actions", revs=[a.rev for a in landed])
+        for action in landed:
+            if action.rev != self.rev + 1:
+                self._log.error("landed_out_of_order", rev=action.rev, at=self.rev)
+                break
+            self._advance(action.seat, action.choice, self._out.now)  # (its clocks went too)
+            yield from self._settle()
+
+    # The one path of every accepted choice ----------------------------------------------------
+
+    def commit(
+        self,
+        seat: int,
+        legal: dict[str, Any],
+        asker: tuple[Connection, m.RequestId] | None = None,
+    ) -> Steps:
+        """Store, apply, fan out, acknowledge (to ``asker``, if a member asked), then what is
+        stored after the acknowledgement: the one path of every accepted choice (and undo:
+        ``legal`` is then :data:`~server.store.UNDO`).
+
+        The acknowledgement waits for the append alone: the choice is durable once the log has
+        it (:mod:`server.keeper`), with a clock room's clocks as the choice leaves them (one
+        round trip); a due snapshot is written after the acknowledgement. The clocks are charged
+        at ``at``, the time the choice was committed (the store's round trip is nobody's)."""
+        at = self._out.now
+        # (refused: the error goes to the asker; a lost room was paused before, see the core)
+        yield Append(Action(self.rev + 1, seat, legal), self._stored_with(seat, legal, at))
+        self._advance(seat, legal, at)
+        if asker is not None:
+            self._out.reply(asker[0], f.Ack(asker[1], self._room, self.rev))
+        yield from self._settle()
+
+    def _stored_with(self, seat: int, legal: dict[str, Any], at: float) -> dict[str, Any] | None:
+        """The metadata stored with a choice: in a clock room its clocks after it (the archive's
+        meta then holds the clocks of the final view) and the seats (forfeits on time)."""
+        clocks = self._clocks.stored_after(seat, at, undo=is_undo(legal))
+        if clocks is None:
+            return None
+        return {"clock_state": clocks, "seats": self._seating.to_json()}
+
+    def _advance(self, seat: int, legal: dict[str, Any], at: float) -> None:
+        """Apply a stored choice (or undo) and fan the revision out (``at``: the time it was
+        decided)."""
+        self.views.ensure()  # the diff starts from the views before the choice
+        # Resolved (or the undo allowed) once, before it was stored.
+        undo = is_undo(legal)
+        events = self.match.undo(seat) if undo else self.match.push(seat, legal)
+        self.rev += 1
+        if self.match.over:
+            self._transition(RoomEvent.FINISH)
+        self._clocks.turned(seat, undo=undo, at=at)
+        revision = self.views.advance(self.rev, events, self._clocks.current_parts())
+        self.buffer.append(revision)
+        out = self._out
+        for index, holder in enumerate(self._seating.seats):
+            if holder.conn is not None:
+                out.add(Send((holder.conn,), revision.seat_frames[index]))
+        out.add(Watch(revision.spectator_frame, revision))
+        out.add(Publish(b"p", revision.spectator_frame))
+        out.add(Revised(len(revision.spectator_frame)))
+        if self.match.over:
+            self._log.info("match_finished", rev=self.rev)
+            self._finished()
+        else:
+            self._clocks.arm(self.rev)
+
+    def result(self) -> dict[str, Any]:
+        """What the archive keeps of the match's end (the seats forfeited on time too)."""
+        done = self.match.result()
+        return {**({} if done is None else done.to_json()), **self._clocks.forfeits()}
+
+    def _settle(self) -> Steps:
+        """After a revision went out: the snapshot or archive (:meth:`Keeper.keep`), the
+        bots."""
+        archived = yield Keep(self.rev, self._clocks.forfeits())
+        if archived is not None:
+            self._status.finish_pending = None if archived else self.result()
+        self.bot_next()
+
+    # Bots, a replay's script, timeouts --------------------------------------------------------
+
+    def bot_next(self) -> None:
+        to_move = self.match.to_move
+        status = self._status
+        if status.state is not RoomState.PLAYING or to_move is None or status.paused:
+            return
+        if self.script or to_move in self.bots:
+            delay = self.settings.replay_interval if self.script else self._bot_delay
+            if delay > 0:
+                self._out.later(delay, BotTurn(self.rev))
+            else:
+                self._out.post(BotTurn(self.rev))
+
+    def bot_turn(self, turn: BotTurn) -> Steps:
+        status = self._status
+        if status.paused or status.state is not RoomState.PLAYING:
+            return
+        yield from self.catch_up()
+        decision = self.match.decision
+        if turn.rev != self.rev or status.state is not RoomState.PLAYING or decision is None:
+            return
+        # A bot-only stretch must not monopolise the loop: let other rooms run between moves.
+        yield Breathe()
+        if self.script:
+            action = self.script.popleft()
+            if action.undo:
+                why = self.match.why_no_undo(action.seat)
+                if why is not None:
+                    raise RequestError(ErrorCode.NOT_ALLOWED, why)
+                yield from self.commit(action.seat, UNDO)
+            else:
+                legal = self.match.resolve(action.seat, action.choice)
+                yield from self.commit(action.seat, legal)
+            return
+        bot = self.bots.get(decision.seat)
+        if bot is None:
+            return
+        index = bot.choose(self._view(decision.seat), self.rev)
+        try:
+            yield from self.commit(decision.seat, self.match.resolve(decision.seat, index))
+        except RequestError:
+            if not status.paused:  # refused without a pause (a rev the log is ahead of): retry
+                self._out.later(BOT_RETRY_SECONDS, BotTurn(self.rev))
+            raise
+
+    def _view(self, seat: int) -> dict[str, Any]:
+        """What a bot sees: its seat's view document."""
+        return {"shared": self.views.shared, "own": self.views.own[seat]}
+
+    def timeout(self, due: ClockDue) -> Steps:
+        """The running clock's timer fired: at zero, the seat's bot (or a stand-in) decides,
+        and a forfeiting policy hands the seat to the random bot for good."""
+        status = self._status
+        if due.rev != self.rev or status.paused or status.state is not RoomState.PLAYING:
+            return
+        decision = self.match.decision
+        deciding = None if decision is None else decision.seat
+        expired = self._clocks.at_zero(deciding, self._out.now)
+        if expired is None:
+            return
+        if not expired:
+            self._clocks.arm(self.rev)
+            return
+        assert deciding is not None
+        seat = self._seating.seats[deciding]
+        if self._clocks.forfeits_at_zero(seat):
+            seat.forfeited = True
+            seat.bot_kind = "random"
+            seat.standin = False
+            self.bots[deciding] = RandomPlayer(self._seed, deciding)
+            self._log.info("seat_forfeited", seat=deciding, rev=self.rev)
+            self._announce()
+        bot = self.bots.get(deciding) or self.bot(STANDIN_KIND, deciding)
+        choice = bot.choose(self._view(deciding), self.rev)
+        self._log.info("clock_timeout", seat=deciding, rev=self.rev, policy=self._clocks.policy)
+        yield from self.commit(deciding, self.match.resolve(deciding, choice))
