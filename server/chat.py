@@ -31,7 +31,7 @@ from protocol.errors import ErrorCode, QuotaExceeded, RequestError
 from server.effects import AppendChat, Outbox, Publish, Steps, Watch
 from server.limits import TokenBucket
 from server.quotas import Quotas
-from server.room_state import RelayedChat, RoomSettings
+from server.room_state import RelayedChat, RoomSettings, Tuning
 from server.seats import Seating
 from server.store.errors import StoreError
 
@@ -103,7 +103,7 @@ class Chat:
         self,
         room_id: str,
         settings: RoomSettings,
-        log: ChatLog,
+        tuning: Tuning,
         *,
         seating: Seating,
         out: Outbox,
@@ -113,7 +113,7 @@ class Chat:
     ) -> None:
         self.room = room_id
         self.settings = settings
-        self.log = log
+        self.log = ChatLog(tuning.chat_per_minute, tuning.chat_log, tuning.room_chat_per_minute)
         self._seating = seating
         self._out = out
         self._quotas = quotas

@@ -10,15 +10,17 @@ writes to a socket, so the room's behaviour is tested in process, at chosen time
 
 The core is small: it dispatches each command to the component that owns it, owns the
 lifecycle (:meth:`RoomCore.transition`, the one place the state changes, by the table of
-:mod:`server.room_state`), and what concerns the room as a whole (what it is listed as, its
-pause while the store is down, closing it when nobody is in it). The components, each given
-what it needs when the core builds them (the room's :class:`~server.room_state.Status`, its
-:class:`~server.effects.Outbox`, each other, and callables of the core's):
+:mod:`server.room_state`) and what the room tells about itself (:meth:`RoomCore.info`). The
+components, each given what it needs when the core builds them (the room's
+:class:`~server.room_state.Status`, its :class:`~server.effects.Outbox`, each other, and
+callables of the core's; none holds the core):
 
 - :class:`~server.membership.Membership`: join, resume, spectate, sync, leave, gone, stand-ins;
 - :class:`~server.play.Play`: start, choices, undo, bots, a replay's script, timeouts;
 - :class:`~server.timekeeping.Timekeeper`: the clocks, their timer, their pause;
-- :class:`~server.chat.Chat`: chat lines, a member's and a relayed spectator's.
+- :class:`~server.chat.Chat`: chat lines, a member's and a relayed spectator's;
+- :class:`~server.upkeep.Upkeep`: the pause while the store is down, a lost room, closing a
+  room nobody is in.
 
 A command whose handling needs the store is a generator (:data:`~server.effects.Steps`): it
 yields each store effect and gets the store's answer back where it yielded it (websockets'
@@ -36,8 +38,10 @@ its details never sent).
 What the core reads of the world is given to it: the time (``now``, the event loop's monotonic
 clock in the room; ``epoch``, the wall-clock time at ``now == 0``, for chat lines), what the
 store taught it (in the answers: an append's unknown outcome, a lost room, an archive not
-written), the logger and the metrics (counters in memory). It holds no store, no keeper and
-no socket.
+written), the logger and the metrics (counters in memory). It holds no store and no keeper.
+The one part it holds that does I/O is the spectators' feed (:mod:`server.spectators`: it
+writes their sockets and releases a delayed room's frames on the loop's timer), which the
+actor's :class:`~server.effects.Watch` effects go through.
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ from games.base import Match
 from protocol import frames as f
 from protocol import messages as m
 from protocol.errors import ErrorCode, RequestError
-from server.chat import Chat, ChatLog
+from server.chat import Chat
 from server.clock import ClockDue
 from server.effects import (
     Answer,
@@ -87,8 +91,9 @@ from server.room_state import (
     Status,
     StorageLost,
     StoreReady,
+    Tuning,
 )
-from server.seats import Seat, Seating
+from server.seats import Seating
 from server.store.meta import RoomMeta
 from server.store.records import Action
 from server.takeover import TakeoverDue
@@ -97,7 +102,6 @@ from server.upkeep import Upkeep
 
 if TYPE_CHECKING:
     from server.connection import Connection
-    from server.spectators import SpectatorFeed
 
 
 class RoomCore:
@@ -108,21 +112,14 @@ class RoomCore:
         room_id: str,
         settings: RoomSettings,
         match: Match[Any],
+        tuning: Tuning,
         *,
+        seed: int,
         metrics: Metrics,
         log: Any,
-        patch_buffer: int,
-        chat_per_minute: int,
-        chat_log: int,
-        bot_delay: float,
-        idle_ttl: float,
-        seed: int,
         paused: bool,
         epoch: float,
-        takeover_grace: float = -1.0,
         quotas: Quotas | None = None,
-        room_chat_per_minute: int = 0,
-        finished_ttl: float | None = None,
     ) -> None:
         self.id = room_id
         self.settings = settings
@@ -149,8 +146,10 @@ class RoomCore:
             settings.clock, settings.players, match=match, status=status, out=out
         )
         self.play = Play(
+            room_id,
             settings,
             match,
+            tuning,
             status=status,
             out=out,
             seating=self.seating,
@@ -162,15 +161,12 @@ class RoomCore:
             holdings=self.holdings,
             quotas=quotas,
             log=log,
-            room_id=room_id,
-            patch_buffer=patch_buffer,
-            bot_delay=bot_delay,
             seed=seed,
         )
         self.chat = Chat(
             room_id,
             settings,
-            ChatLog(chat_per_minute, chat_log, room_chat_per_minute),
+            tuning,
             seating=self.seating,
             out=out,
             quotas=quotas,
@@ -180,6 +176,7 @@ class RoomCore:
         self.membership = Membership(
             room_id,
             settings,
+            tuning,
             seating=self.seating,
             play=self.play,
             timekeeper=self.timekeeper,
@@ -192,12 +189,12 @@ class RoomCore:
             wall=self.chat.wall,
             log=log,
             quotas=quotas,
-            takeover_grace=takeover_grace,
             seed=seed,
         )
         self.upkeep = Upkeep(
             room_id,
             settings,
+            tuning,
             status=status,
             out=out,
             play=self.play,
@@ -205,8 +202,6 @@ class RoomCore:
             timekeeper=self.timekeeper,
             close=self._close,
             log=log,
-            idle_ttl=idle_ttl,
-            finished_ttl=finished_ttl,
         )
 
     # What the node reads of the room ----------------------------------------------------------
@@ -216,24 +211,8 @@ class RoomCore:
         return self.status.state
 
     @property
-    def paused(self) -> bool:
-        return self.status.paused
-
-    @property
     def rev(self) -> int:
         return self.play.rev
-
-    @property
-    def match(self) -> Match[Any]:
-        return self.play.match
-
-    @property
-    def seats(self) -> list[Seat]:
-        return self.seating.seats
-
-    @property
-    def spectators(self) -> SpectatorFeed:
-        return self.membership.spectators
 
     def info(self) -> dict[str, Any]:
         """What the lobby lists and members are told when it changes."""
@@ -419,7 +398,7 @@ class RoomCore:
         self.counted = True
         self.upkeep.schedule()
         if self.status.state is RoomState.PLAYING and self.settings.replay_of is None:
-            for seat in self.seats:  # restored: every player is gone (see server.takeover)
+            for seat in self.seating.seats:  # restored: every player is gone (see server.takeover)
                 if not seat.bot and not seat.forfeited:
                     self.membership.await_takeover(seat.index)
             self.timekeeper.turned(None)

@@ -23,7 +23,7 @@ from server.chat import ChatLog
 from server.effects import Outbox, Send, Steps, StoreSeats
 from server.play import Play
 from server.quotas import Quotas
-from server.room_state import Announce, RoomSettings, RoomState, Status
+from server.room_state import Announce, RoomSettings, RoomState, Status, Tuning
 from server.seats import Seating, missed
 from server.spectators import SpectatorFeed
 from server.store.meta import RoomMeta
@@ -48,6 +48,7 @@ class Membership:
         self,
         room_id: str,
         settings: RoomSettings,
+        tuning: Tuning,
         *,
         seating: Seating,
         play: Play,
@@ -61,13 +62,12 @@ class Membership:
         wall: Callable[[], float],
         log: Any,
         quotas: Quotas | None,
-        takeover_grace: float,
         seed: int,
     ) -> None:
         self.room = room_id
         self.settings = settings
         self.seating = seating
-        self.standins = Standins(settings.players, takeover_grace, settings.game, seed)
+        self.standins = Standins(settings.players, tuning.takeover_grace, settings.game, seed)
         self._play = play
         self._clocks = timekeeper
         self._chat = chat

@@ -43,7 +43,15 @@ from server.effects import (
     Watch,
 )
 from server.quotas import Holdings, Quotas
-from server.room_state import BotTurn, RoomEvent, RoomSettings, RoomState, Status, lost_error
+from server.room_state import (
+    BotTurn,
+    RoomEvent,
+    RoomSettings,
+    RoomState,
+    Status,
+    Tuning,
+    lost_error,
+)
 from server.seats import Seat, Seating
 from server.store.meta import RoomMeta
 from server.store.records import UNDO, Action, is_undo
@@ -63,8 +71,10 @@ class Play:
 
     def __init__(
         self,
+        room_id: str,
         settings: RoomSettings,
         match: Match[Any],
+        tuning: Tuning,
         *,
         status: Status,
         out: Outbox,
@@ -77,16 +87,13 @@ class Play:
         holdings: Holdings,
         quotas: Quotas | None,
         log: Any,
-        room_id: str,
-        patch_buffer: int,
-        bot_delay: float,
         seed: int,
     ) -> None:
         self.settings = settings
         self.match = match
         self.rev = 0
         self.views = Views(room_id, match, settings.players, timekeeper.current_parts(), lazy=True)
-        self.buffer: deque[Revision] = deque(maxlen=max(1, patch_buffer))
+        self.buffer: deque[Revision] = deque(maxlen=max(1, tuning.patch_buffer))
         self.bots: dict[int, Bot] = {}
         """The bots that play seats now: bot seats, stand-ins, seats forfeited on time."""
         self.script: deque[Action] = deque()
@@ -103,7 +110,7 @@ class Play:
         self._quotas = quotas
         self._log = log
         self._room = room_id
-        self._bot_delay = bot_delay
+        self._bot_delay = tuning.bot_delay
         self._seed = seed
 
     def bot(self, kind: str, seat: int) -> Bot:

@@ -97,6 +97,7 @@ from server.room_state import (
     RoomSettings,
     RoomState,
     Stop,
+    Tuning,
 )
 from server.seats import Seat
 from server.spectators import SpectatorFeed
@@ -143,24 +144,27 @@ class Room:
         self.created = time.time()
         self.log = oasis_logging.get(room=room_id, game=settings.game)
         self.keeper = Keeper(store, room_id, snapshot_every, self.log)
+        tuning = Tuning(
+            patch_buffer=patch_buffer,
+            chat_per_minute=chat_per_minute,
+            chat_log=chat_log,
+            room_chat_per_minute=room_chat_per_minute,
+            bot_delay=bot_delay,
+            idle_ttl=idle_ttl,
+            finished_ttl=finished_ttl,
+            takeover_grace=takeover_grace,
+        )
         self.core = RoomCore(
             room_id,
             settings,
             match,
+            tuning,
+            seed=seed,
             metrics=metrics,
             log=self.log,
-            patch_buffer=patch_buffer,
-            chat_per_minute=chat_per_minute,
-            chat_log=chat_log,
-            bot_delay=bot_delay,
-            idle_ttl=idle_ttl,
-            seed=seed,
             paused=not store.ready(),
             epoch=time.time() - self._now(),
-            takeover_grace=takeover_grace,
             quotas=quotas,
-            room_chat_per_minute=room_chat_per_minute,
-            finished_ttl=finished_ttl,
         )
         self.inbox: Inbox[Command | Internal] = Inbox(
             room_id, inbox_size, lambda: self.core.state is RoomState.CLOSED, self.log
@@ -184,15 +188,15 @@ class Room:
 
     @property
     def match(self) -> Match[Any]:
-        return self.core.match
+        return self.core.play.match
 
     @property
     def seats(self) -> list[Seat]:
-        return self.core.seats
+        return self.core.seating.seats
 
     @property
     def spectators(self) -> SpectatorFeed:
-        return self.core.spectators
+        return self.core.membership.spectators
 
     @property
     def views(self) -> Views:
@@ -204,7 +208,7 @@ class Room:
 
     @property
     def paused(self) -> bool:
-        return self.core.paused
+        return self.core.status.paused
 
     def info(self) -> dict[str, Any]:
         return self.core.info()
@@ -257,7 +261,7 @@ class Room:
     def release(self) -> None:
         """The room leaves its lobby (closed, evicted): every quota it holds is given back."""
         self.core.holdings.release()
-        self.core.spectators.release()
+        self.core.membership.spectators.release()
 
     async def _end(self, last: Stop | Evict) -> None:
         task = self._task
@@ -336,9 +340,9 @@ class Room:
                 conn.send_bytes(effect.data)
         elif isinstance(effect, Watch):
             if effect.delayed:
-                self.core.spectators.send(effect.data, effect.revision)
+                self.core.membership.spectators.send(effect.data, effect.revision)
             else:
-                self.core.spectators.fanout.send(effect.data)
+                self.core.membership.spectators.fanout.send(effect.data)
         elif isinstance(effect, Publish):
             if self.publish is not None:
                 self.publish(self, effect.kind, effect.data)
@@ -366,7 +370,7 @@ class Room:
             elif isinstance(effect, StoreSeats):
                 return Done(await keeper.seats(effect.meta, required=effect.required))
             elif isinstance(effect, Keep):
-                return Done(await keeper.keep(effect.rev, self.core.match, effect.extra))
+                return Done(await keeper.keep(effect.rev, self.core.play.match, effect.extra))
             elif isinstance(effect, Landed):
                 return Done(await keeper.landed(effect.rev))
             elif isinstance(effect, Finish):

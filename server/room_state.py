@@ -93,6 +93,26 @@ class RoomSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class Tuning:
+    """The node's numbers for its rooms (from its config; the defaults are the tests')."""
+
+    patch_buffer: int = 64
+    """Revisions kept for a resume to catch up from."""
+    chat_per_minute: int = 60
+    chat_log: int = 20
+    """Chat lines kept in memory."""
+    room_chat_per_minute: int = 0
+    """Lines a minute of the whole room (0: no limit)."""
+    bot_delay: float = 0.0
+    idle_ttl: float = 600.0
+    """Seconds a room may stay empty."""
+    finished_ttl: float | None = None
+    """Seconds a room whose match is over may stay empty (None: ``idle_ttl``)."""
+    takeover_grace: float = -1.0
+    """Seconds before a stand-in plays for a gone player (< 0: never)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Gone:
     """The connection closed."""
 

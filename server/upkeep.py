@@ -18,7 +18,7 @@ from protocol.errors import RequestError
 from server.effects import Closed, Finish, Outbox, Retire, Steps
 from server.membership import Membership
 from server.play import Play
-from server.room_state import Reap, RoomSettings, RoomState, Status
+from server.room_state import Reap, RoomSettings, RoomState, Status, Tuning
 from server.timekeeping import Timekeeper
 
 RETIRE_RETRY_SECONDS = 5.0
@@ -33,6 +33,7 @@ class Upkeep:
         self,
         room_id: str,
         settings: RoomSettings,
+        tuning: Tuning,
         *,
         status: Status,
         out: Outbox,
@@ -41,8 +42,6 @@ class Upkeep:
         timekeeper: Timekeeper,
         close: Callable[[], None],
         log: Any,
-        idle_ttl: float,
-        finished_ttl: float | None,
     ) -> None:
         self.room = room_id
         self.settings = settings
@@ -53,8 +52,9 @@ class Upkeep:
         self._clocks = timekeeper
         self._close = close
         self._log = log
-        self._idle_ttl = idle_ttl
-        self._finished_ttl = idle_ttl if finished_ttl is None else finished_ttl
+        self._idle_ttl = tuning.idle_ttl
+        finished = tuning.finished_ttl
+        self._finished_ttl = tuning.idle_ttl if finished is None else finished
         self._empty_since: float | None = None
         self._told_lost = False
 

@@ -13,7 +13,7 @@ from games.base import Match
 from protocol.codec import decode
 from protocol.errors import ErrorCode, RequestError
 from server.effects import Append, AppendChat, Failed, Keep, Send, StoreSeats
-from server.room_state import Evict, Gone, RoomState, StorageLost, StoreReady
+from server.room_state import Evict, Gone, RelayedChat, RoomState, StorageLost, StoreReady
 from server.store import Action, RoomMeta, StoreError
 from tests.server.core.twin import EPOCH, Member, Twin, seated, started, to_move
 from tests.server.test_undo import _path
@@ -48,7 +48,7 @@ def test_a_join_the_store_refuses_frees_the_seat_again() -> None:
     twin.fail[StoreSeats] = Failed(RequestError(ErrorCode.UNAVAILABLE, "storage unavailable"))
     answer = twin.request(Member("ann"), {"type": "join", "seat": 0, "name": "ann"})
     assert answer["type"] == "error" and answer["code"] == "unavailable"
-    assert not twin.core.seats[0].taken
+    assert not twin.core.seating.seats[0].taken
 
 
 def test_a_full_room_refuses_a_join() -> None:
@@ -66,7 +66,7 @@ def test_start_needs_every_seat_unless_the_host_fills_them_with_bots() -> None:
     assert twin.request(ann, {"type": "start"})["code"] == "not_allowed"
     assert twin.request(bob, {"type": "start", "bots": True})["code"] == "not_allowed"
     assert twin.request(ann, {"type": "start", "bots": True})["type"] == "ack"
-    assert twin.core.state is RoomState.PLAYING and twin.core.seats[2].bot
+    assert twin.core.state is RoomState.PLAYING and twin.core.seating.seats[2].bot
 
 
 def test_leaving_an_open_room_frees_the_seat() -> None:
@@ -74,7 +74,7 @@ def test_leaving_an_open_room_frees_the_seat() -> None:
     twin.open()
     ann, bob = seated(twin, "ann", "bob")
     assert twin.request(bob, {"type": "leave"})["type"] == "ack"
-    assert not twin.core.seats[1].taken and "r1" not in bob.rooms
+    assert not twin.core.seating.seats[1].taken and "r1" not in bob.rooms
     assert ann.of_type("room")[-1]["info"]["seats"][1]["taken"] is False
 
 
@@ -82,7 +82,7 @@ def test_an_empty_room_is_retired_and_closed_after_its_idle_time() -> None:
     twin = Twin(idle_ttl=30.0)
     twin.open()
     twin.advance(29.9)
-    assert twin.core.state is RoomState.OPEN
+    assert twin.core.status.state is RoomState.OPEN
     twin.advance(0.2)
     assert twin.core.state is RoomState.CLOSED
     assert twin.kinds()[-2:] == ["Retire", "Closed"]
@@ -95,7 +95,7 @@ def test_a_store_failure_at_start_keeps_the_room_open_and_seats_no_bots() -> Non
     twin.fail[StoreSeats] = Failed(RequestError(ErrorCode.UNAVAILABLE, "storage unavailable"))
     assert twin.request(ann, {"type": "start", "bots": True})["code"] == "unavailable"
     assert twin.core.state is RoomState.OPEN
-    assert [s.taken for s in twin.core.seats] == [True, False, False]
+    assert [s.taken for s in twin.core.seating.seats] == [True, False, False]
     assert twin.request(ann, {"type": "start", "bots": True})["type"] == "ack"
 
 
@@ -110,7 +110,7 @@ def test_one_human_plays_a_whole_match_against_random_bots() -> None:
     assert twin.core.state is RoomState.FINISHED
     assert [a.rev for a in twin.store.logs["r1"]] == list(range(1, twin.core.rev + 1))
     assert human.rev == twin.core.rev and human.view["shared"]["result"] is not None
-    assert [s.bot for s in twin.core.seats] == [False, True, True, True]
+    assert [s.bot for s in twin.core.seating.seats] == [False, True, True, True]
     keep = [e for e in twin.effects if isinstance(e, Keep)]
     assert keep[-1].rev == twin.core.rev  # the end is kept (snapshot and archive)
 
@@ -136,6 +136,23 @@ def test_chat_reaches_the_room_is_kept_and_is_rate_limited_at_chosen_times() -> 
     assert twin.request(ann, {"type": "chat", "text": "x"})["code"] == "slow_down"
     twin.advance(0.1)
     assert twin.request(ann, {"type": "chat", "text": "y"})["type"] == "ack"
+
+
+def test_spectators_chat_only_where_the_room_lets_them() -> None:
+    twin = Twin(spectator_chat=False)
+    ann, _ = started(twin, "ann", "bob")
+    eve = Member("eve")
+    twin.request(eve, {"type": "spectate"})
+    assert twin.request(eve, {"type": "chat", "text": "hi"})["code"] == "not_allowed"
+    assert twin.request(Member("zed"), {"type": "chat", "text": "hi"})["code"] == "not_allowed"
+    assert twin.request(ann, {"type": "chat", "text": "hello"})["type"] == "ack"
+    assert [line["text"] for line in eve.of_type("chat")] == ["hello"]
+    relayed = Twin()
+    relayed.open()
+    relayed.handle(RelayedChat("abcdef123", "from afar"))
+    assert [line["from"] for line in relayed.core.chat.log.lines] == [
+        {"seat": None, "name": "spectator abcdef"}
+    ]
 
 
 def test_a_chat_line_the_store_refuses_is_not_said() -> None:
@@ -205,7 +222,7 @@ def test_an_append_whose_outcome_was_unknown_is_adopted_before_the_next_choice()
     twin = Twin()
     members = started(twin, "ann", "bob")
     seat = to_move(twin)
-    legal = twin.core.match.resolve(seat, 0)
+    legal = twin.core.play.match.resolve(seat, 0)
     twin.store.logs["r1"] = [Action(1, seat, legal)]  # it landed though the call failed
     error = RequestError(ErrorCode.UNAVAILABLE, "storage unavailable; try again")
     twin.fail[Append] = Failed(error, unsure=True)
@@ -223,17 +240,32 @@ def test_an_append_whose_outcome_was_unknown_is_adopted_before_the_next_choice()
 def test_choices_are_checked_at_the_boundary() -> None:
     twin = Twin()
     members = started(twin, "ann", "bob")
-    mover = _mover(twin, members)
-    other = members[1 - to_move(twin)]
-    assert _act(twin, other)["code"] == "not_your_turn"
-    assert _act(twin, mover, 99)["code"] == "illegal_choice"
-    stale = twin.request(mover, {"type": "act", "rev": 7, "choice": 0})
-    assert stale["code"] == "stale_rev"
+    mover, other = _mover(twin, members), members[1 - to_move(twin)]
     watcher = Member("eve")
     twin.request(watcher, {"type": "spectate"})
-    assert _act(twin, watcher)["code"] == "not_allowed"
-    assert _act(twin, Member("zed"))["code"] == "not_allowed"
-    assert twin.core.rev == 0
+    before = len(twin.effects)
+    cases: list[tuple[Member, dict[str, object], str]] = [
+        (other, {"rev": 0, "choice": 0}, "not_your_turn"),
+        (mover, {"rev": 0, "choice": 0, "seat": 1 - to_move(twin)}, "not_allowed"),
+        (watcher, {"rev": 0, "choice": 0}, "not_allowed"),
+        (Member("zed"), {"rev": 0, "choice": 0}, "not_allowed"),
+        (mover, {"rev": 7, "choice": 0}, "stale_rev"),
+        (mover, {"rev": 0, "choice": 99}, "illegal_choice"),
+        (mover, {"rev": 0, "choice": {"kind": "fly"}}, "illegal_choice"),
+        (mover, {"rev": 0, "choice": {"kind": "play", "card": 99}}, "illegal_choice"),
+        (mover, {"rev": 0, "choice": {"card": 1}}, "malformed_choice"),
+        (mover, {"rev": 0, "choice": "first"}, "malformed_choice"),
+        (mover, {"rev": 0, "choice": True}, "malformed_choice"),
+        (mover, {"rev": 0, "choice": [0]}, "malformed_choice"),
+        (other, {"rev": 0, "choice": "first"}, "not_your_turn"),
+    ]
+    for member, fields, code in cases:
+        error = twin.request(member, {"type": "act", **fields})
+        assert (error["type"], error["code"], error["room"]) == ("error", code, "r1"), fields
+    assert twin.core.rev == 0 and twin.core.play.match.to_move == to_move(twin)
+    assert all(isinstance(e, Send) for e in twin.effects[before:])  # the errors, nothing stored
+    assert _act(twin, mover)["rev"] == 1
+    assert twin.request(other, {"type": "act", "rev": 0, "choice": 0})["code"] == "stale_rev"
 
 
 def test_a_wrong_token_is_refused_and_changes_nothing() -> None:
@@ -241,7 +273,7 @@ def test_a_wrong_token_is_refused_and_changes_nothing() -> None:
     started(twin, "ann", "bob")
     answer = twin.request(Member("mal"), {"type": "join", "token": "x" * 43})
     assert answer["type"] == "error" and answer["code"] == "bad_token"
-    assert all(seat.conn is not None for seat in twin.core.seats)
+    assert all(seat.conn is not None for seat in twin.core.seating.seats)
 
 
 # Resume ------------------------------------------------------------------------------------------
@@ -263,7 +295,7 @@ def test_a_dropped_seat_resumes_with_only_the_missed_patches() -> None:
     joined = twin.request(back, {"type": "join", "token": _token(away), "rev": 0})
     assert joined["type"] == "joined" and joined["view"] is None and joined["rev"] == 0
     assert [p["rev"] for p in back.of_type("patch")] == [1]
-    assert twin.core.seats[1 - mover].conn is back.conn
+    assert twin.core.seating.seats[1 - mover].conn is back.conn
     assert back.view["shared"] == members[mover].view["shared"]
 
 
@@ -283,7 +315,7 @@ def test_resuming_elsewhere_takes_the_seat_from_the_old_connection() -> None:
     ann, _ = started(twin, "ann", "bob")
     new = Member("ann's phone")
     twin.request(new, {"type": "join", "token": _token(ann)})
-    assert twin.core.seats[0].conn is new.conn and "r1" not in ann.rooms
+    assert twin.core.seating.seats[0].conn is new.conn and "r1" not in ann.rooms
     told = ann.of_type("error")[-1]
     assert told["code"] == "not_allowed" and "resumed elsewhere" in told["message"]
 
@@ -347,9 +379,9 @@ def test_a_gone_player_is_replaced_by_a_bot_after_the_grace_and_gets_the_seat_ba
     token = _token(bob)
     twin.handle(Gone(), bob)
     twin.advance(59.9)
-    assert not twin.core.seats[1].standin
+    assert not twin.core.seating.seats[1].standin
     twin.advance(0.2)
-    assert twin.core.seats[1].standin
+    assert twin.core.seating.seats[1].bot_kind == "heuristic"
     info = ann.of_type("room")[-1]["info"]["seats"][1]
     assert info["standin"] and info["bot_kind"] == "heuristic"
     if to_move(twin) == 0:
@@ -357,7 +389,7 @@ def test_a_gone_player_is_replaced_by_a_bot_after_the_grace_and_gets_the_seat_ba
     assert to_move(twin) == 0  # the stand-in moved for seat 1 at once (bot_delay 0)
     back = Member("bob again")
     twin.request(back, {"type": "join", "token": token})
-    assert not twin.core.seats[1].standin
+    assert not twin.core.seating.seats[1].standin
     assert ann.of_type("room")[-1]["info"]["seats"][1]["standin"] is False
 
 
@@ -368,7 +400,7 @@ def test_a_player_back_within_the_grace_period_is_never_replaced() -> None:
     twin.advance(30.0)
     twin.request(Member("bob again"), {"type": "join", "token": _token(bob)})
     twin.advance(60.0)
-    assert not twin.core.seats[1].standin  # the timer of the earlier absence fired, void
+    assert not twin.core.seating.seats[1].standin  # the timer of the earlier absence fired, void
 
 
 # Clocks ------------------------------------------------------------------------------------------
@@ -403,7 +435,8 @@ def test_forfeit_on_time_hands_the_seat_to_the_random_bot() -> None:
     members = started(twin, "ann", "bob")
     seat = to_move(twin)
     twin.advance(10.01)
-    assert twin.core.seats[seat].forfeited and members[0].view["clock"]["forfeited"] == [seat]
+    assert twin.core.seating.seats[seat].forfeited
+    assert members[0].view["clock"]["forfeited"] == [seat]
     assert members[0].of_type("room")[-1]["info"]["seats"][seat]["bot_kind"] == "random"
     answer = twin.request(members[seat], {"type": "act", "rev": twin.core.rev, "choice": 0})
     assert answer["code"] == "not_allowed" and "forfeited on time" in answer["message"]
@@ -474,7 +507,7 @@ def test_undo_is_refused_by_a_spectator_and_where_the_game_has_none() -> None:
 
 def test_a_replay_room_starts_through_the_table_and_plays_its_script() -> None:
     twin = Twin()
-    local = Match.new(twin.core.match.game, 2, {}, 3)
+    local = Match.new(twin.core.play.match.game, 2, {}, 3)
     script = []
     for rev in range(1, 4):
         decision = local.decision
@@ -498,7 +531,7 @@ def test_a_restored_room_reaches_its_stored_state_through_the_table() -> None:
     assert twin.core.adopt(0, meta, []) == []
     assert twin.core.state is RoomState.PLAYING
     finished = Twin()
-    local = finished.core.match
+    local = finished.core.play.match
     while (decision := local.decision) is not None:
         local.act(decision.seat, 0)
     assert [type(e).__name__ for e in finished.core.adopt(9, meta, [])] == ["Post"]  # Refinish

@@ -39,7 +39,7 @@ from server.effects import (
     Watch,
 )
 from server.metrics import Metrics
-from server.room_state import Command, Internal, RoomSettings
+from server.room_state import Command, Internal, RoomSettings, Tuning
 from server.store import MemoryStore
 
 ROOM = "r1"
@@ -98,6 +98,7 @@ class Twin:
         idle_ttl: float = 600.0,
         patch_buffer: int = 64,
         host: str = "ann",
+        spectator_chat: bool = True,
     ) -> None:
         from games import registry
         from games.base import Match
@@ -109,7 +110,7 @@ class Twin:
             options={},
             public=True,
             spectator_delay=0.0,
-            spectator_chat=True,
+            spectator_chat=spectator_chat,
             quick=False,
             host=host,
             clock=parse_clock(clock),
@@ -120,16 +121,16 @@ class Twin:
             ROOM,
             settings,
             Match(engine, engine.setup(players, {}, seed)),
+            Tuning(
+                patch_buffer=patch_buffer,
+                bot_delay=bot_delay,
+                idle_ttl=idle_ttl,
+                takeover_grace=grace,
+            ),
+            seed=seed,
             metrics=Metrics(),
             log=log,
-            patch_buffer=patch_buffer,
-            chat_per_minute=60,
-            chat_log=20,
-            bot_delay=bot_delay,
-            idle_ttl=idle_ttl,
-            seed=seed,
             paused=False,
-            takeover_grace=grace,
             epoch=EPOCH,
         )
         self.now = 0.0
@@ -193,7 +194,7 @@ class Twin:
             for conn in effect.to:
                 cast(Member, conn).receive(decode(effect.data))
         elif isinstance(effect, Watch):
-            for conn in self.core.spectators:
+            for conn in self.core.membership.spectators:
                 cast(Member, conn).receive(decode(effect.data))
         elif isinstance(effect, Arm):
             self._seq += 1
@@ -211,7 +212,7 @@ class Twin:
             if isinstance(effect, Retire | Finish):
                 return Done(True)
             if isinstance(effect, Keep):
-                return Done(True if self.core.match.over else None)
+                return Done(True if self.core.play.match.over else None)
             if isinstance(effect, StoreSeats):
                 return Done(False)
             return Done(None)
@@ -248,6 +249,6 @@ def started(twin: Twin, *names: str) -> list[Member]:
 
 
 def to_move(twin: Twin) -> int:
-    seat = twin.core.match.to_move
+    seat = twin.core.play.match.to_move
     assert seat is not None
     return seat
