@@ -68,6 +68,12 @@ class Phase:
     warmup: float
     seconds: float
     interval: float = 0.25
+    carry: bool = False
+    """Paced: a slot that falls while a room sets its next match up waits for the match (the
+    harness before issue 21's item 4) instead of being dropped."""
+    stagger: int = 0
+    """Paced: each room first plays a random number of choices below this at once, unmeasured,
+    so that matches dealt together do not all end (and restart) together (0: none)."""
 
     def wire(self) -> dict[str, Any]:
         return {
@@ -76,6 +82,8 @@ class Phase:
             "warmup": self.warmup,
             "seconds": self.seconds,
             "interval": self.interval,
+            "carry": self.carry,
+            "stagger": self.stagger,
         }
 
 

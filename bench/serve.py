@@ -13,12 +13,15 @@ the server's private ``redis-server``, as ``oasis-server`` does. ``--game MODULE
 one more game in this process only (the peer comparison's ``tests.games.tiny:TINY``); the
 product's registry is left as it is. ``--cprofile PATH`` runs the server under cProfile and
 writes its statistics to PATH when it stops (``bench/fanout.py --cprofile``).
+``OASIS_BENCH_PROBE=PATH`` in the environment loads ``bench/probe.py`` (GC pauses, loop lag,
+store call times to PATH).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from pathlib import Path
 
@@ -46,6 +49,10 @@ def main(argv: list[str] | None = None) -> None:
         module, _, name = spec.partition(":")
         registry.register(getattr(importlib.import_module(module), name))
     raise_fd_limit()
+    if os.environ.get("OASIS_BENCH_PROBE"):  # the runners' --probe (bench/probe.py)
+        from bench.probe import install
+
+        install(os.environ["OASIS_BENCH_PROBE"])
     argv = ["--loop", args.loop, "--store", args.store, *theirs]
     if not args.cprofile:
         server_main.main(argv)

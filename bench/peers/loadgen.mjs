@@ -21,8 +21,19 @@
 // paced sends one choice per room every `interval` seconds on a fixed schedule from a random
 // phase, latency counted from the scheduled instant. Latency is from a choice to the moment the
 // last of the room's six viewers has the revision it made.
+//
+// Paced phases and the tail (bench/peers/README.md, "The paced tail"): with `stagger: n` each
+// room first plays a random number (below n) of choices at once, unmeasured, then starts its
+// schedule, so that matches dealt together end spread out; a slot that falls while the room's
+// clients set their next match up is dropped and counted (`carry: true` keeps it waiting for the
+// match, as the harness did before, which charged the set-up to the first choice of the match).
+// Each result also says what the generator measured of itself: per sample how long its slot
+// waited here before the choice went out and whether it was carried over a set-up, the set-ups'
+// durations and each request's time to its answer (Oasis), the event-loop delay of this process
+// and its GC pauses over the window.
 
 import { createInterface } from "node:readline";
+import { PerformanceObserver, monitorEventLoopDelay } from "node:perf_hooks";
 import { SEATS, VIEWERS, now, sleep } from "./common.mjs";
 import { generator } from "./tiny.mjs";
 
@@ -44,6 +55,17 @@ class Tally {
     this.errors = {};
     this.late = 0;
     this.matches = 0;
+    // What the harness itself adds (bench/peers/README.md, "the paced tail"): per latency
+    // sample, how long its slot waited in this process before the choice was sent, and whether
+    // its slot fell while the room was still setting its match up; the set-ups' own durations;
+    // the slots dropped because they fell in a set-up; this process's GC pauses.
+    this.waits = [];
+    this.carried = [];
+    this.setups = [];
+    this.dropped = 0;
+    this.gcPauses = [];
+    /** Seconds from request to answer per request type (the clients that time them). */
+    this.steps = {};
   }
 
   error(code) {
@@ -67,6 +89,13 @@ class RoomBots {
     this.dues = [];
     this.finished = false;
     this.restarting = false;
+    this.sentNow = new Map();
+    this.setupEnded = 0;
+    /** Paced slots that fall during a match's set-up: kept as dues (false: dropped). */
+    this.carry = false;
+    this.skip = null;
+    this.interval = 0;
+    this.end = 0;
   }
 
   async open() {
@@ -77,7 +106,15 @@ class RoomBots {
   started() {
     this.finished = false;
     this.sentAt.clear();
+    this.sentNow.clear();
     this.seen.clear();
+    this.setupEnded = now();
+    if (!this.carry && this.dues.length > 0) {
+      // A slot that fell while the room's clients were setting the match up is no choice of
+      // the match: it is dropped (and counted), the match's clock starts at the next slot.
+      if (this.tally.measuring) this.tally.dropped += this.dues.length;
+      this.dues = [];
+    }
     this.actor = null;
     for (let i = 0; i < SEATS; i++) {
       if (this.client.mayAct(i)) {
@@ -88,10 +125,12 @@ class RoomBots {
   }
 
   async restart() {
+    const began = now();
     try {
       await this.client.newMatch();
       this.started();
       this.tally.matches += 1;
+      if (this.tally.measuring) this.tally.setups.push(now() - began);
     } catch (error) {
       // Counted, and tried again in a moment (a paced room also tries at its next slot).
       this.tally.error(`restart:${error?.message?.slice(0, 80) ?? error}`);
@@ -120,10 +159,14 @@ class RoomBots {
       this.seen.delete(from);
       const sent = this.sentAt.get(from);
       if (sent !== undefined) {
+        const wrote = this.sentNow.get(from);
         this.sentAt.delete(from);
+        this.sentNow.delete(from);
         if (tally.measuring) {
           tally.actions += 1;
           tally.latencies.push(arrived - sent);
+          tally.waits.push(wrote - sent);
+          tally.carried.push(sent < this.setupEnded ? 1 : 0);
         }
       }
     } else {
@@ -183,6 +226,18 @@ class RoomBots {
       if (this.dues.length > 0) this.act(this.dues.shift());
       return;
     }
+    if (this.skip !== null) {
+      // Paced with a head start: this room's first `skip` choices go at once, unmeasured, so
+      // that the rooms' matches (all dealt at the same moment) end and restart spread over
+      // time instead of all together; then its schedule starts.
+      if (this.skip === 0) {
+        this.skip = null;
+        this.paced = true;
+        this.pace(now(), this.interval, this.end);
+        return;
+      }
+      this.skip -= 1;
+    }
     this.act(now());
   }
 
@@ -191,6 +246,7 @@ class RoomBots {
     this.actor = null;
     const count = this.client.choices(seat);
     this.sentAt.set(this.rev, started);
+    this.sentNow.set(this.rev, now());
     this.client.act(seat, Math.floor(this.random() * count));
   }
 
@@ -244,6 +300,8 @@ function percentile(values, q) {
   return ordered[Math.min(ordered.length - 1, Math.floor(q * ordered.length))];
 }
 
+const round = (x) => Math.round(x * 1e6) / 1e6;
+
 async function runPhase(rooms, tally, phase) {
   const playing = rooms.slice(0, phase.rooms);
   const interval = phase.interval ?? 0.25;
@@ -253,15 +311,33 @@ async function runPhase(rooms, tally, phase) {
   for (const room of playing) {
     room.active = true;
     room.paced = phase.mode === "paced";
+    room.carry = phase.carry === true;
     room.dues = [];
-    if (room.paced) room.pace(start, interval, end);
+    room.interval = interval;
+    room.end = end;
+    room.skip = null;
+    if (room.paced && phase.stagger) {
+      room.paced = false;
+      room.skip = Math.floor(room.random() * phase.stagger);
+      room.kick();
+    } else if (room.paced) room.pace(start, interval, end);
     else room.kick();
   }
   await sleep(phase.warmup);
+  // This process's event-loop delay (how late its timers and socket callbacks run) and GC
+  // pauses over the window: time charged to the server's latency that is the generator's own.
+  const lag = monitorEventLoopDelay({ resolution: 5 });
+  const gcs = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) tally.gcPauses.push(entry.duration / 1e3);
+  });
+  gcs.observe({ entryTypes: ["gc"] });
+  lag.enable();
   tally.measuring = true;
   const measured = now();
   await sleep(end - now());
   tally.measuring = false;
+  lag.disable();
+  gcs.disconnect();
   const elapsed = now() - measured;
   for (const room of playing) room.active = false;
   // Let what is in flight land (and matches being set up finish), so the next phase or the
@@ -279,7 +355,21 @@ async function runPhase(rooms, tally, phase) {
     rooms: playing.length,
     seconds: elapsed,
     actions: tally.actions,
-    latencies: tally.latencies.map((x) => Math.round(x * 1e6) / 1e6),
+    latencies: tally.latencies.map(round),
+    waits: tally.waits.map(round),
+    carried: tally.carried,
+    setups: tally.setups.map(round),
+    dropped: tally.dropped,
+    steps: Object.fromEntries(
+      Object.entries(tally.steps).map(([k, v]) => [k, { n: v.length, p50: percentile(v, 0.5), p99: percentile(v, 0.99) }]),
+    ),
+    gc_pauses: tally.gcPauses.map(round),
+    loop_lag: {
+      p50: lag.percentile(50) / 1e9,
+      p99: lag.percentile(99) / 1e9,
+      max: lag.max / 1e9,
+      mean: lag.mean / 1e9,
+    },
     patch_sizes: Object.fromEntries(tally.patchSizes),
     bytes_in: tally.bytesIn,
     frames_in: tally.framesIn,

@@ -39,7 +39,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
@@ -47,6 +47,8 @@ from typing import IO, Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.baseline import raise_fd_limit
+from bench.probe import DUMP_SECONDS
+from bench.probe import window as probe_window
 from bench.procs import ROOT, Server, Worker, cpu_seconds, rss_bytes, stop_process
 from bench.run import (
     Phase,
@@ -179,9 +181,14 @@ class NodeServer:
             self.workdir = None
 
 
+PROBE: dict[str, Path] = {}
+"""``--probe``: Oasis runs with ``bench/probe.py``, its file here (``path``)."""
+
+
 def server_for(target: str) -> Server | NodeServer:
     if target.startswith("oasis/"):
-        return Server("oasis", "uvloop", target.split("/", 1)[1], games=[TINY])
+        env = {"OASIS_BENCH_PROBE": str(PROBE["path"])} if PROBE else {}
+        return Server("oasis", "uvloop", target.split("/", 1)[1], games=[TINY], env=env)
     return NodeServer(target)
 
 
@@ -206,6 +213,7 @@ def merge(outs: list[dict[str, Any]]) -> dict[str, Any]:
     frames = sum(sizes.values())
     actions = sum(o["actions"] for o in outs)
     return {
+        **harness(outs),
         "actions": actions,
         "actions_per_s": sum(o["actions"] / o["seconds"] for o in outs if o["seconds"] > 0),
         "p50_ms": ms(percentile(latencies, 0.50)),
@@ -218,8 +226,43 @@ def merge(outs: list[dict[str, Any]]) -> dict[str, Any]:
         "wire_bytes_per_action": (sum(o["bytes_in"] for o in outs) / actions if actions else None),
         "frames_per_action": sum(o["frames_in"] for o in outs) / actions if actions else None,
         "errors": dict(errors),
+        "requests": [o.get("steps") for o in outs],
         "late": sum(o["late"] for o in outs),
         "matches_started": sum(o["matches"] for o in outs),
+    }
+
+
+def harness(outs: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the load generators say of themselves over a window (bench/peers/README.md, "the
+    paced tail"): the p99 without the choices whose slot fell in a match's set-up and with them
+    only, how long a slot waited in the generator before its choice was sent, the set-ups'
+    durations, the slots dropped in set-ups, the generators' event-loop delay and GC pauses."""
+    own: list[float] = []
+    carried: list[float] = []
+    waits: list[float] = []
+    for o in outs:
+        tags = o.get("carried", [])
+        for i, x in enumerate(o["latencies"]):
+            (carried if i < len(tags) and tags[i] else own).append(x)
+        waits.extend(o.get("waits", []))
+    setups = [x for o in outs for x in o.get("setups", [])]
+    pauses = [x for o in outs for x in o.get("gc_pauses", [])]
+    lags = [o["loop_lag"] for o in outs if "loop_lag" in o]
+    return {
+        "p99_in_match_ms": ms(percentile(own, 0.99)),
+        "carried_samples": len(carried),
+        "p99_carried_ms": ms(percentile(carried, 0.99)),
+        "wait_p50_ms": ms(percentile(waits, 0.50)),
+        "wait_p99_ms": ms(percentile(waits, 0.99)),
+        "setups": len(setups),
+        "setup_p50_ms": ms(percentile(setups, 0.50)),
+        "setup_p99_ms": ms(percentile(setups, 0.99)),
+        "dropped_slots": sum(o.get("dropped", 0) for o in outs),
+        "gc_pauses": len(pauses),
+        "gc_max_ms": ms(max(pauses) if pauses else None),
+        "gc_total_ms": ms(sum(pauses)),
+        "loop_lag_p99_ms": ms(max(x["p99"] for x in lags) if lags else None),
+        "loop_lag_max_ms": ms(max(x["max"] for x in lags) if lags else None),
     }
 
 
@@ -255,13 +298,18 @@ def session(
             bots0 = sum(cpu_seconds(w.pid) for w in workers)
             stall0 = cpu_stall_us()
             t0 = time.perf_counter()
+            m0 = time.monotonic()
             time.sleep(phase.seconds)
+            m1 = time.monotonic()
             cpu1 = {k: cpu_seconds(p) for k, p in pids.items() if p}
             bots1 = sum(cpu_seconds(w.pid) for w in workers)
             stall1 = cpu_stall_us()
             window = time.perf_counter() - t0
             outs = [w.expect("result", phase.warmup + phase.seconds + 60) for w in workers]
             row = merge(outs)
+            if PROBE and target.startswith("oasis/"):
+                time.sleep(2 * DUMP_SECONDS)
+                row["probe"] = probe_window(PROBE["path"], m0, m1)
             server_cpu = cpu1["server"] - cpu0["server"]
             redis_cpu = cpu1["redis"] - cpu0["redis"] if "redis" in cpu1 else None
             done = row["actions_per_s"] * window
@@ -313,6 +361,22 @@ def session(
 
 # The comparison ---------------------------------------------------------------------------
 
+STAGGER = 12
+"""Paced: each room's head start, a random number of choices below this (the shortest match of
+the tiny game), so that the 200 matches dealt together at the start end spread over a match's
+length instead of in one burst of 200 set-ups."""
+PACED_WARMUP = 2.0
+"""Paced: the least warm-up (the head starts are played in it)."""
+
+
+def paced_phase(phase: Phase, old: bool) -> Phase:
+    """A paced phase as the harness runs it since issue 21's item 4 (bench/peers/README.md,
+    "The paced tail"): staggered matches, slots that fall in a match's set-up dropped; ``old``:
+    as before (every match dealt at once, those slots waiting for the set-up)."""
+    if old:
+        return replace(phase, carry=True, stagger=0)
+    return replace(phase, stagger=STAGGER, warmup=max(phase.warmup, PACED_WARMUP))
+
 
 def compare_peers(
     reps: int,
@@ -322,10 +386,15 @@ def compare_peers(
     targets: tuple[str, ...] = TARGETS,
     modes: tuple[str, ...] = ("paced", "saturation"),
     paced: tuple[int, ...] = (200,),
+    old_pacing: bool = False,
 ) -> dict[str, Any]:
     ensure_node_modules()
     raise_fd_limit()  # inherited by the Node servers and load generators (1,200 sockets each)
-    plan = [p for p in phases(warmup, seconds, rooms, paced) if p.mode in modes]
+    plan = [
+        paced_phase(p, old_pacing) if p.mode == "paced" else p
+        for p in phases(warmup, seconds, rooms, paced)
+        if p.mode in modes
+    ]
     report: dict[str, Any] = {
         "versions": versions(),
         "lscpu": lscpu(),
@@ -366,6 +435,7 @@ def compare_peers(
         }
     )
     print_table(summary)
+    print_harness(summary)
     report["targets"] = print_targets(summary)
     print(
         f"views checked: {sum(c.get('rooms', 0) for c in checks)} rooms, "
@@ -376,6 +446,20 @@ def compare_peers(
         print(f"{len(failures)} session(s) failed; see 'failures' in the JSON")
     return report
 
+
+HARNESS_FIELDS = (
+    "p99_in_match_ms",
+    "carried_samples",
+    "p99_carried_ms",
+    "wait_p99_ms",
+    "setups",
+    "setup_p50_ms",
+    "setup_p99_ms",
+    "dropped_slots",
+    "gc_max_ms",
+    "loop_lag_p99_ms",
+    "loop_lag_max_ms",
+)
 
 FIELDS = (
     "actions_per_s",
@@ -395,6 +479,9 @@ FIELDS = (
     "wire_bytes_per_action",
     "frames_per_action",
     "matches_started",
+    "samples",
+    "late",
+    *HARNESS_FIELDS,
 )
 
 
@@ -442,6 +529,35 @@ def print_table(summary: list[dict[str, Any]]) -> None:
             f"{fmt(s['update_mean_bytes']):>6}{fmt(s['wire_bytes_per_action']):>10}"
             f"{fmt(s['matches_started']):>8}{fmt(s['bots_cpu_pct']):>6}"
             f"{fmt(s['cpu_stall_pct']):>7}{s['errors']:>5}"
+        )
+    print()
+
+
+def print_harness(summary: list[dict[str, Any]]) -> None:
+    """The paced phases as the load generators saw them (bench/peers/README.md, "The paced
+    tail"): how many latency samples the p99 is over, the p99 of the choices whose slot fell in
+    a match's set-up ("carried", the harness before item 4 only) and of the others, how long a
+    slot waited in the generator for the previous choice, the set-ups, the slots dropped in them,
+    and the generators' own event-loop delay and GC pauses."""
+    rows = [s for s in summary if s["phase"].startswith("paced")]
+    if not rows:
+        return
+    header = (
+        f"{'phase':<15}{'server':<17}{'samples':>8}{'p99ms':>7}{'inmatch':>8}{'carried':>8}"
+        f"{'carr99':>7}{'late':>6}{'wait99':>7}{'setups':>7}{'set50':>7}{'set99':>7}"
+        f"{'dropped':>8}{'lag99':>6}{'lagmax':>7}{'gcmax':>6}"
+    )
+    print(header)
+    print("-" * len(header))
+    for s in rows:
+        print(
+            f"{s['phase']:<15}{s['server']:<17}{fmt(s['samples']):>8}{fmt(s['p99_ms'], '.1f'):>7}"
+            f"{fmt(s['p99_in_match_ms'], '.1f'):>8}{fmt(s['carried_samples']):>8}"
+            f"{fmt(s['p99_carried_ms'], '.0f'):>7}{fmt(s['late']):>6}"
+            f"{fmt(s['wait_p99_ms'], '.1f'):>7}{fmt(s['setups']):>7}"
+            f"{fmt(s['setup_p50_ms'], '.0f'):>7}{fmt(s['setup_p99_ms'], '.0f'):>7}"
+            f"{fmt(s['dropped_slots']):>8}{fmt(s['loop_lag_p99_ms'], '.1f'):>6}"
+            f"{fmt(s['loop_lag_max_ms'], '.0f'):>7}{fmt(s['gc_max_ms'], '.0f'):>6}"
         )
     print()
 
@@ -562,6 +678,16 @@ def main(argv: list[str] | None = None) -> int:
         "--servers", default=",".join(TARGETS), help=f"comma-separated, of {', '.join(TARGETS)}"
     )
     parser.add_argument("--modes", default="paced,saturation", help="paced, saturation or both")
+    parser.add_argument(
+        "--old-pacing",
+        action="store_true",
+        help="paced as before issue 21's item 4: matches dealt at once, set-up slots carried",
+    )
+    parser.add_argument(
+        "--probe",
+        action="store_true",
+        help="Oasis with bench/probe.py: GC pauses, loop stalls, store call times per window",
+    )
     parser.add_argument("--out", type=Path, help="JSON file (default bench/results/...)")
     parser.add_argument(
         "--markdown", type=Path, metavar="JSON", help="print a result's table as Markdown, no run"
@@ -579,11 +705,22 @@ def main(argv: list[str] | None = None) -> int:
     modes = tuple(m for m in args.modes.split(",") if m)
     if not modes or set(modes) - {"paced", "saturation"}:
         parser.error("--modes: paced, saturation or both")
+    if args.probe:
+        PROBE["path"] = Path(tempfile.mkdtemp(prefix="oasis-probe-")) / "probe.json"
     reps = args.reps or (2 if args.quick else 3)
     warmup = args.warmup if args.warmup is not None else (1.0 if args.quick else 2.0)
     seconds = args.seconds if args.seconds is not None else (2.5 if args.quick else 6.0)
     return write(
-        compare_peers(reps, warmup, seconds, args.rooms, targets, modes, (min(200, args.rooms),)),
+        compare_peers(
+            reps,
+            warmup,
+            seconds,
+            args.rooms,
+            targets,
+            modes,
+            (min(200, args.rooms),),
+            args.old_pacing,
+        ),
         vars(args) | {"out": None, "reps": reps, "warmup": warmup, "seconds": seconds},
         args.out,
     )

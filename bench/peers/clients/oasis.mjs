@@ -71,6 +71,8 @@ export class Driver {
 
   request(i, frame) {
     const id = ++this.nextId;
+    const began = now();
+    const steps = this.room.tally.steps;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending[i].delete(id);
@@ -78,6 +80,9 @@ export class Driver {
       }, REQUEST_TIMEOUT);
       this.pending[i].set(id, (answer) => {
         clearTimeout(timer);
+        if (steps !== undefined && this.room.tally.measuring) {
+          (steps[frame.type] ??= []).push(now() - began);
+        }
         if (answer.type === "error") reject(new Error(`${frame.type} refused: ${answer.code}`));
         else resolve(answer);
       });
