@@ -74,6 +74,14 @@ class Tally:
     late: int = 0
     """Paced: scheduled choices still waiting for the previous one at their next slot."""
     matches: int = 0
+    waits: list[float] = field(default_factory=list)
+    """Per latency sample: how long its slot waited here before the choice was sent."""
+    carried: list[int] = field(default_factory=list)
+    """Per latency sample: 1 if its slot fell while the room set its match up (``carry``)."""
+    setups: list[float] = field(default_factory=list)
+    """Seconds from a match's end to the next one started (every request of the set-up)."""
+    dropped: int = 0
+    """Paced: slots dropped because they fell in a match's set-up."""
 
     def reset(self) -> None:
         fresh = Tally()
@@ -146,6 +154,17 @@ class RoomBots:
         self.finished = False
         self.restarting = False
         self.setup_errors: list[str] = []
+        self.sent_now: dict[int, float] = {}
+        self.setup_ended = 0.0
+        self.carry = False
+        """Paced: a slot that falls in a match's set-up waits for the match (else dropped)."""
+        self.skip: int | None = None
+        """Paced with a head start: choices still to play at once before the schedule starts."""
+        self.interval = 0.25
+        self.end = 0.0
+        self.there: asyncio.Future[None] | None = None
+        """A prelude (see ``prelude``): set when this room has played its head start."""
+        self.pacer: asyncio.Task[None] | None = None
 
     # Setting up -----------------------------------------------------------------------------
 
@@ -188,14 +207,25 @@ class RoomBots:
             await bot.request({"type": "spectate", "room": self.room_id})
         await seats[0].request({"type": "start", "room": self.room_id})
         self.finished = False
+        self.sent_now.clear()
+        self.setup_ended = time.perf_counter()
+        if self.dues and not self.carry:
+            # A slot that fell while the clients set the match up is no choice of the match:
+            # dropped (and counted); the match's clock starts at the next slot.
+            if self.tally.measuring:
+                self.tally.dropped += len(self.dues)
+            self.dues.clear()
         for i, view in enumerate(self.views):
             if view["own"]["choices"]:
                 self.actor = i
 
     async def restart(self) -> None:
+        began = time.perf_counter()
         try:
             await self.new_match()
             self.tally.matches += 1
+            if self.tally.measuring:
+                self.tally.setups.append(time.perf_counter() - began)
         except Exception as exc:
             self.tally.error(f"restart:{type(exc).__name__}")
             return
@@ -248,9 +278,12 @@ class RoomBots:
         if count == VIEWERS:
             del self.seen[rev]
             started = self.sent_at.pop(rev, None)
+            wrote = self.sent_now.pop(rev, None)
             if started is not None and tally.measuring:
                 tally.actions += 1
                 tally.latencies.append(now - started)
+                tally.waits.append((wrote if wrote is not None else started) - started)
+                tally.carried.append(1 if started < self.setup_ended else 0)
         else:
             self.seen[rev] = count
         index = bot.index
@@ -294,6 +327,23 @@ class RoomBots:
             if self.dues:
                 self.act(self.dues.popleft())
             return
+        if self.skip is not None:
+            # A head start (see ``run_phase``): these choices go at once, unmeasured; then the
+            # room's schedule starts.
+            if self.skip <= 0:
+                self.skip = None
+                if self.there is not None:  # a prelude: this room waits for the phase now
+                    self.active = False
+                    if not self.there.done():
+                        self.there.set_result(None)
+                    return
+                self.paced = True
+                loop = asyncio.get_running_loop()
+                self.pacer = loop.create_task(
+                    self.pace(time.perf_counter(), self.interval, self.end)
+                )
+                return
+            self.skip -= 1
         self.act(time.perf_counter())
 
     def act(self, started: float) -> None:
@@ -303,6 +353,7 @@ class RoomBots:
         view = self.views[seat]
         choices = 8 if view is None else len(view["own"]["choices"])
         self.sent_at[self.rev + 1] = started
+        self.sent_now[self.rev + 1] = time.perf_counter()
         self.bots[seat].send_now(
             {
                 "type": "act",
@@ -339,6 +390,12 @@ async def run_phase(rooms: list[RoomBots], tally: Tally, phase: dict[str, Any]) 
     warmup, seconds = float(phase["warmup"]), float(phase["seconds"])
     interval = float(phase.get("interval", 0.25))
     playing = rooms[:count]
+    if mode == "prelude":
+        return await prelude(rooms[: int(phase["finishers"])], phase)
+    stagger = int(phase.get("stagger", 0))
+    for room in playing:
+        room.carry = bool(phase.get("carry", False))
+        room.skip = room.rng.randrange(stagger) if mode == "paced" and stagger > 0 else None
     tally.reset()
     # The bots' own garbage collector stays off during a phase: a full collection of 100 rooms'
     # views took 20-40 ms in a worker, and that pause was charged to the server's latency.
@@ -365,18 +422,27 @@ async def _run_phase(
     for room in playing:
         room.active, room.paced = True, mode == "paced"
         room.dues.clear()
-        if mode == "paced":
+        room.interval, room.end, room.pacer = interval, end, None
+        if mode == "paced" and room.skip is None:
             pacers.append(asyncio.get_running_loop().create_task(room.pace(start, interval, end)))
         else:
+            room.paced = False
             room.kick()
     await asyncio.sleep(warmup)
+    skipping = sum(1 for r in playing if r.skip is not None)
+    lag = LoopLag()
+    lag.start()
     tally.measuring = True
     measured = time.perf_counter()
     await asyncio.sleep(max(0.0, end - time.perf_counter()))
     tally.measuring = False
     elapsed = time.perf_counter() - measured
+    lag.stop()
     for room in playing:
         room.active = False
+        room.skip = None
+        if room.pacer is not None:
+            pacers.append(room.pacer)
     for task in pacers:
         task.cancel()
     # Let what is in flight land, so the next phase starts from quiet rooms.
@@ -400,7 +466,79 @@ async def _run_phase(
         "error_messages": tally.messages,
         "late": tally.late,
         "matches": tally.matches,
+        "waits": [round(x, 6) for x in tally.waits],
+        "carried": tally.carried,
+        "setups": [round(x, 6) for x in tally.setups],
+        "dropped": tally.dropped,
+        "loop_lag": lag.figures(),
+        "head_starts_unfinished": skipping,
     }
+
+
+async def prelude(finishers: list[RoomBots], phase: dict[str, Any]) -> dict[str, Any]:
+    """Before a ``paced-finish`` phase: each of ``finishers`` plays on at once, unmeasured, to a
+    revision drawn from ``phase["finish"]`` (``[lo, hi)``, just short of a match's length), the
+    other rooms idle; then they wait, so that in the phase that follows their matches end and the
+    next ones are set up inside the window (the real games' matches last minutes at this pace,
+    so a paced window never sees one end otherwise)."""
+    lo, hi = (int(x) for x in phase["finish"])
+    began = time.perf_counter()
+    loop = asyncio.get_running_loop()
+    waiting: list[asyncio.Future[None]] = []
+    for room in finishers:
+        target = room.rng.randrange(lo, max(lo + 1, hi))
+        room.skip = max(0, target - room.rev)
+        room.there = loop.create_future()
+        room.active, room.paced = True, False
+        waiting.append(room.there)
+        room.kick()
+    _, late = await asyncio.wait(waiting, timeout=float(phase.get("timeout", 120)))
+    for room in finishers:
+        room.active, room.skip, room.there = False, None, None
+    # Let what is in flight land (a room stops after its last choice's patches).
+    for _ in range(40):
+        if all(not r.sent_at for r in finishers):
+            break
+        await asyncio.sleep(0.05)
+    return {
+        "mode": "prelude",
+        "rooms": len(finishers),
+        "seconds": time.perf_counter() - began,
+        "unfinished": len(late),
+        "revs": [r.rev for r in finishers],
+    }
+
+
+class LoopLag:
+    """How late this process's event loop wakes a 5 ms timer, over a window (the generator's own
+    delay, charged to the server's latency)."""
+
+    def __init__(self) -> None:
+        self.late: list[float] = []
+        self.task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self.task = asyncio.get_running_loop().create_task(self._run())
+
+    async def _run(self) -> None:
+        while True:
+            armed = time.perf_counter()
+            await asyncio.sleep(0.005)
+            self.late.append(max(0.0, time.perf_counter() - armed - 0.005))
+
+    def stop(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+
+    def figures(self) -> dict[str, float]:
+        ordered = sorted(self.late) or [0.0]
+        n = len(ordered)
+        return {
+            "p50": ordered[n // 2],
+            "p99": ordered[min(n - 1, int(0.99 * n))],
+            "max": ordered[-1],
+            "mean": sum(ordered) / n,
+        }
 
 
 async def open_rooms(args: argparse.Namespace, tally: Tally) -> list[RoomBots]:

@@ -8,6 +8,10 @@ can cut out its window):
 - every pause of the garbage collector (``gc.callbacks``): start, duration, generation;
 - the event loop's lag: a task that sleeps ``PROBE_SECONDS`` and notes how late it woke, every
   wake-up later than ``LATE_SECONDS`` kept with its time;
+- where the loop's thread is while the loop is stalled: a watchdog thread looks every
+  ``WATCH_SECONDS`` and, when the lag task has not run for ``STALL_SECONDS``, takes the main
+  thread's stack (``sys._current_frames``); the innermost frames of the server's own code are
+  counted per stall sample (the time a stall spends there, in ``WATCH_SECONDS`` units);
 - how long each awaited call of the store took (``append``, ``create_room``, ``archive``, ...),
   from the call to its return: the Redis round trip, the group commit's wait and the loop's
   queue together.
@@ -26,8 +30,10 @@ import functools
 import gc
 import json
 import os
+import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,6 +41,8 @@ from typing import Any
 PROBE_SECONDS = 0.001
 LATE_SECONDS = 0.002
 DUMP_SECONDS = 0.5
+WATCH_SECONDS = 0.005
+STALL_SECONDS = 0.015
 STORE_CALLS = (
     "append",
     "create_room",
@@ -58,6 +66,10 @@ class Probe:
         self.trims: list[tuple[float, float]] = []
         self._gc_started = 0.0
         self._loop_task: asyncio.Task[None] | None = None
+        self.beat = 0.0
+        self.main = threading.get_ident()
+        self.stacks: list[tuple[float, str]] = []
+        """(time, the stack's frames innermost first) of each watchdog sample in a stall."""
 
     def on_gc(self, phase: str, info: dict[str, Any]) -> None:
         if phase == "start":
@@ -71,6 +83,7 @@ class Probe:
             armed = time.monotonic()
             await asyncio.sleep(PROBE_SECONDS)
             woke = time.monotonic()
+            self.beat = woke
             self.wakes += 1
             late = woke - armed - PROBE_SECONDS
             if late > LATE_SECONDS:
@@ -101,11 +114,23 @@ class Probe:
             "wakes": self.wakes,
             "calls": {k: list(v) for k, v in self.calls.items()},
             "trims": list(self.trims),
+            "stacks": list(self.stacks),
             "at": time.monotonic(),
         }
         tmp = self.path.with_suffix(".tmp")
         tmp.write_text(json.dumps(data))
         os.replace(tmp, self.path)
+
+    def watchdog(self) -> None:
+        while True:
+            time.sleep(WATCH_SECONDS)
+            now = time.monotonic()
+            if not self.beat or now - self.beat < STALL_SECONDS:
+                continue
+            frame = sys._current_frames().get(self.main)
+            if frame is None:
+                continue
+            self.stacks.append((now, stack(frame)))
 
     def dumper(self) -> None:
         while True:
@@ -152,8 +177,26 @@ def install(path: str) -> Probe:
         return run
 
     server.trim._malloc_trim = timed_trim
+    threading.Thread(target=probe.watchdog, name="bench-watchdog", daemon=True).start()
     threading.Thread(target=probe.dumper, name="bench-probe", daemon=True).start()
     return probe
+
+
+def stack(frame: Any, depth: int = 12) -> str:
+    """``frame``'s stack as ``file:line:function`` lines, innermost first, the project's own
+    frames (not the stdlib's or a library's) up to ``depth``, after the innermost frame."""
+    root = str(Path(__file__).resolve().parents[1])
+    out: list[str] = []
+    first = True
+    while frame is not None and len(out) < depth:
+        code = frame.f_code
+        name = code.co_filename
+        if first or (name.startswith(root) and "/.venv/" not in name):
+            short = name[len(root) + 1 :] if name.startswith(root) else name.rsplit("/", 2)[-1]
+            out.append(f"{short}:{frame.f_lineno}:{code.co_name}")
+        first = False
+        frame = frame.f_back
+    return " < ".join(out)
 
 
 def window(path: Path, start: float, end: float) -> dict[str, Any]:
@@ -208,4 +251,7 @@ def window(path: Path, start: float, end: float) -> dict[str, Any]:
         with_trim = any(g < t and g + x > begin for g, x in data.get("trims", []))
         stalls.append([round(t - start, 3), round(1e3 * d, 1), with_gc, with_trim])
     out["stalls_over_20ms"] = stalls[:40]
+    samples = Counter(s for t, s in data.get("stacks", []) if inside(t))
+    out["stall_samples"] = sum(samples.values())
+    out["stall_stacks"] = samples.most_common(25)
     return out

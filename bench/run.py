@@ -39,6 +39,7 @@ import statistics
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -74,6 +75,11 @@ class Phase:
     stagger: int = 0
     """Paced: each room first plays a random number of choices below this at once, unmeasured,
     so that matches dealt together do not all end (and restart) together (0: none)."""
+    finishers: int = 0
+    """Paced: this many rooms (of all the workers) play on at once, unmeasured, to a revision
+    drawn from ``finish`` before their schedule starts, so that their matches end and restart
+    inside the window."""
+    finish: tuple[int, int] = (0, 0)
 
     def wire(self) -> dict[str, Any]:
         return {
@@ -84,6 +90,17 @@ class Phase:
             "interval": self.interval,
             "carry": self.carry,
             "stagger": self.stagger,
+        }
+
+    def prelude(self) -> dict[str, Any]:
+        """The unmeasured step before a ``paced-finish`` phase (``bench/loadgen.py``)."""
+        return {
+            "mode": "prelude",
+            "rooms": self.rooms // WORKERS,
+            "finishers": self.finishers // WORKERS,
+            "finish": list(self.finish),
+            "warmup": 0,
+            "seconds": 0,
         }
 
 
@@ -100,8 +117,59 @@ def phases(
 
 
 def phase_rank(name: str) -> tuple[int, int]:
-    mode, _, rooms = name.partition("-")
-    return (0 if mode == "saturation" else 1, int(rooms) if rooms.isdigit() else 0)
+    mode, _, rooms = name.rpartition("-")
+    order = {"saturation": 0, "paced": 1, "paced-finish": 2}.get(mode, 3)
+    return (order, int(rooms) if rooms.isdigit() else 0)
+
+
+FINISH_ROOMS = 40
+"""How many rooms' matches finish in a ``paced-finish`` window (a fifth of 200 rooms: 40 matches
+ending and 40 set up in 6 s, about three times the rate of 200 paced Yspahan rooms)."""
+
+
+def match_lengths(game: str, matches: int = 8) -> tuple[int, int]:
+    """The fewest and the most choices of ``matches`` random 4-seat matches of ``game`` (in
+    process, seeded, the bots' uniform choice): where a finisher's head start stops short of."""
+    from games import registry
+    from games.base import Match
+    from games.rng import Rng
+
+    engine = registry.get(game)
+    lengths = []
+    for seed in range(matches):
+        match = Match.new(engine, 4, {}, seed)
+        chooser = Rng.from_seed(seed ^ 0x5EED)
+        n = 0
+        while (decision := match.decision) is not None:
+            match.act(decision.seat, chooser.below(len(decision.choices)))
+            n += 1
+        lengths.append(n)
+    return min(lengths), max(lengths)
+
+
+def finish_phase(game: str, warmup: float, seconds: float, rooms: int) -> Phase:
+    """Paced, with a quarter of the rooms a few choices short of their match's end when the window
+    opens (``paced-finish-N``): their matches finish, and the next ones are set up and start,
+    inside the window, as they do all the time on a busy server (the real games' matches last
+    minutes at one choice per 250 ms, so ``paced-N`` never sees one end). Before it, a prelude
+    (unmeasured) plays those rooms on at once to a revision a window's worth of choices short of
+    a match's length (drawn between the shortest and the longest of ``match_lengths``; a room
+    whose match is longer than that finishes after the window), the others idle."""
+    interval = 0.25
+    shortest, longest = match_lengths(game)
+    first = int(warmup / interval) + 1  # the first slot in the window
+    last = int((warmup + seconds) / interval)
+    finishers = min(rooms, FINISH_ROOMS) // WORKERS * WORKERS
+    return Phase(
+        f"paced-finish-{rooms}",
+        "paced",
+        rooms,
+        warmup,
+        seconds,
+        interval,
+        finishers=finishers,
+        finish=(max(0, shortest - last), max(1, longest - first)),
+    )
 
 
 def games() -> list[str]:
@@ -145,6 +213,57 @@ def ms(value: float | None) -> float | None:
     return None if value is None else value * 1e3
 
 
+HARNESS_FIELDS = (
+    "p99_in_match_ms",
+    "carried_samples",
+    "p99_carried_ms",
+    "wait_p99_ms",
+    "setups",
+    "setup_p50_ms",
+    "setup_p99_ms",
+    "dropped_slots",
+    "gc_max_ms",
+    "loop_lag_p99_ms",
+    "loop_lag_max_ms",
+    "head_starts_unfinished",
+)
+
+
+def harness(outs: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the load generators say of themselves over a window (bench/README.md, "The paced
+    tail"): the p99 without the choices whose slot fell in a match's set-up and with them
+    only, how long a slot waited in the generator before its choice was sent, the set-ups'
+    durations, the slots dropped in set-ups, the generators' event-loop delay and GC pauses."""
+    own: list[float] = []
+    carried: list[float] = []
+    waits: list[float] = []
+    for o in outs:
+        tags = o.get("carried", [])
+        for i, x in enumerate(o["latencies"]):
+            (carried if i < len(tags) and tags[i] else own).append(x)
+        waits.extend(o.get("waits", []))
+    setups = [x for o in outs for x in o.get("setups", [])]
+    pauses = [x for o in outs for x in o.get("gc_pauses", [])]
+    lags = [o["loop_lag"] for o in outs if "loop_lag" in o]
+    return {
+        "p99_in_match_ms": ms(percentile(own, 0.99)),
+        "carried_samples": len(carried),
+        "p99_carried_ms": ms(percentile(carried, 0.99)),
+        "wait_p50_ms": ms(percentile(waits, 0.50)),
+        "wait_p99_ms": ms(percentile(waits, 0.99)),
+        "setups": len(setups),
+        "setup_p50_ms": ms(percentile(setups, 0.50)),
+        "setup_p99_ms": ms(percentile(setups, 0.99)),
+        "dropped_slots": sum(o.get("dropped", 0) for o in outs),
+        "gc_pauses": len(pauses),
+        "gc_max_ms": ms(max(pauses) if pauses else None),
+        "gc_total_ms": ms(sum(pauses)),
+        "loop_lag_p99_ms": ms(max(x["p99"] for x in lags) if lags else None),
+        "loop_lag_max_ms": ms(max(x["max"] for x in lags) if lags else None),
+        "head_starts_unfinished": sum(o.get("head_starts_unfinished", 0) for o in outs),
+    }
+
+
 def merge(outs: list[dict[str, Any]]) -> dict[str, Any]:
     """One phase's results from every worker, as one set of figures."""
     latencies = [x for o in outs for x in o["latencies"]]
@@ -161,6 +280,7 @@ def merge(outs: list[dict[str, Any]]) -> dict[str, Any]:
     views = [float(x) for o in outs for x in o["view_sizes"]]
     frames = sum(sizes.values())
     return {
+        **harness(outs),
         "actions": sum(o["actions"] for o in outs),
         "actions_per_s": sum(o["actions"] / o["seconds"] for o in outs if o["seconds"] > 0),
         "p50_ms": ms(percentile(latencies, 0.50)),
@@ -201,6 +321,11 @@ def session(
         if setup_errors:
             print(f"  {len(setup_errors)} room set-up(s) refused and retried: {setup_errors[0]}")
         for phase in plan:
+            prelude = None
+            if phase.finishers:
+                for w in workers:
+                    w.send("go " + json.dumps(phase.prelude()))
+                prelude = [w.expect("result", 180) for w in workers]
             for w in workers:
                 w.send("go " + json.dumps(phase.wire()))
             time.sleep(phase.warmup)
@@ -208,13 +333,22 @@ def session(
             cpu0 = {k: cpu_seconds(p) for k, p in pids.items() if p}
             bots0 = sum(cpu_seconds(w.pid) for w in workers)
             t0 = time.perf_counter()
+            m0 = time.monotonic()
             time.sleep(phase.seconds)
+            m1 = time.monotonic()
             cpu1 = {k: cpu_seconds(p) for k, p in pids.items() if p}
             bots1 = sum(cpu_seconds(w.pid) for w in workers)
             window = time.perf_counter() - t0
             outs = [w.expect("result", phase.warmup + phase.seconds + 60) for w in workers]
             rss_end = rss_bytes(server.pid)
             row = merge(outs)
+            probe_file = server.env.get("OASIS_BENCH_PROBE")
+            if probe_file:
+                from bench.probe import DUMP_SECONDS
+                from bench.probe import window as probe_window
+
+                time.sleep(2 * DUMP_SECONDS)
+                row["probe"] = probe_window(Path(probe_file), m0, m1)
             server_cpu = cpu1["server"] - cpu0["server"]
             grown = max(0, rss_end - rss_empty)
             row.update(
@@ -245,6 +379,7 @@ def session(
                     "rss_per_socket_kib": grown / (rooms * SEATS_AND_SPECTATORS) / 1024,
                     "joined_view_median_bytes": median(joined),
                     "setup_errors": setup_errors,
+                    "prelude": prelude,
                 }
             )
             rows.append(row)
@@ -270,6 +405,8 @@ def compare(args: argparse.Namespace) -> dict[str, Any]:
     ]
     game_list = games() if not args.games else args.games.split(",")
     loops = args.loops.split(",")
+    paced_rooms = max(args.paced_rooms)
+    finishing = {g: finish_phase(g, args.warmup, args.seconds, paced_rooms) for g in game_list}
     runs: list[dict[str, Any]] = []
     failures: list[dict[str, Any]] = []
     started = time.monotonic()
@@ -281,9 +418,13 @@ def compare(args: argparse.Namespace) -> dict[str, Any]:
             for kind, game in order:
                 label = kind if kind == "baseline" else f"oasis {game}"
                 print(f"[{time.monotonic() - started:5.0f} s] rep {rep + 1} {loop} {label}")
-                server = Server(kind, loop, "redis")
+                server = Server(kind, loop, "redis", env=probe_env(args, kind))
+                steps = [*plan]
+                if kind == "oasis" and "paced" in args.modes and args.finish:
+                    # after the paced phases, before saturation
+                    steps.insert(sum(1 for p in plan if p.mode == "paced"), finishing[game])
                 try:
-                    rows = session(server, game, plan, args.rooms, seed=1000 * rep + 1)
+                    rows = session(server, game, steps, args.rooms, seed=1000 * rep + 1)
                 except (RuntimeError, TimeoutError) as exc:  # one bad session is not the run
                     print(f"  session failed: {str(exc)[:1500]}")
                     failures.append({"rep": rep, "loop": loop, "target": label, "error": str(exc)})
@@ -296,6 +437,15 @@ def compare(args: argparse.Namespace) -> dict[str, Any]:
     if failures:
         print(f"{len(failures)} session(s) failed; see 'failures' in the JSON")
     return {"runs": runs, "summary": summary, "failures": failures}
+
+
+def probe_env(args: argparse.Namespace, kind: str) -> dict[str, str]:
+    """``--probe``: Oasis's environment that loads ``bench/probe.py`` (its file in a temp dir)."""
+    if not getattr(args, "probe", False) or kind != "oasis":
+        return {}
+    import tempfile
+
+    return {"OASIS_BENCH_PROBE": str(Path(tempfile.mkdtemp(prefix="oasis-probe-")) / "p.json")}
 
 
 def key(row: dict[str, Any]) -> tuple[str, str, str, str]:
@@ -330,6 +480,10 @@ def summarise(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         "bots_cpu_pct",
         "rss_per_room_kib",
         "rss_per_socket_kib",
+        "matches_restarted",
+        "samples",
+        "late",
+        *HARNESS_FIELDS,
     ]
     out: list[dict[str, Any]] = []
     for k in sorted(groups, key=lambda k: (phase_rank(k[0]), k[1], k[2] != "baseline", k)):
@@ -358,7 +512,7 @@ def fmt(value: Any, spec: str = ".0f", none: str = "-") -> str:
 def print_compare(summary: list[dict[str, Any]]) -> None:
     print()
     header = (
-        f"{'phase':<15}{'loop':<8}{'server':<15}{'game':<8}{'act/s':>8}{'x base':>8}"
+        f"{'phase':<17}{'loop':<8}{'server':<15}{'game':<8}{'act/s':>8}{'x base':>8}"
         f"{'p50ms':>7}{'p95ms':>7}{'p99ms':>7}{'patchB':>7}{'viewB':>7}{'p/view':>7}"
         f"{'CPU%':>6}{'us/act':>7}{'redis%':>7}{'bots%':>6}{'KiB/room':>9}{'KiB/sock':>9}"
         f"{'err':>6}"
@@ -367,7 +521,7 @@ def print_compare(summary: list[dict[str, Any]]) -> None:
     print("-" * len(header))
     for s in summary:
         print(
-            f"{s['phase']:<15}{s['loop']:<8}{s['server']:<15}{s['game']:<8}"
+            f"{s['phase']:<17}{s['loop']:<8}{s['server']:<15}{s['game']:<8}"
             f"{fmt(s['actions_per_s']):>8}{fmt(s['ratio_to_baseline'], '.2f'):>8}"
             f"{fmt(s['p50_ms'], '.1f'):>7}{fmt(s['p95_ms'], '.1f'):>7}{fmt(s['p99_ms'], '.1f'):>7}"
             f"{fmt(s['patch_median_bytes']):>7}{fmt(s['view_median_bytes']):>7}"
@@ -378,7 +532,41 @@ def print_compare(summary: list[dict[str, Any]]) -> None:
             f"{s['errors']:>6}"
         )
     print()
+    print_harness(summary, lambda s: f"{s['server']} {s['loop']} {s['game']}")
     print_targets(summary)
+
+
+def print_harness(summary: list[dict[str, Any]], name: Callable[[dict[str, Any]], str]) -> None:
+    """The paced phases as the load generators saw them (bench/README.md, "The paced tail"):
+    how many latency samples the p99 is over, the p99 of the choices whose slot fell in a
+    match's set-up ("carried", the harness before issue 21's item 4 only) and of the others,
+    how long a slot waited in the generator for the previous choice, the set-ups, the slots
+    dropped in them, the matches started, and the generators' own event-loop delay and GC."""
+    rows = [s for s in summary if s["phase"].startswith("paced")]
+
+    def matches(s: dict[str, Any]) -> Any:
+        return s.get("matches_started", s.get("matches_restarted"))
+
+    if not rows:
+        return
+    header = (
+        f"{'phase':<17}{'server':<24}{'samples':>8}{'p99ms':>7}{'inmatch':>8}{'carried':>8}"
+        f"{'carr99':>7}{'late':>6}{'wait99':>7}{'setups':>7}{'set50':>7}{'set99':>7}"
+        f"{'dropped':>8}{'matches':>8}{'lag99':>6}{'lagmax':>7}{'gcmax':>6}"
+    )
+    print(header)
+    print("-" * len(header))
+    for s in rows:
+        print(
+            f"{s['phase']:<17}{name(s):<24}{fmt(s['samples']):>8}{fmt(s['p99_ms'], '.1f'):>7}"
+            f"{fmt(s['p99_in_match_ms'], '.1f'):>8}{fmt(s['carried_samples']):>8}"
+            f"{fmt(s['p99_carried_ms'], '.0f'):>7}{fmt(s['late']):>6}"
+            f"{fmt(s['wait_p99_ms'], '.1f'):>7}{fmt(s['setups']):>7}"
+            f"{fmt(s['setup_p50_ms'], '.0f'):>7}{fmt(s['setup_p99_ms'], '.0f'):>7}"
+            f"{fmt(s['dropped_slots']):>8}{fmt(matches(s)):>8}{fmt(s['loop_lag_p99_ms'], '.1f'):>6}"
+            f"{fmt(s['loop_lag_max_ms'], '.0f'):>7}{fmt(s['gc_max_ms'], '.0f'):>6}"
+        )
+    print()
 
 
 def print_targets(summary: list[dict[str, Any]]) -> None:
@@ -679,6 +867,17 @@ def main(argv: list[str] | None = None) -> int:
         "--modes",
         default="paced,saturation",
         help="which phases of the comparison to run (e.g. paced alone, to study its latency)",
+    )
+    parser.add_argument(
+        "--no-finish",
+        dest="finish",
+        action="store_false",
+        help="compare: leave out the paced-finish phase (matches ending inside the window)",
+    )
+    parser.add_argument(
+        "--probe",
+        action="store_true",
+        help="Oasis with bench/probe.py (GC pauses, loop stalls, store call times per window)",
     )
     parser.add_argument("--sockets", type=int, default=TARGET_IDLE_SOCKETS, help="idle run")
     parser.add_argument("--rules-seconds", type=float, default=3.0)

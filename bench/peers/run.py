@@ -51,15 +51,18 @@ from bench.probe import DUMP_SECONDS
 from bench.probe import window as probe_window
 from bench.procs import ROOT, Server, Worker, cpu_seconds, rss_bytes, stop_process
 from bench.run import (
+    HARNESS_FIELDS,
     Phase,
     counter_median,
     fmt,
+    harness,
     machine,
     median,
     ms,
     percentile,
     phase_rank,
     phases,
+    print_harness,
 )
 from tests.services import free_port, wait_for_port
 
@@ -232,40 +235,6 @@ def merge(outs: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def harness(outs: list[dict[str, Any]]) -> dict[str, Any]:
-    """What the load generators say of themselves over a window (bench/peers/README.md, "the
-    paced tail"): the p99 without the choices whose slot fell in a match's set-up and with them
-    only, how long a slot waited in the generator before its choice was sent, the set-ups'
-    durations, the slots dropped in set-ups, the generators' event-loop delay and GC pauses."""
-    own: list[float] = []
-    carried: list[float] = []
-    waits: list[float] = []
-    for o in outs:
-        tags = o.get("carried", [])
-        for i, x in enumerate(o["latencies"]):
-            (carried if i < len(tags) and tags[i] else own).append(x)
-        waits.extend(o.get("waits", []))
-    setups = [x for o in outs for x in o.get("setups", [])]
-    pauses = [x for o in outs for x in o.get("gc_pauses", [])]
-    lags = [o["loop_lag"] for o in outs if "loop_lag" in o]
-    return {
-        "p99_in_match_ms": ms(percentile(own, 0.99)),
-        "carried_samples": len(carried),
-        "p99_carried_ms": ms(percentile(carried, 0.99)),
-        "wait_p50_ms": ms(percentile(waits, 0.50)),
-        "wait_p99_ms": ms(percentile(waits, 0.99)),
-        "setups": len(setups),
-        "setup_p50_ms": ms(percentile(setups, 0.50)),
-        "setup_p99_ms": ms(percentile(setups, 0.99)),
-        "dropped_slots": sum(o.get("dropped", 0) for o in outs),
-        "gc_pauses": len(pauses),
-        "gc_max_ms": ms(max(pauses) if pauses else None),
-        "gc_total_ms": ms(sum(pauses)),
-        "loop_lag_p99_ms": ms(max(x["p99"] for x in lags) if lags else None),
-        "loop_lag_max_ms": ms(max(x["max"] for x in lags) if lags else None),
-    }
-
-
 def session(
     target: str, plan: list[Phase], rooms: int, seed: int, check: bool = True
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -435,7 +404,7 @@ def compare_peers(
         }
     )
     print_table(summary)
-    print_harness(summary)
+    print_harness(summary, lambda s: str(s["server"]))
     report["targets"] = print_targets(summary)
     print(
         f"views checked: {sum(c.get('rooms', 0) for c in checks)} rooms, "
@@ -446,20 +415,6 @@ def compare_peers(
         print(f"{len(failures)} session(s) failed; see 'failures' in the JSON")
     return report
 
-
-HARNESS_FIELDS = (
-    "p99_in_match_ms",
-    "carried_samples",
-    "p99_carried_ms",
-    "wait_p99_ms",
-    "setups",
-    "setup_p50_ms",
-    "setup_p99_ms",
-    "dropped_slots",
-    "gc_max_ms",
-    "loop_lag_p99_ms",
-    "loop_lag_max_ms",
-)
 
 FIELDS = (
     "actions_per_s",
@@ -529,35 +484,6 @@ def print_table(summary: list[dict[str, Any]]) -> None:
             f"{fmt(s['update_mean_bytes']):>6}{fmt(s['wire_bytes_per_action']):>10}"
             f"{fmt(s['matches_started']):>8}{fmt(s['bots_cpu_pct']):>6}"
             f"{fmt(s['cpu_stall_pct']):>7}{s['errors']:>5}"
-        )
-    print()
-
-
-def print_harness(summary: list[dict[str, Any]]) -> None:
-    """The paced phases as the load generators saw them (bench/peers/README.md, "The paced
-    tail"): how many latency samples the p99 is over, the p99 of the choices whose slot fell in
-    a match's set-up ("carried", the harness before item 4 only) and of the others, how long a
-    slot waited in the generator for the previous choice, the set-ups, the slots dropped in them,
-    and the generators' own event-loop delay and GC pauses."""
-    rows = [s for s in summary if s["phase"].startswith("paced")]
-    if not rows:
-        return
-    header = (
-        f"{'phase':<15}{'server':<17}{'samples':>8}{'p99ms':>7}{'inmatch':>8}{'carried':>8}"
-        f"{'carr99':>7}{'late':>6}{'wait99':>7}{'setups':>7}{'set50':>7}{'set99':>7}"
-        f"{'dropped':>8}{'lag99':>6}{'lagmax':>7}{'gcmax':>6}"
-    )
-    print(header)
-    print("-" * len(header))
-    for s in rows:
-        print(
-            f"{s['phase']:<15}{s['server']:<17}{fmt(s['samples']):>8}{fmt(s['p99_ms'], '.1f'):>7}"
-            f"{fmt(s['p99_in_match_ms'], '.1f'):>8}{fmt(s['carried_samples']):>8}"
-            f"{fmt(s['p99_carried_ms'], '.0f'):>7}{fmt(s['late']):>6}"
-            f"{fmt(s['wait_p99_ms'], '.1f'):>7}{fmt(s['setups']):>7}"
-            f"{fmt(s['setup_p50_ms'], '.0f'):>7}{fmt(s['setup_p99_ms'], '.0f'):>7}"
-            f"{fmt(s['dropped_slots']):>8}{fmt(s['loop_lag_p99_ms'], '.1f'):>6}"
-            f"{fmt(s['loop_lag_max_ms'], '.0f'):>7}{fmt(s['gc_max_ms'], '.0f'):>6}"
         )
     print()
 
