@@ -9,6 +9,7 @@
     .venv/bin/python bench/run.py profile          # py-spy on Oasis under saturation
     .venv/bin/python bench/run.py attacks          # issue 14's floods at the default limits
     .venv/bin/python bench/run.py peers --quick    # beside boardgame.io and Colyseus (bench/peers)
+    .venv/bin/python bench/run.py tail --quick     # issue 21's paced tail (about 2.5 min)
     .venv/bin/python bench/run.py all --quick      # every one of them but peers
 
 The comparison starts every server under test itself on 127.0.0.1 (the baseline of
@@ -774,6 +775,37 @@ def peers(args: argparse.Namespace) -> dict[str, Any]:
     )
 
 
+def tail(args: argparse.Namespace) -> dict[str, Any]:
+    """Issue 21's paced tail (BENCHMARKS.md, "The paced tail"): the tiny game on Oasis in memory
+    and with the Redis log, paced at 200 rooms with the harness as it was (``--old-pacing``:
+    every match dealt at once, set-up slots charged to the next choice) and as it is; then
+    Yspahan and Ishtar with the Redis log on uvloop, ``paced-200`` and ``paced-finish-200``
+    (matches ending and starting inside the window), beside the baseline."""
+    import copy
+
+    from bench.peers.run import compare_peers
+
+    out: dict[str, Any] = {}
+    for old in (True, False):
+        print(f"\n-- the tiny game, {'the old pacing' if old else 'the pacing now'} --")
+        out["tiny_old_pacing" if old else "tiny"] = compare_peers(
+            args.reps,
+            args.warmup,
+            args.seconds,
+            args.rooms,
+            targets=("oasis/memory", "oasis/redis"),
+            modes=("paced",),
+            paced=args.paced_rooms,
+            old_pacing=old,
+        )
+    print("\n-- the real games, Redis log, uvloop --")
+    games_args = copy.copy(args)
+    games_args.modes = ("paced",)
+    games_args.loops = "uvloop"
+    out["games"] = compare(games_args)
+    return out
+
+
 def profile(args: argparse.Namespace) -> dict[str, Any]:
     from bench.profile import run_profile
 
@@ -841,6 +873,7 @@ WHAT = (
     "profile",
     "attacks",
     "peers",
+    "tail",
     "all",
 )
 
@@ -897,6 +930,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, help="JSON file (default bench/results/...)")
     args = parser.parse_args(argv)
+    if args.what == "tail":  # a short command (the lead re-runs it on a quiet machine)
+        args.reps = args.reps or (1 if args.quick else 2)
     args.reps = args.reps or (2 if args.quick else 3)
     args.warmup = args.warmup if args.warmup is not None else (1.0 if args.quick else 2.0)
     args.seconds = args.seconds if args.seconds is not None else (2.5 if args.quick else 6.0)
@@ -931,9 +966,11 @@ def main(argv: list[str] | None = None) -> int:
         "profile": profile,
         "attacks": attacks,
         "peers": peers,
+        "tail": tail,
     }
-    # ``all`` leaves the peer comparison out: it needs Node.js and takes as long again.
-    chosen = [s for s in steps if s != "peers"] if args.what == "all" else [args.what]
+    # ``all`` leaves the peer comparison (and the tail, a part of it) out: it needs Node.js and
+    # takes as long again.
+    chosen = [s for s in steps if s not in ("peers", "tail")] if args.what == "all" else [args.what]
     started = time.monotonic()
     for name in chosen:
         print(f"\n== {name} ==")

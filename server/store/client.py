@@ -157,14 +157,21 @@ class Client:
         self, script: Any, calls: Sequence[tuple[Sequence[Any], Sequence[Any]]]
     ) -> list[Any]:
         """One pipeline of ``script`` (redis-py's registered script) with each ``(keys, args)``
-        of ``calls``, the replies in order, errors as values; a Redis that lost its scripts (a
-        restart) gets it loaded and the refused calls sent again, once."""
+        of ``calls``, the replies in order, errors as values (see :meth:`pipeline_scripts`)."""
+        return await self.pipeline_scripts([(script, names, args) for names, args in calls])
+
+    async def pipeline_scripts(
+        self, calls: Sequence[tuple[Any, Sequence[Any], Sequence[Any]]]
+    ) -> list[Any]:
+        """One pipeline of ``(script, keys, args)`` calls (redis-py's registered scripts, any
+        mix), the replies in order, errors as values; a Redis that lost its scripts (a restart)
+        gets the refused ones loaded and those calls sent again, once."""
         replies: list[Any] = [None] * len(calls)
         todo = list(range(len(calls)))
         for attempt in range(2):
             pipe = self.redis.pipeline(transaction=False)
             for i in todo:
-                names, args = calls[i]
+                script, names, args = calls[i]
                 pipe.evalsha(script.sha, len(names), *names, *args)
             got = await pipe.execute(raise_on_error=False)
             for i, reply in zip(todo, got, strict=True):
@@ -172,7 +179,8 @@ class Client:
             todo = [i for i in todo if isinstance(replies[i], NoScriptError)]
             if not todo or attempt:
                 break
-            await self.redis.script_load(script.script)
+            for script in {id(calls[i][0]): calls[i][0] for i in todo}.values():
+                await self.redis.script_load(script.script)
         return replies
 
     async def close(self) -> None:

@@ -22,11 +22,16 @@ an append whose reply was lost is safe (redis-py retries once on a dropped conne
 reason); any other duplicate, gap or older rev raises :class:`RevisionError`. Redis also refuses
 a stream id not above the last one, even after trims: a second guard.
 
-Group commit. Appends go through :class:`~server.store.commit.GroupCommit` (one batch in
-flight; what arrives meanwhile goes together next), whose sender this store is: a lone append
-is one EVALSHA, a batch one pipeline of EVALSHAs on one connection, each reply mapped on its own
-(a wrong rev fails that room only; a pipeline that fails as a whole fails each of its appends,
-an unknown outcome like any lost reply). On a Redis Cluster each append keeps its own call.
+Group commit. Appends, seat updates (:meth:`RedisStore.update_room`) and snapshots, the
+writes a room makes while it is set up and plays, each one script call, go through
+:class:`~server.store.commit.GroupCommit` (one batch in flight; what arrives meanwhile goes
+together next), whose sender this store is: a lone call is one EVALSHA, a batch one pipeline of
+EVALSHAs on one connection, each reply mapped on its own (a wrong rev fails that room only; a
+pipeline that fails as a whole fails each of its calls, an unknown outcome like any lost reply).
+A room has one write in flight at a time and a batch keeps the order of its calls, so nothing
+about order changes; what they share is redis-py's per-call path (issue 21: with matches ending
+and starting all the time, the seat updates of their set-ups were as many lone round trips as
+their choices' appends). On a Redis Cluster each call keeps its own round trip.
 
 Trim and archive decision (:mod:`server.store.archive`): a snapshot trims the log, the full
 list of choices stays beside it for the archive.
@@ -62,9 +67,11 @@ __all__ = ["RedisStore"]
 
 
 @dataclass(frozen=True, slots=True)
-class _Append:
-    """What one append's script call needs (a :class:`GroupCommit` payload)."""
+class _Call:
+    """One script call of the group commit (a :class:`GroupCommit` payload): an append, a seat
+    update or a snapshot."""
 
+    script: Any
     keys: list[str]
     args: list[EncodableT]
 
@@ -116,8 +123,8 @@ class RedisStore:
         self._update = self._redis.register_script(scripts.UPDATE)
         self._chat = self._redis.register_script(scripts.CHAT)
         self._keys = keys.KeyCache(prefix)
-        self._commit: GroupCommit[_Append] = GroupCommit(self._send_appends)
-        """The appends' group commit (see "Group commit")."""
+        self._commit: GroupCommit[_Call] = GroupCommit(self._send_calls)
+        """The group commit of appends, seat updates and snapshots (see "Group commit")."""
         self._fence = fence
         self._token = "" if fence is None else fence.token
         """This node's lease token (:mod:`.fence`); empty: no leases, nothing is fenced."""
@@ -238,11 +245,7 @@ class RedisStore:
             args += [name, value]
         if not args:
             return
-        await self._fenced(
-            room,
-            f"update room {room}",
-            lambda: self._update(keys=[k.meta, k.lease], args=[*args, self._token]),
-        )
+        await self._script(room, f"update room {room}", self._update, [k.meta, k.lease], args)
 
     async def append(self, room: str, action: Action, meta: dict[str, Any] | None = None) -> None:
         """Store ``action`` before it is acknowledged: one round trip, raise StoreError if not.
@@ -255,13 +258,20 @@ class RedisStore:
         fields: list[EncodableT] = []
         for name, value in _pack_fields(meta or {}).items():
             fields += [name, value]
-        args: list[EncodableT] = [action.rev, blob, *fields, self._token]
         what = f"append rev {action.rev} to room {room}"
+        await self._script(room, what, self._append, names, [action.rev, blob, *fields])
+
+    async def _script(
+        self, room: str, what: str, script: Any, names: list[str], args: list[EncodableT]
+    ) -> None:
+        """One fenced script call of ``room`` (this node's lease token goes last), through the
+        group commit; a lost lease is told to ``on_not_owner``."""
+        args = [*args, self._token]
         if self._cluster:
-            await self._fenced(room, what, lambda: self._append(keys=names, args=args))
+            await self._fenced(room, what, lambda: script(keys=names, args=args))
             return
         try:
-            await self._commit.submit(what, _Append(names, args))
+            await self._commit.submit(what, _Call(script, names, args))
         except NotOwnerError:
             if self.on_not_owner is not None:
                 self.on_not_owner(room)
@@ -269,24 +279,25 @@ class RedisStore:
 
     @property
     def append_batches(self) -> int:
-        """How many round trips carried appends (with ``appends_batched``: the batching)."""
+        """How many round trips carried the group commit's calls (appends, seat updates and
+        snapshots; with ``appends_batched``: the batching)."""
         return self._commit.batches
 
     @property
     def appends_batched(self) -> int:
         return self._commit.items
 
-    async def _send_appends(self, batch: Sequence[Pending[_Append]]) -> list[StoreError | None]:
-        """One round trip for a batch of appends (a lone one is one script call, more a
+    async def _send_calls(self, batch: Sequence[Pending[_Call]]) -> list[StoreError | None]:
+        """One round trip for a batch of script calls (a lone one is one call, more a
         pipeline), each reply mapped on its own; the :class:`GroupCommit`'s sender."""
         if len(batch) == 1:
             item = batch[0]
-            call = partial(self._append, item.payload.keys, item.payload.args)
+            call = partial(item.payload.script, item.payload.keys, item.payload.args)
             replies: list[Any] = [await self._run(item.what, call)]
         else:
-            calls = [(item.payload.keys, item.payload.args) for item in batch]
-            pipe = partial(self._client.pipeline_script, self._append, calls)
-            replies = await self._run(f"append {len(batch)} choices", pipe)
+            calls = [(i.payload.script, i.payload.keys, i.payload.args) for i in batch]
+            pipe = partial(self._client.pipeline_scripts, calls)
+            replies = await self._run(f"{len(batch)} writes", pipe)
         outcome = self._client.outcome
         return [outcome(i.what, reply) for i, reply in zip(batch, replies, strict=True)]
 
@@ -321,12 +332,9 @@ class RedisStore:
         awaits it, or hands a task a fresh ``game.dump`` that nothing else mutates."""
         k = self.keys(room)
         blob = records.snapshot_blob(rev, state)
-        await self._fenced(
-            room,
-            f"snapshot rev {rev} of room {room}",
-            lambda: self._snapshot(
-                keys=[k.meta, k.log, k.choices, k.snap, k.lease], args=[rev, blob, self._token]
-            ),
+        names = [k.meta, k.log, k.choices, k.snap, k.lease]
+        await self._script(
+            room, f"snapshot rev {rev} of room {room}", self._snapshot, names, [rev, blob]
         )
 
     async def unfinished_rooms(self) -> list[str]:

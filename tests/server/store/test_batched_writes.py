@@ -1,0 +1,95 @@
+"""Seat updates and snapshots share the appends' group commit (issue 21, the paced tail): many
+rooms' writes of different kinds in one round trip, each outcome to its own room, on a real
+redis-server."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import redis.asyncio as aioredis
+
+from server.store import Action, RoomGoneError
+from server.store.redis import RedisStore
+from tests.services import RedisServer
+
+
+def meta(room: str) -> dict[str, Any]:
+    return {
+        "room": room,
+        "game": "tiny",
+        "players": 2,
+        "options": {},
+        "public": True,
+        "state": "open",
+        "rev": 0,
+        "seats": [],
+        "seed": 7,
+    }
+
+
+@pytest.fixture
+async def store(redis_server: RedisServer) -> AsyncIterator[RedisStore]:
+    s = RedisStore(redis_server.url, timeout=0.5, probe_interval=0.05)
+    await s.start()
+    try:
+        yield s
+    finally:
+        await s.close()
+
+
+async def test_appends_seat_updates_and_snapshots_of_many_rooms_share_a_round_trip(
+    store: RedisStore,
+) -> None:
+    rooms = [f"mix-{i}" for i in range(9)]
+    for room in rooms[:8]:  # mix-8 is not live
+        await store.create_room(room, meta(room))
+    before = store.append_batches
+    calls = [
+        *(store.append(room, Action(1, 0, {"kind": "draw"})) for room in rooms[:3]),
+        *(store.update_room(room, {"state": "playing", "rev": 0}) for room in rooms[3:6]),
+        store.snapshot(rooms[6], 0, {"deck": [1, 2]}),
+        store.update_room(rooms[7], {"state": "playing"}),
+        store.update_room(rooms[8], {"state": "playing"}),
+    ]
+    results = await asyncio.gather(*calls, return_exceptions=True)
+    # The first call leads alone, every other one waits for it and goes in the next batch.
+    assert store.append_batches == before + 2
+    assert all(r is None for r in results[:8]), results
+    assert isinstance(results[8], RoomGoneError) and "mix-8" in str(results[8])
+    assert store.ready()
+    for room in rooms[:3]:
+        record = await store.load_room(room)
+        assert record is not None and [a.rev for a in record.actions] == [1]
+    for room in rooms[3:6]:
+        record = await store.load_room(room)
+        assert record is not None and record.meta["state"] == "playing"
+    assert await store.load_room(rooms[8]) is None
+
+
+async def test_a_batch_of_several_scripts_goes_on_after_redis_forgets_them(
+    store: RedisStore, redis_server: RedisServer
+) -> None:
+    """A restarted Redis has no scripts: each refused script of a mixed batch is loaded and its
+    calls sent again."""
+    for room in ("a", "b"):
+        await store.create_room(room, meta(room))
+    await store.append("a", Action(1, 0, {"kind": "draw"}))
+    raw = aioredis.Redis.from_url(redis_server.url)
+    try:
+        await raw.script_flush()
+    finally:
+        await raw.aclose()
+    await asyncio.gather(
+        store.append("a", Action(2, 1, {"kind": "draw"})),
+        store.append("b", Action(1, 0, {"kind": "draw"})),
+        store.update_room("b", {"state": "playing"}),
+        store.snapshot("a", 1, {"deck": []}),
+    )
+    a, b = await store.load_room("a"), await store.load_room("b")
+    assert a is not None and b is not None
+    assert b.meta["state"] == "playing"
+    assert [x.rev for x in b.actions] == [1]
+    assert a.snapshot is not None and a.snapshot.rev == 1
