@@ -9,7 +9,7 @@
     .venv/bin/python bench/run.py profile          # py-spy on Oasis under saturation
     .venv/bin/python bench/run.py attacks          # issue 14's floods at the default limits
     .venv/bin/python bench/run.py peers --quick    # beside boardgame.io and Colyseus (bench/peers)
-    .venv/bin/python bench/run.py tail --quick     # issue 21's paced tail (about 2.5 min)
+    .venv/bin/python bench/run.py tail --quick     # issue 21's paced tail (about 1.5 min)
     .venv/bin/python bench/run.py all --quick      # every one of them but peers
 
 The comparison starts every server under test itself on 127.0.0.1 (the baseline of

@@ -1,10 +1,12 @@
-"""Group commit: the appends of many rooms share round trips, and none waits for another.
+"""Group commit: the writes of many rooms share round trips, and none waits for another.
+
+The Redis store sends its appends, seat updates and snapshots through one (each a script call).
 
 One batch is in flight at a time. A submission that finds none leads: it is sent at once,
 alone (no added latency). Submissions that arrive while a batch is in flight queue, and go
 together as the next batch as soon as the batch before it has answered, so under load a batch
 holds every append that arrived during the last round trip. Each submitter still waits for its
-own outcome, and a room has at most one append in flight, so nothing about order or
+own outcome, and a room has at most one write in flight, so nothing about order or
 acknowledgement changes; what a batch shares is the client's per-call path (for redis-py:
 connection checkout, timeouts, a task per command; BENCHMARKS.md has the figures).
 
