@@ -10,9 +10,20 @@ connection survives them. Frames that arrive after the close started are ignored
 
 Sending never awaits (see :mod:`server.limits` for the slow-reader policy): a frame is pushed
 into the socket's write buffer at once, so a room can fan a revision out to hundreds of sockets
-without yielding, and one slow socket only ever costs its own buffer. The fan-out to spectators
-frames a message once (:func:`ws_frame`) and writes those bytes to every socket's transport
-(:meth:`Connection.send_framed`).
+without yielding, and one slow socket only ever costs its own buffer.
+
+Every frame is written pre-framed straight to the socket's transport (:func:`ws_frame`, then one
+``transport.write`` per whole frame), not through websockets' ``broadcast``, which serializes a
+``Frame`` and queues it in the protocol object per socket: the fan-out to spectators frames a
+message once and writes those bytes to every socket (:meth:`Connection.send_framed`), and a
+seat's frames, acks and replies are framed once per socket (:meth:`Connection.send_bytes`).
+The direct write is taken only while the protocol is OPEN, with no extension negotiated (the
+server offers none: ``compression=None``), the transport not closing and nothing of websockets'
+own pending (:func:`_direct`); otherwise ``send_bytes`` falls back to ``broadcast`` (which
+skips a connection that is not open) and ``send_framed`` drops the frame. websockets writes its
+own frames (pings, pongs, the close) to the transport synchronously as it makes them
+(``send_data``), each one whole, so no frame of ours can land inside one of theirs, nor one of
+theirs inside ours.
 """
 
 from __future__ import annotations
@@ -24,7 +35,6 @@ from enum import Enum
 from typing import Any
 
 from websockets.asyncio.server import ServerConnection, broadcast
-from websockets.frames import Frame, Opcode
 from websockets.protocol import OPEN
 
 from protocol.errors import ErrorCode, RequestError
@@ -32,11 +42,37 @@ from protocol.frames import ServerFrame, encode_frame
 from server.limits import SendBuffer, SendVerdict, TokenBucket
 from server.metrics import Metrics
 
+_SHORT_HEADERS = tuple(bytes((0x82, n)) for n in range(126))
+"""The headers of binary frames of 0 to 125 bytes: FIN + BINARY, then the length, unmasked."""
+
 
 def ws_frame(data: bytes) -> bytes:
-    """``data`` as one unmasked, uncompressed binary WebSocket frame (what a server sends),
-    built once by websockets' own serializer for :meth:`Connection.send_framed`."""
-    return Frame(Opcode.BINARY, data).serialize(mask=False)
+    """``data`` as one final, unmasked, uncompressed binary WebSocket frame (what a server
+    sends), byte for byte what websockets' own ``Frame(BINARY, data).serialize(mask=False)``
+    builds (RFC 6455 5.2: 7-bit length, or 126 + 16 bits, or 127 + 64 bits)."""
+    n = len(data)
+    if n < 126:
+        return _SHORT_HEADERS[n] + data
+    if n < 0x10000:
+        return b"\x82\x7e" + n.to_bytes(2, "big") + data
+    return b"\x82\x7f" + n.to_bytes(8, "big") + data
+
+
+def _direct(ws: ServerConnection) -> bool:
+    """Whether a frame of ours may be written straight to ``ws``'s transport now: the protocol
+    is OPEN (not closing: nothing may follow a close frame), no extension was negotiated (a
+    frame of ours is not compressed), no fragmented message of websockets' is half sent, the
+    transport is not closing, and nothing websockets serialized waits to be written (it never
+    does between two of its calls: ``send_data`` follows each at once; checked all the same so
+    that frames keep their order)."""
+    protocol = ws.protocol
+    return (
+        protocol.state is OPEN
+        and not protocol.extensions
+        and not protocol.writes
+        and ws.send_in_progress is None
+        and not ws.transport.is_closing()
+    )
 
 
 class ConnState(Enum):
@@ -117,14 +153,20 @@ class Connection:
         return self.send_bytes(encode_frame(frame))
 
     def send_bytes(self, data: bytes) -> bool:
-        """Write one frame now; False if it was dropped (closed or lagging connection)."""
-        if self.closed or self.send_buffer.lagging:
+        """Write one frame now (framed here, straight to the transport when :func:`_direct`,
+        else through websockets' ``broadcast``); False if it was dropped (closed or lagging
+        connection)."""
+        if self.state is ConnState.CLOSED or self.send_buffer.lagging:
             return False
-        broadcast((self.ws,), data)
-        self.metrics.frames_out.inc()
-        self.metrics.bytes_out.inc(len(data))
-        transport = self.ws.transport
-        buffered = transport.get_write_buffer_size() if transport is not None else 0
+        ws = self.ws
+        if _direct(ws):
+            ws.transport.write(ws_frame(data))
+        else:
+            broadcast((ws,), data)
+        metrics = self.metrics
+        metrics.frames_out.inc()
+        metrics.bytes_out.inc(len(data))
+        buffered = ws.transport.get_write_buffer_size()
         if buffered > self.send_buffer.limit:
             self._overflowed(buffered)
         return True
@@ -133,15 +175,14 @@ class Connection:
         """Write one message already framed for WebSocket (:func:`ws_frame`) straight to the
         socket's transport: the fan-out's path, the same bytes for every socket, no frame
         built per socket. Same policy as :meth:`send_bytes`; the metrics are the caller's
-        (counted once per fan-out). False if not written (closed, lagging, closing)."""
+        (counted once per fan-out). False if not written (closed, lagging, not :func:`_direct`:
+        the connection is closing, so the frame could not be sent anyway)."""
         if self.state is ConnState.CLOSED or self.send_buffer.lagging:
             return False
         ws = self.ws
-        transport = ws.transport
-        # Only an open connection, with nothing of websockets' own pending: its writes are
-        # flushed to the transport as they are made (send_data), so frames never interleave.
-        if ws.protocol.state is not OPEN or ws.protocol.extensions or transport.is_closing():
+        if not _direct(ws):
             return False
+        transport = ws.transport
         transport.write(framed)
         buffered = transport.get_write_buffer_size()
         if buffered > self.send_buffer.limit:

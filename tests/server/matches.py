@@ -34,7 +34,7 @@ REAL_GAMES = ("ishtar", "yspahan")
 """The engines the end-to-end tests play, named (never "whatever imports"): a test checks that
 they are every engine the server serves, and a broken one fails those tests instead of being
 left out."""
-TEST_GAMES = frozenset({"tiny", "bulk", "boom"})
+TEST_GAMES = frozenset({"tiny", "bulk", "boom", "wide"})
 """Engines of the tests themselves (registered by them)."""
 
 

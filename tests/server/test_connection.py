@@ -1,0 +1,216 @@
+"""A connection's send path: every frame written pre-framed straight to its transport, one whole
+frame per write, in order, over a real socket to a real client (:mod:`server.connection`)."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from websockets.asyncio.server import broadcast
+from websockets.frames import Frame, Opcode
+
+from games import registry
+from games.base import JSON, Choice, Decision, Event, Game, Result
+from games.rng import Rng
+from server import connection
+from server.app import App
+from server.connection import Connection, ws_frame
+from tests.server.client import Client
+from tests.server.conftest import MakeApp, MakeClient
+
+WIDE = 70_000
+"""Bytes of the wide game's view: past 64 KiB, so its frames take the 64-bit length header."""
+
+
+@dataclass
+class WideState:
+    turns: int
+
+
+class Wide(Game[WideState]):
+    """Endless one-seat game whose shared view is a 70 kB string that changes every turn."""
+
+    name = "wide"
+    title = "Wide"
+    min_players = 1
+    max_players = 1
+
+    def setup(self, players: int, options: Mapping[str, JSON], seed: int) -> WideState:
+        return WideState(0)
+
+    def decision(self, state: WideState) -> Decision | None:
+        return Decision(0, "grow", [{"kind": "grow"}])
+
+    def apply(self, state: WideState, choice: Choice) -> list[Event]:
+        state.turns += 1
+        return []
+
+    def shared_view(self, state: WideState) -> dict[str, JSON]:
+        return {"blob": f"{state.turns:08d}" + "w" * WIDE, "turns": state.turns}
+
+    def own_view(self, state: WideState, seat: int) -> dict[str, JSON]:
+        return {"seat": seat}
+
+    def result(self, state: WideState) -> Result | None:
+        return None
+
+    def dump(self, state: WideState) -> dict[str, JSON]:
+        return {"turns": state.turns}
+
+    def load(self, data: Mapping[str, JSON]) -> WideState:
+        return WideState(int(data["turns"]))  # type: ignore[arg-type]
+
+    def hidden_variant(self, state: WideState, viewer: int | None, rng: Rng) -> WideState:
+        return copy.deepcopy(state)
+
+
+registry.register(Wide())
+
+
+def _frame_sizes(data: bytes) -> list[int]:
+    """The total size of each whole frame in ``data`` (unmasked, as a server writes them)."""
+    sizes = []
+    at = 0
+    while at < len(data):
+        n = data[at + 1] & 0x7F
+        head = 2
+        if n == 126:
+            n, head = int.from_bytes(data[at + 2 : at + 4], "big"), 4
+        elif n == 127:
+            n, head = int.from_bytes(data[at + 2 : at + 10], "big"), 10
+        sizes.append(head + n)
+        at += head + n
+    assert at == len(data), "a write ends inside a frame"
+    return sizes
+
+
+class Writes:
+    """Records each ``transport.write`` of one server-side connection, then passes it on."""
+
+    def __init__(self, conn: Connection) -> None:
+        transport: Any = conn.ws.transport
+        self.real = transport.write
+        self.writes: list[bytes] = []
+        self.since = 0
+        """How many frames the client had received before (set by the test)."""
+        transport.write = self
+
+    def __call__(self, data: bytes | bytearray | memoryview) -> None:
+        self.writes.append(bytes(data))
+        self.real(data)
+
+
+async def _received(client: Client, frames: int) -> None:
+    await client.until(lambda: len(client.raw) >= frames)
+
+
+def _conn(app: App, name: str) -> Connection:
+    return next(c for c in app.connections if c.client == name)
+
+
+def test_a_frame_is_framed_as_websockets_frames_it_at_every_length_boundary() -> None:
+    """rules-checklist: none (transport). The 7-bit, 16-bit and 64-bit length forms, on both
+    sides of each boundary."""
+    for n in (0, 1, 125, 126, 127, 65_535, 65_536, 70_000):
+        data = os.urandom(n)
+        assert ws_frame(data) == Frame(Opcode.BINARY, data).serialize(mask=False), n
+
+
+async def test_every_frame_is_written_whole_and_in_order_straight_to_the_transport(
+    make_app: MakeApp, make_client: MakeClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """rules-checklist: none (transport). Replies, acks, joined, patches (7-bit, 16-bit and
+    64-bit lengths) and websockets' own ping reach a real client intact and in order, each
+    ``transport.write`` one whole frame, never through websockets' ``broadcast``; the client
+    offers permessage-deflate and the server negotiates none."""
+    app = await make_app()
+    fallbacks: list[bytes] = []
+    real_broadcast = broadcast
+
+    def spy(conns: Any, data: bytes) -> None:
+        fallbacks.append(data)
+        real_broadcast(conns, data)
+
+    monkeypatch.setattr(connection, "broadcast", spy)
+    player = await make_client("player", target=app)
+    watcher = await make_client("watcher", target=app)
+    assert player.ws.protocol.extensions == []  # offered by the client, not negotiated
+    seat_writes = Writes(_conn(app, "player"))
+    watch_writes = Writes(_conn(app, "watcher"))
+    seat_writes.since, watch_writes.since = len(player.raw), len(watcher.raw)
+    frames_before = app.metrics.frames_out.value
+
+    # Pipelined requests: the answers come back in the order the requests were sent.
+    start = len(player.frames)
+    ids = [player.new_id() for _ in range(200)]
+    for rid in ids:
+        await player.send({"type": "ping", "id": rid})
+    await player.until(lambda: len(player.frames) >= start + len(ids))
+    assert [f["id"] for f in player.frames[start:]] == ids
+    assert all(f["type"] == "pong" for f in player.frames[start:])
+
+    room = (await player.request({"type": "create", "game": "wide", "players": 1}))["room"]
+    await player.request({"type": "join", "room": room})
+    await player.request({"type": "start", "room": room})
+    await watcher.request({"type": "spectate", "room": room})
+    await _conn(app, "player").ws.ping()  # websockets' own frame, between two of ours
+    for _ in range(5):
+        rev = player.rev(room)
+        ack = await player.request({"type": "act", "room": room, "rev": rev, "choice": 0})
+        assert ack["type"] == "ack", ack
+    await player.until(lambda: player.rev(room) == rev + 1)
+    await watcher.until(lambda: watcher.rev(room) == rev + 1)
+    game = player.view(room)["shared"]["game"]
+    assert game == watcher.view(room)["shared"]["game"]
+    assert game["turns"] == 5 and len(game["blob"]) == 8 + WIDE
+
+    assert fallbacks == []
+    for record, client in ((seat_writes, player), (watch_writes, watcher)):
+        assert all(len(_frame_sizes(data)) == 1 for data in record.writes), "one frame a write"
+        ours = [data for data in record.writes if data[0] == 0x82]  # binary, final
+        await _received(client, record.since + len(ours))
+        assert ours == [ws_frame(raw) for raw in client.raw[record.since :]]
+    heads = {data[1] & 0x7F for data in seat_writes.writes if data[0] == 0x82}
+    assert {127} <= heads and any(n < 126 for n in heads)  # 64-bit and 7-bit lengths
+    assert any(data[0] == 0x89 for data in seat_writes.writes)  # the ping, whole
+    seat_frames = sum(1 for data in seat_writes.writes if data[0] == 0x82)
+    # (the spectators' fan-out counts its own frames, once per fan-out: the seat's only here)
+    assert app.metrics.frames_out.value - frames_before >= seat_frames
+    assert not player.failures and not watcher.failures
+
+
+async def test_a_closing_connection_falls_back_to_websockets_and_closes_cleanly(
+    make_app: MakeApp, make_client: MakeClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """rules-checklist: none (transport). Once the close handshake has started nothing is
+    written straight to the transport (websockets skips it: nothing may follow a close frame),
+    and a graceful stop's ``bye`` arrives before the close frame of 1001."""
+    app = await make_app()
+    fallbacks: list[bytes] = []
+    real_broadcast = broadcast
+
+    def spy(conns: Any, data: bytes) -> None:
+        fallbacks.append(data)
+        real_broadcast(conns, data)
+
+    monkeypatch.setattr(connection, "broadcast", spy)
+    client = await make_client("leaving", target=app)
+    conn = _conn(app, "leaving")
+    writes = Writes(conn)
+    await app.stop()
+    closed = await asyncio.wait_for(asyncio.shield(client.closed), 5)
+    assert closed[0] == 1001
+    assert client.frames[-1]["type"] == "bye"
+    assert [data[0] for data in writes.writes][:2] == [0x82, 0x88]  # bye, then the close
+    assert fallbacks == []
+    before = len(writes.writes)
+    assert conn.send_framed(ws_frame(b"late")) is False
+    conn.state = connection.ConnState.READY  # as if a room still wrote to it, late
+    conn.send_bytes(b"late")
+    assert fallbacks == [b"late"]  # handed to websockets, which skips a socket not open
+    assert len(writes.writes) == before
