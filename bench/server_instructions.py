@@ -1,0 +1,139 @@
+"""Instructions per action of the whole server, counted by valgrind: the server's CPU per action
+as a figure that other processes on the machine cannot move.
+
+``bench/cost.py`` measures the server's CPU time per action at saturation, and on a shared
+machine that figure moves by 20 % (or doubles) between identical runs. This runs the same real
+server (``bench/serve.py``, uvloop, the in-memory store) under ``valgrind --tool=callgrind``,
+drives it from this process with the load generator's own bots (``bench.loadgen.RoomBots``:
+``--rooms`` rooms of 4 seats + 2 spectators, every seat acting as soon as it may) until
+``--actions`` actions have reached all six viewers, stops it, and reads the instructions valgrind
+counted in the server process. Twice per game, for the smaller and the larger count of
+``--actions``, so that start-up, imports, the rooms' set-up and the graceful stop cancel out:
+the figure is the difference in instructions over the difference in actions (matches that end
+and start again inside the window are part of it, as in ``bench/cost.py``). Only the server is
+counted; the bots run natively here.
+
+``--tree DIR`` runs another checkout's server (its ``bench/serve.py`` imports its own code) with
+this process's Python, so that two commits are compared with the same bots, the same
+interpreter and the same packages:
+
+    .venv/bin/python bench/server_instructions.py --games tiny,yspahan,ishtar
+    .venv/bin/python bench/server_instructions.py --tree ../base --games tiny
+
+Needs valgrind (``apt-get install valgrind``). Under valgrind the server runs about 50 times
+slower, so it, not the bots, is the limit; a few minutes per game.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.loadgen import RoomBots, Tally
+from bench.procs import OASIS_ENV, ROOT, stop_process
+from tests.services import free_port, wait_for_port
+
+TINY = "tests.games.tiny:TINY"
+START_TIMEOUT = 600.0
+"""Seconds for the server to listen under valgrind (imports and the engines, 50 times slower)."""
+
+
+async def drive(url: str, game: str, rooms: int, actions: int, seed: int) -> int:
+    """Open the rooms, play until ``actions`` actions reached all six viewers, let what is in
+    flight land; the actions counted."""
+    tally = Tally()
+    bots = [RoomBots("oasis", game, f"r{i}", tally, seed + i) for i in range(rooms)]
+    for room in bots:
+        await room.open(url)
+    tally.reset()
+    tally.measuring = True
+    for room in bots:
+        room.active = True
+        room.kick()
+    while tally.actions < actions:  # noqa: ASYNC110 (a count, polled: no event to wait on)
+        await asyncio.sleep(0.05)
+    for room in bots:
+        room.active = False
+    for _ in range(1200):  # (bounded: a minute)
+        if all(not room.sent_at or room.restarting for room in bots):
+            break
+        await asyncio.sleep(0.05)
+    done = tally.actions
+    for room in bots:
+        for bot in room.bots:
+            if bot.socket is not None:
+                bot.socket.abort()
+    if tally.errors:
+        print(f"  bot errors: {dict(tally.errors)}", file=sys.stderr)
+    return done
+
+
+def count(tree: Path, game: str, rooms: int, actions: int, seed: int) -> tuple[int, int]:
+    """One server under callgrind: the instructions it ran and the actions it served."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        raise SystemExit("valgrind is not installed (apt-get install valgrind)")
+    port = free_port()
+    with tempfile.TemporaryDirectory(prefix="oasis-instr-") as tmp:
+        log = Path(tmp) / "valgrind.log"
+        command = [
+            valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", f"--log-file={log}",
+            sys.executable, str(tree / "bench" / "serve.py"), "--loop", "uvloop",
+            "--store", "memory", *(["--game", TINY] if game == "tiny" else []),
+            "--", "--port", str(port),
+        ]  # fmt: skip
+        env = {**os.environ, **OASIS_ENV}
+        server = subprocess.Popen(
+            command, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        try:
+            wait_for_port(port, START_TIMEOUT)
+            done = asyncio.run(drive(f"ws://127.0.0.1:{port}/", game, rooms, actions, seed))
+        finally:
+            stop_process(server, timeout=300)
+        text = log.read_text()
+    found = re.search(r"Collected : (\d+)", text)
+    if found is None:
+        raise SystemExit(f"no count from valgrind: {text[-500:]}")
+    return int(found.group(1)), done
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--games", default="tiny,yspahan,ishtar")
+    parser.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose server runs")
+    parser.add_argument("--rooms", type=int, default=20)
+    parser.add_argument("--actions", default="200,1000", help="the two counts of actions")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    low, high = (int(n) for n in args.actions.split(","))
+    tree = args.tree.resolve()
+    head = subprocess.run(
+        ["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    print(f"server of {tree} at {head or '?'}, {args.rooms} rooms, {low} and {high} actions")
+    for game in args.games.split(","):
+        started = time.perf_counter()
+        few, a_few = count(tree, game, args.rooms, low, args.seed)
+        many, a_many = count(tree, game, args.rooms, high, args.seed)
+        per = (many - few) / max(1, a_many - a_few)
+        print(
+            f"{game:<8} {per:>12,.0f} instructions per action  ({a_few} and {a_many} actions: "
+            f"{few:,} and {many:,}; {time.perf_counter() - started:.0f} s)",
+            flush=True,
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
