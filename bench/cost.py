@@ -11,6 +11,7 @@ other processes on the machine disturb it far less than wall-clock figures.
     .venv/bin/python bench/cost.py                        # 3 sessions per game, us per action
     .venv/bin/python bench/cost.py --games ishtar --reps 5
     .venv/bin/python bench/cost.py --profile              # one cProfiled session per game
+    .venv/bin/python bench/cost.py --profile --keep DIR   # and keep DIR/<game>.prof (pstats)
 
 ``--profile`` runs each server under cProfile (``bench/serve.py --cprofile``) and prints, per
 game, the functions with the most *self* time and the share of each part of the stack (the
@@ -25,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import pstats
+import shutil
 import statistics
 import sys
 import tempfile
@@ -180,6 +182,9 @@ def profile_run(game: str, args: argparse.Namespace) -> dict[str, Any]:
                 break
             time.sleep(0.1)
         result = read_profile(path)
+        if args.keep is not None:
+            args.keep.mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, args.keep / f"{game}.prof")
     result.update(row)
     print(
         f"\n{game} under cProfile: {row['us_per_action']:.0f} us of server CPU per action in the "
@@ -212,6 +217,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--profile", action="store_true", help="one cProfiled session per game")
     parser.add_argument("--out", type=Path)
+    parser.add_argument(
+        "--keep", type=Path, metavar="DIR", help="--profile: keep each game's pstats file there"
+    )
     args = parser.parse_args(argv)
     games = [g for g in args.games.split(",") if g]
     result: dict[str, Any] = {"args": vars(args) | {"out": str(args.out or "")}, "games": {}}
