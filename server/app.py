@@ -18,9 +18,10 @@ counted from accept (per node, and half-open per address) and a refused one is a
 costly requests (``list_rooms``, ``create``, ``start`` with bots, ``replay``, a ``quick`` that
 opens a room) spend per-connection and per-address budgets before any work. Fairness: each
 connection's frames wait in its own receive queue (``max_queue`` frames; beyond it the socket is
-not read, so TCP pushes back on the sender) and are handled one at a time; after each frame the
-connection yields to the loop, so a connection with a full queue takes its turn like the others
-instead of running its whole queue at once. A probe measures the loop's lag
+not read, so TCP pushes back on the sender) and are handled one at a time; after each frame
+that has another behind it the connection yields to the loop, so a connection with a full queue
+takes its turn like the others instead of running its whole queue at once (after its last one
+the wait for the next frame yields anyway). A probe measures the loop's lag
 (``oasis_loop_lag_seconds``), the figure every flood is judged by.
 
 Graceful stop (SIGTERM in :mod:`server.main`): not ready, stop accepting, let each room finish
@@ -272,7 +273,8 @@ class App:
                 data = await conn.ws.recv()
                 conn.last_frame = loop.time()
                 await self._frame(conn, data, log)
-                await asyncio.sleep(0)  # fairness: the others' frames go next (module doc)
+                if conn.frames_waiting():  # fairness: the others' frames go next (module doc)
+                    await asyncio.sleep(0)  # (else the next recv waits, which yields anyway)
                 now = conn.last_frame = loop.time()  # time spent on the frame does not count
                 deadline = now + self._waiting(conn)
                 timer = conn.idle_timer

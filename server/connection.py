@@ -218,6 +218,10 @@ class Connection:
             )
         self.state = new
 
+    def frames_waiting(self) -> bool:
+        """Whether websockets holds frames of this connection not yet received (``recv``)."""
+        return bool(self.ws.recv_messages.frames)
+
     @property
     def closed(self) -> bool:
         return self.state is ConnState.CLOSED

@@ -17,6 +17,7 @@ from websockets.frames import Frame, Opcode
 from games import registry
 from games.base import JSON, Choice, Decision, Event, Game, Result
 from games.rng import Rng
+from protocol.codec import encode
 from server import connection
 from server.app import App
 from server.connection import Connection, ws_frame
@@ -214,3 +215,33 @@ async def test_a_closing_connection_falls_back_to_websockets_and_closes_cleanly(
     conn.send_bytes(b"late")
     assert fallbacks == [b"late"]  # handed to websockets, which skips a socket not open
     assert len(writes.writes) == before
+
+
+async def test_a_connection_with_frames_queued_takes_turns_with_the_others(
+    make_app: MakeApp, make_client: MakeClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """rules-checklist: none (transport). Ten frames that arrive at once on one socket and one
+    on another: the other's is handled before the first socket's last one (each connection
+    yields after a frame that has another behind it), and every frame is answered in order."""
+    app = await make_app()
+    busy = await make_client("busy", target=app)
+    other = await make_client("other", target=app)
+    handled: list[tuple[str, Any]] = []
+    real_dispatch = App._dispatch
+
+    async def dispatch(self: App, conn: Connection, req: Any) -> None:
+        handled.append((conn.client, req.id))
+        await real_dispatch(self, conn, req)
+
+    monkeypatch.setattr(App, "_dispatch", dispatch)
+    start = len(busy.frames)
+    # Written without yielding to the loop: the server finds both sockets' frames at once.
+    for rid in range(1, 11):
+        busy.ws.protocol.send_binary(encode({"type": "ping", "id": rid}))
+    busy.ws.send_data()
+    other.ws.protocol.send_binary(encode({"type": "ping", "id": 99}))
+    other.ws.send_data()
+    await busy.until(lambda: len(busy.frames) >= start + 10)
+    await other.wait_for(lambda f: f.get("id") == 99)
+    assert [f["id"] for f in busy.frames[start:]] == list(range(1, 11))
+    assert handled.index(("other", 99)) < handled.index(("busy", 10))
