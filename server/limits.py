@@ -20,12 +20,13 @@ The policy, decided on purpose (STYLE 11):
 - **Slow readers (the send buffer).** Rooms never await a socket: a frame is written into the
   socket's transport buffer at once (framed once, one write: :mod:`server.connection`), and the
   room goes on. If a connection's unsent bytes pass ``send_buffer_bytes`` it becomes
-  *lagging*: frames for it are dropped from then on instead of buffered. A watcher task waits for the buffer to drain; if it
-  drains within ``resync_timeout`` the client is resynced (a full ``state`` of every room it is
-  in, at the current revision) and resumes normal service. If it does not drain in time, or it
-  lags again within ``lag_window`` of its last resync, it is closed (1008, "too slow"). Memory per
-  slow client is therefore bounded by about ``send_buffer_bytes`` plus one frame, and a room's
-  work per revision never depends on its slowest reader.
+  *lagging*: frames for it are dropped from then on instead of buffered. A watcher task waits
+  for the buffer to drain; if it drains within ``resync_timeout`` the client is resynced (a
+  full ``state`` of every room it is in, at the current revision) and resumes normal service.
+  If it does not drain in time, or it lags again within ``lag_window`` of its last resync, it
+  is closed (1008, "too slow"). Memory per slow client is therefore bounded by about
+  ``send_buffer_bytes`` plus one frame, and a room's work per revision never depends on its
+  slowest reader.
 """
 
 from __future__ import annotations
