@@ -11,7 +11,9 @@ counted in the server process. Twice per game, for the smaller and the larger co
 ``--actions``, so that start-up, imports, the rooms' set-up and the graceful stop cancel out:
 the figure is the difference in instructions over the difference in actions (matches that end
 and start again inside the window are part of it, as in ``bench/cost.py``). Only the server is
-counted; the bots run natively here.
+counted; the bots run natively here. The server sends no keepalive pings (their number would
+follow the wall time, which the machine's load stretches); its loop-lag probe, ten wake-ups a
+second, still does, about 0.5 % of the figure.
 
 ``--tree DIR`` runs another checkout's server (its ``bench/serve.py`` imports its own code) with
 this process's Python, so that two commits are compared with the same bots, the same
@@ -46,6 +48,8 @@ from tests.services import free_port, wait_for_port
 TINY = "tests.games.tiny:TINY"
 START_TIMEOUT = 600.0
 """Seconds for the server to listen under valgrind (imports and the engines, 50 times slower)."""
+NO_PINGS = 1_000_000
+"""The keepalive interval of the measured server, in seconds: never within a run."""
 
 
 async def drive(url: str, game: str, rooms: int, actions: int, seed: int) -> int:
@@ -92,7 +96,8 @@ def count(tree: Path, game: str, rooms: int, actions: int, seed: int) -> tuple[i
             "--store", "memory", *(["--game", TINY] if game == "tiny" else []),
             "--", "--port", str(port),
         ]  # fmt: skip
-        env = {**os.environ, **OASIS_ENV}
+        # No keepalive pings: their count would follow the run's wall time, not its actions.
+        env = {**os.environ, **OASIS_ENV, "OASIS_PING_INTERVAL": str(NO_PINGS)}
         server = subprocess.Popen(
             command, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
