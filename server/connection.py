@@ -24,12 +24,6 @@ skips a connection that is not open) and ``send_framed`` drops the frame. websoc
 own frames (pings, pongs, the close) to the transport synchronously as it makes them
 (``send_data``), each one whole, so no frame of ours can land inside one of theirs, nor one of
 theirs inside ours.
-
-Reading has a fast path too (:func:`fast_reads`): a whole, final, masked binary frame of up to
-64 KiB that arrives while websockets' parser waits at a frame boundary is unmasked here and
-handed to websockets as the same ``Frame`` its own parser would have made; anything else (a
-partial frame, control frames, text, fragments, a frame too large, a closing connection) goes
-through websockets' parser unchanged.
 """
 
 from __future__ import annotations
@@ -38,23 +32,15 @@ import asyncio
 import time
 from collections.abc import Callable
 from enum import Enum
-from types import MethodType
 from typing import Any
 
 from websockets.asyncio.server import ServerConnection, broadcast
-from websockets.frames import Frame, Opcode
-from websockets.protocol import OPEN, Protocol
-from websockets.streams import StreamReader
+from websockets.protocol import OPEN
 
 from protocol.errors import ErrorCode, RequestError
 from protocol.frames import ServerFrame, encode_frame
 from server.limits import SendBuffer, SendVerdict, TokenBucket
 from server.metrics import Metrics
-
-try:  # (what websockets' own parser uses: the C one where it is built)
-    from websockets.speedups import apply_mask
-except ImportError:  # pragma: no cover
-    from websockets.utils import apply_mask
 
 _SHORT_HEADERS = tuple(bytes((0x82, n)) for n in range(126))
 """The headers of binary frames of 0 to 125 bytes: FIN + BINARY, then the length, unmasked."""
@@ -87,64 +73,6 @@ def _direct(ws: ServerConnection) -> bool:
         and ws.send_in_progress is None
         and not ws.transport.is_closing()
     )
-
-
-_AT_EOF = StreamReader.at_eof.__code__
-_PARSE = Protocol.parse.__code__
-_BINARY = Opcode.BINARY
-
-
-def fast_reads(protocol: Protocol) -> None:
-    """Install the read fast path (:func:`receive_data`) on one connection's protocol."""
-    protocol.receive_data = MethodType(receive_data, protocol)  # type: ignore[method-assign]
-
-
-def receive_data(protocol: Protocol, data: bytes | bytearray) -> None:
-    """websockets' ``Protocol.receive_data`` with its per-frame generators skipped for the
-    common frame: whole, final, binary, masked, no reserved bit, a 7- or 16-bit length within
-    the size limit, arriving while the parser waits at a frame boundary (suspended in
-    ``StreamReader.at_eof``, so its buffer is empty and no frame is half read) with no
-    fragmented message open and no extension. Each such frame becomes the event websockets'
-    parser would have made (``Frame(BINARY, unmasked)``; ``recv_frame`` does nothing else for
-    it); from the first other frame on, the rest of ``data`` goes to websockets' parser."""
-    parser: Any = protocol.parser
-    waiting = parser.gi_yieldfrom  # (the server's parser delegates to Protocol.parse)
-    if waiting is not None and waiting.gi_code is _PARSE:
-        waiting = waiting.gi_yieldfrom
-    if (
-        waiting is None
-        or waiting.gi_code is not _AT_EOF
-        or protocol.state is not OPEN
-        or protocol.current_size is not None
-        or protocol.extensions
-        or protocol.debug
-    ):
-        Protocol.receive_data(protocol, data)
-        return
-    limit = protocol.max_message_size
-    if protocol.max_fragment_size is not None:
-        limit = (
-            protocol.max_fragment_size if limit is None else min(limit, protocol.max_fragment_size)
-        )
-    events = protocol.events
-    n = len(data)
-    at = 0
-    while at + 6 <= n and data[at] == 0x82:  # FIN, no reserved bit, BINARY
-        length = data[at + 1] ^ 0x80  # masked: 0 to 127; not masked: 128 and up
-        if length < 126:
-            start = at + 6
-        elif length == 126 and at + 8 <= n:
-            start = at + 8
-            length = int.from_bytes(data[at + 2 : at + 4], "big")
-        else:
-            break
-        end = start + length
-        if end > n or (limit is not None and length > limit):
-            break
-        events.append(Frame(_BINARY, apply_mask(data[start:end], data[start - 4 : start])))
-        at = end
-    if at < n:
-        Protocol.receive_data(protocol, data[at:] if at else data)
 
 
 class ConnState(Enum):
@@ -189,7 +117,6 @@ class Connection:
     ) -> None:
         self.session = session
         self.ws = ws
-        fast_reads(ws.protocol)
         self.ip = ip
         self.bucket = bucket
         self.send_buffer = send_buffer
