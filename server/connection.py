@@ -61,16 +61,16 @@ def ws_frame(data: bytes) -> bytes:
 def _direct(ws: ServerConnection) -> bool:
     """Whether a frame of ours may be written straight to ``ws``'s transport now: the protocol
     is OPEN (not closing: nothing may follow a close frame), no extension was negotiated (a
-    frame of ours is not compressed), no fragmented message of websockets' is half sent, the
-    transport is not closing, and nothing websockets serialized waits to be written (it never
-    does between two of its calls: ``send_data`` follows each at once; checked all the same so
-    that frames keep their order)."""
+    frame of ours is not compressed), the transport is not closing, and nothing websockets
+    serialized waits to be written (it never does between two of its calls: ``send_data``
+    follows each at once; checked all the same so that frames keep their order). No message of
+    websockets' own is ever half sent: the server sends no fragmented message (it never calls
+    ``ws.send``)."""
     protocol = ws.protocol
     return (
         protocol.state is OPEN
         and not protocol.extensions
         and not protocol.writes
-        and ws.send_in_progress is None
         and not ws.transport.is_closing()
     )
 
