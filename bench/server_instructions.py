@@ -11,9 +11,9 @@ counted in the server process. Twice per game, for the smaller and the larger co
 ``--actions``, so that start-up, imports, the rooms' set-up and the graceful stop cancel out:
 the figure is the difference in instructions over the difference in actions (matches that end
 and start again inside the window are part of it, as in ``bench/cost.py``). Only the server is
-counted; the bots run natively here. The server sends no keepalive pings (their number would
-follow the wall time, which the machine's load stretches); its loop-lag probe, ten wake-ups a
-second, still does, about 0.5 % of the figure.
+counted; the bots run natively here. The measured server sends no keepalive pings and its
+loop-lag probe does not wake ten times a second: their work follows the wall time, which the
+machine's load stretches (both together moved the figure by 7 % between two runs).
 
 ``--tree DIR`` runs another checkout's server (its ``bench/serve.py`` imports its own code) with
 this process's Python, so that two commits are compared with the same bots, the same
@@ -50,6 +50,15 @@ START_TIMEOUT = 600.0
 """Seconds for the server to listen under valgrind (imports and the engines, 50 times slower)."""
 NO_PINGS = 1_000_000
 """The keepalive interval of the measured server, in seconds: never within a run."""
+QUIET_SERVER = """
+import runpy, sys
+sys.path.insert(0, sys.argv[1])
+import server.app
+server.app.LAG_PROBE_SECONDS = 1e6  # (a probe wakes ten times a second, however slow the run)
+sys.argv = sys.argv[2:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+"""``bench/serve.py`` of the tree in ``argv[1]``, its loop-lag probe put off beyond the run."""
 
 
 async def drive(url: str, game: str, rooms: int, actions: int, seed: int) -> int:
@@ -90,11 +99,13 @@ def count(tree: Path, game: str, rooms: int, actions: int, seed: int) -> tuple[i
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="oasis-instr-") as tmp:
         log = Path(tmp) / "valgrind.log"
+        serve = [
+            str(tree / "bench" / "serve.py"), "--loop", "uvloop", "--store", "memory",
+            *(["--game", TINY] if game == "tiny" else []), "--", "--port", str(port),
+        ]  # fmt: skip
         command = [
             valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", f"--log-file={log}",
-            sys.executable, str(tree / "bench" / "serve.py"), "--loop", "uvloop",
-            "--store", "memory", *(["--game", TINY] if game == "tiny" else []),
-            "--", "--port", str(port),
+            sys.executable, "-c", QUIET_SERVER, str(tree), *serve,
         ]  # fmt: skip
         # No keepalive pings: their count would follow the run's wall time, not its actions.
         env = {**os.environ, **OASIS_ENV, "OASIS_PING_INTERVAL": str(NO_PINGS)}
