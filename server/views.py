@@ -24,7 +24,6 @@ actually sent.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,7 +67,6 @@ class Revision:
     a revision kept for resumes holds no decoded objects (see :class:`Views`)."""
     spectator_count: int
     spectator_hash: str
-    at: float
 
     def ops(self) -> list[Op]:
         """The spectators' ops, decoded."""
@@ -211,6 +209,4 @@ class Views:
             frames.append(encode_patch(self.room, rev, shared_bytes, count, own_ops, digest, seen))
         spectator_hash = hasher.hash(_NONE)
         spectator = encode_patch(self.room, rev, shared_bytes, count, [], spectator_hash, public)
-        return Revision(
-            rev, tuple(frames), spectator, shared_bytes, count, spectator_hash, time.monotonic()
-        )
+        return Revision(rev, tuple(frames), spectator, shared_bytes, count, spectator_hash)

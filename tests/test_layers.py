@@ -40,8 +40,7 @@ DOES_IO = {"asyncio", "socket", "websockets", "redis", "time", "server.connectio
 """What the core's own modules never import to run (a type named for the checker only is
 no dependency): modules that do I/O, read a clock, or own what does (the store, the keeper,
 sockets). Of the store they use the records, the metadata and the errors, never the package
-(its ``__init__`` brings in the stores). ``views`` is held to the rule without ``time``: its
-revisions carry the monotonic time they were made at (for the spectators' delay)."""
+(its ``__init__`` brings in the stores)."""
 ABOVE_THE_ROOM = {"server.app", "server.cluster", "server.lobby", "server.main"}
 """What a room must never import: the node that holds it (the room core of issue 18 is to be
 driven by them, never to drive them)."""
@@ -157,8 +156,7 @@ def test_the_room_core_does_no_io_of_its_own(module: str) -> None:
 @pytest.mark.parametrize("module", CORE)
 def test_the_room_core_imports_nothing_that_does_io(module: str) -> None:
     found = runtime_imports(ROOT / "server" / f"{module}.py")
-    forbidden = DOES_IO - {"time"} if module == "views" else DOES_IO
-    assert not found & forbidden, (module, found & forbidden)
+    assert not found & DOES_IO, (module, found & DOES_IO)
     assert "server.store" not in found, (module, "imports the store package")
 
 
