@@ -12,8 +12,16 @@ import pytest
 from games.base import Match
 from protocol.codec import decode
 from protocol.errors import ErrorCode, RequestError
-from server.effects import Append, AppendChat, Failed, Keep, Send, StoreSeats
-from server.room_state import Evict, Gone, RelayedChat, RoomState, StorageLost, StoreReady
+from server.effects import Append, AppendChat, Done, Failed, Finish, Keep, Send, StoreSeats
+from server.room_state import (
+    Evict,
+    Gone,
+    RelayedChat,
+    RoomState,
+    StorageLost,
+    StoreReady,
+    lost_error,
+)
 from server.store import Action, RoomMeta, StoreError
 from tests.server.core.twin import EPOCH, Member, Twin, seated, started, to_move
 from tests.server.test_undo import _path
@@ -457,6 +465,44 @@ def test_a_paused_room_stops_the_clock_and_refuses_choices() -> None:
     assert twin.core.rev == 0
     twin.advance(0.02)
     assert twin.core.rev == 1  # 4 s before the pause + 6 s after
+
+
+def test_an_append_that_finds_the_room_gone_pauses_it_for_good_before_the_refusal() -> None:
+    twin = Twin()
+    members = started(twin, "ann", "bob")
+    mover = _mover(twin, members)
+    twin.fail[Append] = Failed(lost_error("r1", 0))
+    assert _act(twin, mover)["code"] == "storage_lost"
+    kinds = [f["type"] for f in mover.frames[-2:]]
+    assert kinds == ["pause", "error"] and twin.core.status.lost
+    assert _act(twin, mover)["code"] == "storage_lost"  # (no store effect asked again)
+    assert not isinstance(twin.effects[-1], Append)
+
+
+def test_an_archive_not_written_is_tried_again_when_the_store_is_back() -> None:
+    twin = Twin()
+    members = started(twin, "ann", "bob")
+    twin.archives = False
+    while twin.core.state is RoomState.PLAYING:
+        _act(twin, _mover(twin, members))
+    pending = twin.core.status.finish_pending
+    assert pending is not None and pending == twin.core.play.result()
+    twin.handle(StoreReady(True))  # still failing: still pending
+    assert twin.core.status.finish_pending == pending
+    twin.archives = True
+    twin.handle(StoreReady(True))
+    finishes = [e for e in twin.effects if isinstance(e, Finish)]
+    assert len(finishes) == 2 and finishes[-1].result == pending
+    assert twin.core.status.finish_pending is None
+
+
+def test_a_seat_update_that_finds_the_room_gone_marks_it_lost() -> None:
+    twin = Twin()
+    twin.open()
+    (ann,) = seated(twin, "ann")
+    twin.fail[StoreSeats] = Done(True)  # not required (a leave): the store no longer has it
+    assert twin.request(ann, {"type": "leave"})["type"] == "ack"
+    assert twin.core.status.lost
 
 
 def test_a_room_whose_storage_is_lost_pauses_for_good() -> None:

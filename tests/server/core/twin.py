@@ -135,8 +135,10 @@ class Twin:
         )
         self.now = 0.0
         self.effects: list[Effect] = []
-        self.fail: dict[type, Failed] = {}
-        """Store effects of these types are answered with this failure (once each)."""
+        self.fail: dict[type, Answer] = {}
+        """Store effects of these types are answered with this (a failure; once each)."""
+        self.archives = True
+        """The store writes archives (False: the keeper answers that it could not)."""
         self._timers: list[tuple[float, int, Internal]] = []
         self._seq = 0
         self._posted: deque[Internal] = deque()
@@ -209,10 +211,12 @@ class Twin:
                 self.store.logs.setdefault(ROOM, []).append(effect.action)
             if isinstance(effect, Landed):
                 return Done([a for a in self.store.logs.get(ROOM, []) if a.rev > effect.rev])
-            if isinstance(effect, Retire | Finish):
+            if isinstance(effect, Retire):
                 return Done(True)
+            if isinstance(effect, Finish):
+                return Done(self.archives)
             if isinstance(effect, Keep):
-                return Done(True if self.core.play.match.over else None)
+                return Done(self.archives if self.core.play.match.over else None)
             if isinstance(effect, StoreSeats):
                 return Done(False)
             return Done(None)
