@@ -28,7 +28,6 @@ from server.effects import (
     Breathe,
     Done,
     Effect,
-    Failed,
     Finish,
     Keep,
     Landed,
