@@ -3,45 +3,35 @@
 The sans-I/O half of a room (websockets' ``Protocol`` is the model; :mod:`server.room` is the
 thin actor that runs it). :meth:`RoomCore.handle` takes one command (a request of a member, an
 internal command of the room's own, or the answer to a store effect) and the time, and returns
-the effects (:mod:`server.effects`) the actor carries out in order: frames to send, timers to
-arm, and store calls the core waits for. Nothing here awaits, reads a clock, arms a timer or
-writes to a socket, so the room's behaviour is tested in process, at chosen times
-(tests/server/core/).
+the effects (:mod:`server.effects`) the actor carries out in order. Nothing here awaits, reads a
+clock, arms a timer or writes to a socket, so the room's behaviour is tested in process, at
+chosen times (tests/server/core/). A command that needs the store is a generator
+(:data:`~server.effects.Steps`), resumed by the store's answer; at most one is pending.
 
 The core is small: it dispatches each command to the component that owns it, owns the
 lifecycle (:meth:`RoomCore.transition`, the one place the state changes, by the table of
-:mod:`server.room_state`) and what the room tells about itself (:meth:`RoomCore.info`). The
-components, each given what it needs when the core builds them (the room's
-:class:`~server.room_state.Status`, its :class:`~server.effects.Outbox`, each other, and
-callables of the core's; none holds the core):
+:mod:`server.room_state`), says what the room is (:meth:`RoomCore.info`) and answers every
+failure, in one place, with the ``error`` frame :func:`server.errors.wire_error` maps it to (an
+unexpected one logged with its traceback, its details never sent). The components, each given
+what it needs when the core builds them (the room's :class:`~server.room_state.Status`, its
+:class:`~server.effects.Outbox`, each other, callables of the core's; none holds the core):
 
 - :class:`~server.membership.Membership`: join, resume, spectate, sync, leave, gone, stand-ins;
-- :class:`~server.play.Play`: start, choices, undo, bots, a replay's script, timeouts;
+- :class:`~server.play.Play`: start, choices, undo, bots, a replay's script, timeouts (the order
+  of a choice's effects is the room's rules made visible: stored, applied, fanned out,
+  acknowledged, then snapshotted);
 - :class:`~server.timekeeping.Timekeeper`: the clocks, their timer, their pause;
 - :class:`~server.chat.Chat`: chat lines, a member's and a relayed spectator's;
 - :class:`~server.upkeep.Upkeep`: the pause while the store is down, a lost room, closing a
   room nobody is in.
 
-A command whose handling needs the store is a generator (:data:`~server.effects.Steps`): it
-yields each store effect and gets the store's answer back where it yielded it (websockets'
-parser is written the same way); :meth:`RoomCore.handle` runs it up to its next store effect,
-and the next call (with :class:`~server.effects.Done` or :class:`~server.effects.Failed`)
-resumes it. The actor handles one command at a time, so at most one is pending.
-
-The order of the effects is the room's rules made visible (:mod:`server.play`: stored, applied,
-fanned out, acknowledged, then snapshotted).
-
-Errors: every exception a command raises is answered here, in one place, with the ``error``
-frame :func:`server.errors.wire_error` maps it to (an unexpected one logged with its traceback,
-its details never sent).
-
 What the core reads of the world is given to it: the time (``now``, the event loop's monotonic
-clock in the room; ``epoch``, the wall-clock time at ``now == 0``, for chat lines), what the
-store taught it (in the answers: an append's unknown outcome, a lost room, an archive not
-written), the logger and the metrics (counters in memory). It holds no store and no keeper.
-The one part it holds that does I/O is the spectators' feed (:mod:`server.spectators`: it
-writes their sockets and releases a delayed room's frames on the loop's timer), which the
-actor's :class:`~server.effects.Watch` effects go through.
+clock; ``epoch``, the wall-clock time at ``now == 0``, for chat lines), what the store taught it
+(in the answers: an append's unknown outcome, a lost room, an archive not written), the logger
+and the metrics (counters in memory). It holds no store and no keeper. The one part it holds
+that does I/O is the spectators' feed (:mod:`server.spectators`: it writes their sockets and
+releases a delayed room's frames on the loop's timer), which :class:`~server.effects.Watch`
+effects go through.
 """
 
 from __future__ import annotations
@@ -276,17 +266,14 @@ class RoomCore:
     def _drive(self, steps: Steps, answer: Answer | None) -> list[Effect]:
         self._pending = None
         try:
-            if isinstance(answer, Failed):
-                self._learn(answer, self._waiting)
-                waited = steps.throw(answer.error)
+            if answer is None:
+                waited = steps.send(None)
             else:
-                if (
-                    answer is not None
-                    and answer.value is True
-                    and isinstance(self._waiting, StoreSeats)
-                ):
-                    self.status.lost = True  # (a seat update not required found it gone)
-                waited = steps.send(None if answer is None else answer.value)
+                self._learn(answer, self._waiting)
+                if isinstance(answer, Failed):
+                    waited = steps.throw(answer.error)
+                else:
+                    waited = steps.send(answer.value)
         except StopIteration:
             pass
         except Exception as exc:
@@ -296,13 +283,18 @@ class RoomCore:
             self.out.add(waited)
         return self.out.take()
 
-    def _learn(self, failed: Failed, effect: Effect | None) -> None:
-        """What a store failure teaches the room: an append's outcome is unknown (the next move
-        reads back what landed first), or the store lost the room (a refused append pauses it
-        for good, before the refusal is answered)."""
-        if failed.unsure:
+    def _learn(self, answer: Answer, effect: Effect | None) -> None:
+        """What the store's answer to ``effect`` teaches the room: an append's outcome is
+        unknown (the next move reads back what landed first), or the store lost the room (a
+        refused append pauses it for good before the refusal is answered; a seat update that
+        was not required says so with True)."""
+        if isinstance(answer, Done):
+            if answer.value is True and isinstance(effect, StoreSeats):
+                self.status.lost = True
+            return
+        if answer.unsure:
             self.status.unsure = True
-        error = failed.error
+        error = answer.error
         if isinstance(error, RequestError) and error.code is ErrorCode.STORAGE_LOST:
             self.status.lost = True
             if isinstance(effect, Append):
