@@ -1,8 +1,8 @@
 """Stand-ins: a bot plays the seat of a player who has been gone past a grace period.
 
-:class:`Standins` is a component the room owns (``room.standins``); it decides, it does no I/O
-and arms no timer itself. When a seated player's last connection to a started room goes
-(``leave`` or a drop), :meth:`Standins.gone` names the timer the room arms for
+:class:`Standins` is part of the room core's membership (``membership.standins``): it decides,
+it does no I/O and arms no timer itself. When a seated player's last connection to a started
+room goes (``leave`` or a drop), :meth:`Standins.gone` names the timer the room arms for
 ``takeover_grace`` seconds (``OASIS_TAKEOVER_GRACE``, default 60); if the seat is still without
 a connection when it fires (:class:`TakeoverDue`), :meth:`Standins.take_over` gives the
 heuristic bot that takes the seat over: the room info marks the seat ``standin: true`` with its
