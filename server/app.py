@@ -71,14 +71,36 @@ LISTEN_BACKLOG = 1024
 """The listening socket's accept queue (the kernel caps it at ``net.core.somaxconn``)."""
 
 
+WARM_CHOICES = 3
+"""Choices each engine plays per player count at start-up (:func:`load_engines`)."""
+
+
 def load_engines() -> None:
-    """Import every game engine this server hosts, before it listens.
+    """Import every game engine this server hosts and build what it caches, before it listens.
 
     Otherwise the first room of each game imports its engine inside a request: 40 to 60 ms of CPU
-    (Yspahan, Ishtar) during which the event loop serves no other room. And memory measured
-    from start-up then includes the engines (``bench/memory.py``)."""
+    (Yspahan, Ishtar) during which the event loop serves no other room. Each engine then sets up
+    a match of every player count with its default options and plays a few choices, its views
+    and a snapshot round trip included, so that what it builds once and keeps (Ishtar's edition,
+    the terrain, grid and names of each preset layout) is made now, in the arenas of start-up,
+    and not by the first room of a burst: a long-lived block made among thousands of short-lived
+    rooms keeps the allocator's arena of those rooms resident after they are gone
+    (``bench/memory.py``, BENCHMARKS.md). A few ms; a failure here is a broken engine and stops
+    the start."""
     for name in registry.names():
-        registry.get(name)
+        game = registry.get(name)
+        for players in range(game.min_players, game.max_players + 1):
+            state = game.setup(players, game.check_options(players, {}), seed=players)
+            for _ in range(WARM_CHOICES):
+                game.shared_view(state)
+                for seat in range(players):
+                    game.own_view(state, seat)
+                decision = game.decision(state)
+                if decision is None or not decision.choices:
+                    break
+                game.describe(state, decision)
+                game.apply(state, decision.choices[0])
+            game.load(game.dump(state))
 
 
 class App:

@@ -28,6 +28,7 @@ from redis.exceptions import (
     ResponseError,
 )
 from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.maint_notifications import MaintNotificationsConfig
 
 from server.store.errors import NotOwnerError, RevisionError, RoomGoneError, StoreError
 from server.store.readiness import Readiness
@@ -79,9 +80,15 @@ class Client:
                 socket_connect_timeout=timeout,
                 retry=retry,
                 redis_connect_func=self._connected,
+                # Off: Redis Enterprise's maintenance notices are not used here, and their
+                # handlers and the connection refer to each other, so every connection that
+                # trim_pool closes would wait for a full collection to be freed.
+                maint_notifications_config=MaintNotificationsConfig(enabled=False),
             )
             self.redis = aioredis.Redis.from_pool(pool)
         self.deadline = 3 * timeout
+        self._resident: set[Any] = set()
+        """The pooled connections opened at start-up (:meth:`open_pool`), kept by trims."""
         self.health = Readiness(
             self.redis,
             prefix,
@@ -127,17 +134,45 @@ class Client:
             return RoomGoneError(f"{what}: {text.split('OASIS_GONE', 1)[1].strip()}")
         return StoreError(f"{what}: redis refused: {text}")
 
+    async def open_pool(self) -> None:
+        """Open :data:`POOL_IDLE_KEEP` pooled connections now, at start-up (not a cluster).
+
+        These are the connections :meth:`trim_pool` keeps: made before the server listens, their
+        objects lie in the allocator's arenas of start-up. Made by the first burst of rooms
+        instead, the few that stay pin that burst's arenas, resident after its rooms are gone
+        (``bench/memory.py``). A Redis that is away leaves the pool to fill on demand."""
+        pool = getattr(self.redis, "connection_pool", None)
+        if pool is None or not hasattr(pool, "_available_connections"):
+            return
+        got: list[Any] = []
+        try:
+            async with asyncio.timeout(self.deadline):
+                for _ in range(POOL_IDLE_KEEP):
+                    got.append(await pool.get_connection())
+        except (RedisError, OSError, TimeoutError):
+            pass
+        finally:
+            for connection in got:
+                await pool.release(connection)
+        self._resident = set(got)
+
     async def trim_pool(self) -> None:
         """Close the idle pooled connections beyond :data:`POOL_IDLE_KEEP`.
 
         A burst (thousands of rooms writing at once) grows the pool to hundreds of connections,
         each with its buffers (about 60 KiB: 1,000 rooms left 436 of them, 26 MiB); redis-py never
-        shrinks a pool, so the store does, every ``watch_interval``. The least recently used go
-        (the pool hands out its most recent first); nothing awaits between picking and removing
-        them, so no call can take one meanwhile."""
+        shrinks a pool, so the store does, every ``watch_interval``. Those opened at start-up
+        (:meth:`open_pool`) stay, and are put last, where the pool takes its next connection from
+        (it hands out its most recent first), so the burst's are idle at the next trim; then the
+        least recently used go. Nothing awaits between picking and removing them, so no call can
+        take one meanwhile."""
         pool = getattr(self.redis, "connection_pool", None)
         free = getattr(pool, "_available_connections", None)
-        if not isinstance(free, list) or len(free) <= POOL_IDLE_KEEP:
+        if not isinstance(free, list):
+            return
+        resident = self._resident
+        free.sort(key=lambda connection: connection in resident)  # (stable: LRU order kept)
+        if len(free) <= POOL_IDLE_KEEP:
             return
         extra = free[: len(free) - POOL_IDLE_KEEP]
         del free[: len(extra)]

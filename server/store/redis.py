@@ -182,8 +182,10 @@ class RedisStore:
         return self._health.ready()
 
     async def start(self) -> None:
-        """Probe and verify once so ``ready()`` is known at start-up, then keep watching."""
+        """Probe and verify once so ``ready()`` is known at start-up, then keep watching; open
+        the pool's lasting connections (:meth:`.Client.open_pool`)."""
         await self._health.start()
+        await self._client.open_pool()
 
     def problem(self) -> str:
         """Why this Redis is not trusted with acknowledged choices ("": it persists them, or

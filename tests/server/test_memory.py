@@ -23,8 +23,11 @@ from collections.abc import Callable
 
 from server.app import App
 from server.room import Room
+from server.store.client import POOL_IDLE_KEEP
+from server.store.redis import RedisStore
 from tests.server.client import Client
 from tests.server.conftest import MakeApp, MakeClient
+from tests.services import RedisServer
 
 ROOMS = 24
 
@@ -127,3 +130,34 @@ async def test_a_finished_room_nobody_is_in_closes_after_the_finished_ttl(
     await _until(client, lambda: room not in app.lobby.rooms, within=60.0)
     assert _alive([ref]) == []
     assert app.store.archives[room].result.get("abandoned") is None  # type: ignore[attr-defined]
+
+
+async def test_the_pool_opens_its_lasting_connections_at_start_and_a_trim_keeps_them(
+    redis_server: RedisServer,
+) -> None:
+    """The connections a trim keeps are those made at start-up (made during a burst instead,
+    the few that stay would keep the burst's memory resident, see :meth:`Client.open_pool`)."""
+    store = RedisStore(redis_server.url, allow_volatile=True)
+    try:
+        await store.start()
+        client = store._client
+        pool = client.redis.connection_pool
+        lasting = set(pool._available_connections)
+        assert lasting == client._resident
+        assert len(lasting) == POOL_IDLE_KEEP
+        burst = [await pool.get_connection() for _ in range(3 * POOL_IDLE_KEEP)]
+        assert lasting <= set(burst)  # (the pool hands out its idle ones first)
+        for connection in burst:  # the start-up ones released first: the least recently used
+            await pool.release(connection)
+        gone = [weakref.ref(c) for c in burst if c not in lasting]
+        del burst, connection
+        async with asyncio.timeout(10):  # (the store's own checks of a new connection)
+            while pool._in_use_connections:  # noqa: ASYNC110
+                await asyncio.sleep(0.01)
+        await client.trim_pool()
+        assert set(pool._available_connections) == lasting
+        gc.collect()
+        assert not [ref for ref in gone if ref() is not None]
+        assert await store.call("ping", lambda: client.redis.ping())  # the kept ones still work
+    finally:
+        await store.close()

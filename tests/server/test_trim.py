@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import asyncio
 
-from server.trim import Trimmer
+import pytest
+
+from server.trim import FREE_LIST_SIZE, Trimmer, rotate_free_lists
 
 
 async def test_a_burst_of_closes_is_trimmed_once_after_it_and_again_after_the_next() -> None:
     trimmer = Trimmer(lambda: 0, interval=0.01)
-    if trimmer._trim is None:  # not glibc: nothing to give back, nothing scheduled
-        trimmer.room_closed()
-        assert trimmer._pending is None
-        return
     for _ in range(50):
         trimmer.room_closed()
     assert trimmer.trims == 0  # (a second later: one trim serves the whole burst)
@@ -20,10 +18,86 @@ async def test_a_burst_of_closes_is_trimmed_once_after_it_and_again_after_the_ne
         while trimmer.trims == 0:  # noqa: ASYNC110 (a timer of the trimmer's own)
             await asyncio.sleep(0.05)
         assert trimmer._running is not None
-        await trimmer._running  # malloc_trim ran, in a thread
+        await trimmer._running  # the settle pass ran, then malloc_trim in a thread
     assert (trimmer.trims, trimmer.closed) == (1, 0)
     trimmer.room_closed()
     async with asyncio.timeout(5):
         while trimmer.trims == 1:  # noqa: ASYNC110
             await asyncio.sleep(0.05)
     trimmer.stop()
+
+
+def _nothing() -> None:
+    pass
+
+
+async def _rotation_check() -> None:
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[int] = loop.create_future()
+    # An object freed last is the head of its free list: the next one made is that object.
+    it = future.__await__()
+    freed = id(it)
+    del it
+    it = future.__await__()
+    assert id(it) == freed  # (the premise: asyncio keeps a free list of FutureIter)
+    del it
+    uvloop = type(loop).__module__.startswith("uvloop")
+    handle = loop.call_soon(_nothing)
+    handle.cancel()
+    await asyncio.sleep(0)  # the loop lets go of the cancelled handle
+    freed_handle = id(handle)
+    del handle
+    if uvloop:  # (the premise for uvloop's handles)
+        handle = loop.call_soon(_nothing)
+        assert id(handle) == freed_handle
+        handle.cancel()
+        await asyncio.sleep(0)
+        del handle
+
+    await rotate_free_lists()
+
+    # Every object now on the free lists was made by the rotation: the old head is not one.
+    iters = [future.__await__() for _ in range(FREE_LIST_SIZE - 1)]
+    assert freed not in {id(i) for i in iters}
+    handles = [loop.call_soon(_nothing) for _ in range(FREE_LIST_SIZE - 6)]
+    if uvloop:
+        assert freed_handle not in {id(h) for h in handles}
+    del iters
+    for h in handles:
+        h.cancel()
+    # The loop still runs callbacks, timers and futures.
+    done = loop.create_future()
+    loop.call_soon(done.set_result, 1)
+    assert await done == 1
+    await asyncio.sleep(0.01)
+    future.set_result(7)
+    assert await future == 7
+
+
+async def test_rotation_swaps_the_free_lists_objects_for_new_ones_and_the_loop_runs_on() -> None:
+    await _rotation_check()
+
+
+def test_rotation_on_uvloop_swaps_its_handles_too() -> None:
+    uvloop = pytest.importorskip("uvloop")
+    uvloop.run(_rotation_check())
+
+
+async def test_a_settle_pass_runs_when_few_rooms_are_left_and_once_more_later() -> None:
+    rooms = [100]
+    trimmer = Trimmer(lambda: rooms[0], interval=0.01)
+    trimmer.room_closed()
+    async with asyncio.timeout(5):
+        while trimmer.trims == 0:  # noqa: ASYNC110 (a timer of the trimmer's own)
+            await asyncio.sleep(0.05)
+    assert trimmer.settles == 0  # many rooms live: no full collection on the loop
+    rooms[0] = 0
+    trimmer.room_closed()
+    async with asyncio.timeout(5):
+        while trimmer.settles == 0:  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
+        assert trimmer._running is not None
+        await trimmer._running
+    assert trimmer._pending is not None  # the one repetition, FOLLOW_UP seconds later
+    trimmer.stop()
+    assert trimmer._pending is None
