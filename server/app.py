@@ -42,6 +42,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from games import registry
+from games.base import Game
 from protocol import PROTOCOL_MINOR, PROTOCOL_VERSION
 from protocol import frames as f
 from protocol import messages as m
@@ -85,22 +86,30 @@ def load_engines() -> None:
     the terrain, grid and names of each preset layout) is made now, in the arenas of start-up,
     and not by the first room of a burst: a long-lived block made among thousands of short-lived
     rooms keeps the allocator's arena of those rooms resident after they are gone
-    (``bench/memory.py``, BENCHMARKS.md). A few ms; a failure here is a broken engine and stops
-    the start."""
+    (``bench/memory.py``, BENCHMARKS.md). A few ms. An engine that fails to import raises here
+    (a server must not start without a game it hosts); one whose play fails is a bug that its
+    rooms will meet as ``internal`` errors: the warm-up of that game stops with a warning."""
     for name in registry.names():
         game = registry.get(name)
-        for players in range(game.min_players, game.max_players + 1):
-            state = game.setup(players, game.check_options(players, {}), seed=players)
-            for _ in range(WARM_CHOICES):
-                game.shared_view(state)
-                for seat in range(players):
-                    game.own_view(state, seat)
-                decision = game.decision(state)
-                if decision is None or not decision.choices:
-                    break
-                game.describe(state, decision)
-                game.apply(state, decision.choices[0])
-            game.load(game.dump(state))
+        try:
+            _warm(game)
+        except Exception as exc:
+            oasis_logging.get().warning("engine_warmup_failed", game=name, error=repr(exc))
+
+
+def _warm(game: Game[Any]) -> None:
+    for players in range(game.min_players, game.max_players + 1):
+        state = game.setup(players, game.check_options(players, {}), seed=players)
+        for _ in range(WARM_CHOICES):
+            game.shared_view(state)
+            for seat in range(players):
+                game.own_view(state, seat)
+            decision = game.decision(state)
+            if decision is None or not decision.choices:
+                break
+            game.describe(state, decision)
+            game.apply(state, decision.choices[0])
+        game.load(game.dump(state))
 
 
 class App:
