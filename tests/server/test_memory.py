@@ -21,7 +21,8 @@ import gc
 import weakref
 from collections.abc import Callable
 
-from server.app import App
+from games import registry
+from server.app import App, load_engines
 from server.room import Room
 from server.store.client import POOL_IDLE_KEEP
 from server.store.redis import RedisStore
@@ -161,3 +162,22 @@ async def test_the_pool_opens_its_lasting_connections_at_start_and_a_trim_keeps_
         assert await store.call("ping", lambda: client.redis.ping())  # the kept ones still work
     finally:
         await store.close()
+
+
+def test_start_up_builds_what_the_engines_cache_before_any_room() -> None:
+    """What an engine builds once and keeps is made at start-up, not by the first room of a
+    burst (whose arenas it would then keep resident): Ishtar's terrain, grid and names of every
+    preset layout."""
+    from games.ishtar import board, garden, names
+
+    for cached in (board._build, garden._grid, names._names):
+        cached.cache_clear()
+    load_engines()
+    presets = registry.get("ishtar").edition.presets  # type: ignore[attr-defined]
+    for cached in (board._build, garden._grid, names._names):
+        assert cached.cache_info().currsize >= len(presets), cached
+    before = board._build.cache_info()
+    game = registry.get("ishtar")
+    game.setup(2, game.check_options(2, {}), seed=99)  # a first room after start: cached
+    assert board._build.cache_info().hits == before.hits + 1
+    assert board._build.cache_info().currsize == before.currsize
