@@ -181,12 +181,14 @@ class Trimmer:
     def _start(self) -> None:
         self._pending = None
         self._following = False
+        loop = asyncio.get_running_loop()
         if self._running is not None and not self._running.done():
+            # (a trim of a large heap takes a while: the closes since get theirs after it)
+            self._pending = loop.call_later(1.0, self._start)
             return
         self.closed = 0
         self.trims += 1
         self._last = time.monotonic()
-        loop = asyncio.get_running_loop()
         if self.rooms() <= COLLECT_BELOW_ROOMS:
             self._running = loop.create_task(self._settle())
         elif self._trim is not None:

@@ -101,3 +101,17 @@ async def test_a_settle_pass_runs_when_few_rooms_are_left_and_once_more_later() 
     assert trimmer._pending is not None  # the one repetition, FOLLOW_UP seconds later
     trimmer.stop()
     assert trimmer._pending is None
+
+
+async def test_closes_during_a_trim_under_way_get_a_trim_after_it() -> None:
+    trimmer = Trimmer(lambda: 0, interval=0.01)
+    under_way: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    trimmer._running = under_way  # a trim of a large heap, still running
+    trimmer._start()
+    assert trimmer.trims == 0
+    assert trimmer._pending is not None  # not dropped: again once that one is done
+    under_way.set_result(None)
+    async with asyncio.timeout(5):
+        while trimmer.settles == 0:  # noqa: ASYNC110 (a timer of the trimmer's own)
+            await asyncio.sleep(0.05)
+    trimmer.stop()
