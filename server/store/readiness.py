@@ -45,6 +45,7 @@ import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError, ResponseError
 
 from server.store import keys
@@ -153,8 +154,20 @@ class Readiness:
             pipe = self._redis.pipeline(transaction=False)
             pipe.set(keys.marker(self._prefix), secrets.token_hex(16).encode(), nx=True)
             pipe.get(keys.marker(self._prefix))
-            _, marker = await pipe.execute()
-            run_id = await self._server_run_id()
+            # The run id in the same round trip as the marker: both from one server. Read
+            # apart, a restart falling between them paired the old marker with the new run
+            # id, and the next check then took a restart for a FLUSHALL.
+            # (Redis Cluster refuses INFO in a pipeline: there it stays a call of its own.)
+            clustered = isinstance(self._redis, RedisCluster)
+            if not clustered:
+                pipe.info("server")
+            answers = await pipe.execute(raise_on_error=False)
+            for result in answers[:2]:
+                if isinstance(result, Exception):
+                    raise result
+            marker = answers[1]
+            info = await self._server_info() if clustered else answers[2]
+            run_id = _run_id_of(info)
         self._set_problem(persists)
         seen, self._marker = self._marker, marker
         previous_run, self._run_id = self._run_id, run_id
@@ -191,14 +204,11 @@ class Readiness:
             return "" if str(info["aof_enabled"]) == "1" else "aof_enabled is 0"
         return "cannot tell whether it persists (INFO persistence has no aof_enabled)"
 
-    async def _server_run_id(self) -> str:
+    async def _server_info(self) -> Any:
         try:
-            info = await self._redis.info("server")
-        except ResponseError:
-            return ""
-        if isinstance(info, dict):
-            return _text(info.get("run_id", ""))
-        return ""
+            return await self._redis.info("server")
+        except ResponseError as exc:
+            return exc
 
     def _set_problem(self, persists: str) -> None:
         problem = ""
@@ -301,6 +311,17 @@ class Readiness:
             self._probe.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._probe
+
+
+def _run_id_of(info: Any) -> str:
+    """The ``run_id`` of an ``INFO server`` answer ("" where the server refuses INFO)."""
+    if isinstance(info, ResponseError):
+        return ""
+    if isinstance(info, Exception):
+        raise info
+    if isinstance(info, dict):
+        return _text(info.get("run_id", ""))
+    return ""
 
 
 def _text(value: Any) -> str:
