@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 EXPECTED = {
@@ -22,6 +24,7 @@ EXPECTED = {
 }
 
 
+@pytest.mark.slow  # 19 s: every attack of bench/attacks.py against a real node
 def test_every_attack_runs_and_meets_its_limit(tmp_path: Path) -> None:
     out = tmp_path / "attacks.json"
     command = [sys.executable, str(ROOT / "bench" / "attacks.py"), "--out", str(out)]

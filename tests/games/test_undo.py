@@ -33,6 +33,7 @@ def _views(game: Game[Any], state: Any, viewer: int | None) -> bytes:
     return canonical({"shared": shared, "own": own})
 
 
+@pytest.mark.slow  # 51 s for both games; tests/server/test_undo.py plays whole matches with undos
 @pytest.mark.parametrize("name", sorted(GAMES))
 def test_200_random_matches_with_undos_give_back_the_state_byte_for_byte(name: str) -> None:
     """After every undo the state dumps to the bytes it had before the undone step, and the

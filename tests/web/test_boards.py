@@ -86,6 +86,7 @@ async def click_through(page: Page, rng: random.Random, limit: int | None) -> Cl
     return clicks
 
 
+@pytest.mark.slow  # 50 s; the default tier keeps the boards' taps, replays and test_pages' matches
 @pytest.mark.parametrize("game", ["ishtar", "yspahan"])
 async def test_a_person_plays_a_whole_match_against_a_bot_by_clicking_the_board(
     make_web: MakeWeb, game: str
