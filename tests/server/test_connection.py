@@ -106,6 +106,19 @@ class Writes:
         self.real(data)
 
 
+def _spy_on_broadcast(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """Record every frame that goes through websockets' ``broadcast`` (the fallback path)."""
+    fallbacks: list[bytes] = []
+    real_broadcast = broadcast
+
+    def spy(conns: Any, data: bytes) -> None:
+        fallbacks.append(data)
+        real_broadcast(conns, data)
+
+    monkeypatch.setattr(connection, "broadcast", spy)
+    return fallbacks
+
+
 async def _received(client: Client, frames: int) -> None:
     await client.until(lambda: len(client.raw) >= frames)
 
@@ -130,14 +143,7 @@ async def test_every_frame_is_written_whole_and_in_order_straight_to_the_transpo
     ``transport.write`` one whole frame, never through websockets' ``broadcast``; the client
     offers permessage-deflate and the server negotiates none."""
     app = await make_app()
-    fallbacks: list[bytes] = []
-    real_broadcast = broadcast
-
-    def spy(conns: Any, data: bytes) -> None:
-        fallbacks.append(data)
-        real_broadcast(conns, data)
-
-    monkeypatch.setattr(connection, "broadcast", spy)
+    fallbacks = _spy_on_broadcast(monkeypatch)
     player = await make_client("player", target=app)
     watcher = await make_client("watcher", target=app)
     assert player.ws.protocol.extensions == []  # offered by the client, not negotiated
@@ -192,14 +198,7 @@ async def test_a_closing_connection_falls_back_to_websockets_and_closes_cleanly(
     written straight to the transport (websockets skips it: nothing may follow a close frame),
     and a graceful stop's ``bye`` arrives before the close frame of 1001."""
     app = await make_app()
-    fallbacks: list[bytes] = []
-    real_broadcast = broadcast
-
-    def spy(conns: Any, data: bytes) -> None:
-        fallbacks.append(data)
-        real_broadcast(conns, data)
-
-    monkeypatch.setattr(connection, "broadcast", spy)
+    fallbacks = _spy_on_broadcast(monkeypatch)
     client = await make_client("leaving", target=app)
     conn = _conn(app, "leaving")
     writes = Writes(conn)
