@@ -87,13 +87,20 @@ class RedisServer:
             return
         if kill:
             process.kill()
-        else:
-            process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
             process.wait()
+            return
+        # Redis refuses a SIGTERM while it writes its first AOF ("Writing initial AOF, can't
+        # exit": CONFIG SET appendonly yes starts one) and does not retry: ask again until it goes.
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            process.terminate()
+            try:
+                process.wait(timeout=0.25)
+                return
+            except subprocess.TimeoutExpired:
+                pass
+        process.kill()
+        process.wait()
 
     def restart(self) -> None:
         """Stop and start again on the same port and directory (AOF brings the data back)."""
