@@ -28,11 +28,12 @@ from protocol import frames as f
 from protocol import messages as m
 from protocol.codec import encode
 from protocol.errors import ErrorCode, QuotaExceeded, RequestError
-from server.effects import AppendChat, Outbox, Publish, Steps, Watch
+from server.effects import AppendChat, Outbox, Publish, Steps
 from server.limits import TokenBucket
 from server.quotas import Quotas
 from server.room_state import RelayedChat, RoomSettings, Tuning
 from server.seats import Seating
+from server.spectators import Spectators
 from server.store.errors import StoreError
 
 if TYPE_CHECKING:
@@ -106,6 +107,7 @@ class Chat:
         tuning: Tuning,
         *,
         seating: Seating,
+        spectators: Spectators,
         out: Outbox,
         quotas: Quotas | None,
         epoch: float,
@@ -115,6 +117,7 @@ class Chat:
         self.settings = settings
         self.log = ChatLog(tuning.chat_per_minute, tuning.chat_log, tuning.room_chat_per_minute)
         self._seating = seating
+        self._spectators = spectators
         self._out = out
         self._quotas = quotas
         self._epoch = epoch
@@ -163,5 +166,8 @@ class Chat:
         data = encode(line)
         out = self._out
         out.send(self._seating.connected(), data)
-        out.add(Watch(data, None, delayed=seat is not None))
+        if seat is None:
+            self._spectators.now(data)
+        else:
+            self._spectators.send(data, None)
         out.add(Publish(b"c", data))

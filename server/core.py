@@ -23,15 +23,17 @@ what it needs when the core builds them (the room's :class:`~server.room_state.S
 - :class:`~server.timekeeping.Timekeeper`: the clocks, their timer, their pause;
 - :class:`~server.chat.Chat`: chat lines, a member's and a relayed spectator's;
 - :class:`~server.upkeep.Upkeep`: the pause while the store is down, a lost room, closing a
-  room nobody is in.
+  room nobody is in;
+- :class:`~server.spectators.Spectators`: who watches, and a delayed room's frames held until
+  they are due (shared by play, chat and membership).
 
 What the core reads of the world is given to it: the time (``now``, the event loop's monotonic
 clock; ``epoch``, the wall-clock time at ``now == 0``, for chat lines), what the store taught it
 (in the answers: an append's unknown outcome, a lost room, an archive not written), the logger
-and the metrics (counters in memory). It holds no store and no keeper. The one part it holds
-that does I/O is the spectators' feed (:mod:`server.spectators`: it writes their sockets and
-releases a delayed room's frames on the loop's timer), which :class:`~server.effects.Watch`
-effects go through.
+and the metrics (counters in memory). It holds no store and no keeper, and no part of it does
+I/O: the spectators (:mod:`server.spectators`) are who watches and a delayed room's queue as
+data; the actor writes their frames (:class:`~server.effects.Watch`) and arms the release timer
+(:class:`~server.effects.Arm` of :class:`~server.spectators.ReleaseDue`).
 """
 
 from __future__ import annotations
@@ -55,7 +57,6 @@ from server.effects import (
     Publish,
     Steps,
     StoreSeats,
-    Watch,
 )
 from server.errors import wire_error
 from server.membership import Membership
@@ -84,6 +85,7 @@ from server.room_state import (
     Tuning,
 )
 from server.seats import Seating
+from server.spectators import ReleaseDue, Spectators
 from server.store.meta import RoomMeta
 from server.store.records import Action
 from server.takeover import TakeoverDue
@@ -132,6 +134,7 @@ class RoomCore:
 
         status, out = self.status, self.out
         self.seating = Seating(room_id, settings.players)
+        self.spectators = Spectators(settings.spectator_delay, out, quotas)
         self.timekeeper = Timekeeper(
             settings.clock, settings.players, match=match, status=status, out=out
         )
@@ -143,6 +146,7 @@ class RoomCore:
             status=status,
             out=out,
             seating=self.seating,
+            spectators=self.spectators,
             timekeeper=self.timekeeper,
             transition=self.transition,
             announce=self._announce,
@@ -158,6 +162,7 @@ class RoomCore:
             settings,
             tuning,
             seating=self.seating,
+            spectators=self.spectators,
             out=out,
             quotas=quotas,
             epoch=epoch,
@@ -168,6 +173,7 @@ class RoomCore:
             settings,
             tuning,
             seating=self.seating,
+            spectators=self.spectators,
             play=self.play,
             timekeeper=self.timekeeper,
             chat=self.chat.log,
@@ -178,7 +184,6 @@ class RoomCore:
             meta=self.meta,
             wall=self.chat.wall,
             log=log,
-            quotas=quotas,
             seed=seed,
         )
         self.upkeep = Upkeep(
@@ -216,7 +221,7 @@ class RoomCore:
             "state": self.status.state.value,
             "rev": self.play.rev,
             "seats": self.seating.to_json(),
-            "spectators": len(self.membership.spectators),
+            "spectators": len(self.spectators),
             "spectator_delay": s.spectator_delay,
             "spectator_chat": s.spectator_chat,
             "paused": self.status.paused,
@@ -330,6 +335,8 @@ class RoomCore:
             self.upkeep.storage_lost()
         elif isinstance(command, ClockDue):
             yield from play.timeout(command)
+        elif isinstance(command, ReleaseDue):
+            self.spectators.release_due(command)
         elif isinstance(command, TakeoverDue):
             membership.takeover_due(command)
         elif isinstance(command, Announce):
@@ -343,7 +350,7 @@ class RoomCore:
                 yield from self.upkeep.archive(play.result())
         else:
             assert conn is not None, type(command).__name__
-            watching = conn in membership.spectators
+            watching = conn in self.spectators
             if isinstance(command, m.Act):
                 yield from play.act(conn, command, watching)
             elif isinstance(command, m.Undo):
@@ -424,7 +431,7 @@ class RoomCore:
         parts = self.timekeeper.current_parts()
         if parts is not None:
             play.views.set_parts(parts)
-        self.membership.spectators = self.membership.new_feed()
+        self.membership.restart_feed()
         self.log.debug("room_restored", rev=rev, state=state.value)
         return [Post(Refinish())] if play.match.over else []
 
@@ -435,7 +442,7 @@ class RoomCore:
 
     def _close(self) -> None:
         self.transition(RoomEvent.CLOSE)
-        self.membership.spectators.closed = True
+        self.spectators.closed = True
 
     def close(self) -> None:
         """Close a room whose task is gone (evicted while flooded)."""
@@ -449,7 +456,7 @@ class RoomCore:
         data = f.encode_frame(f.RoomInfo(self.id, self.info()))
         out = self.out
         out.send(self.seating.connected(), data)
-        out.add(Watch(data, None, delayed=False))
+        self.spectators.now(data)
         out.add(Publish(b"i", data))
         self.upkeep.present(self.membership.here())
 

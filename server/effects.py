@@ -36,7 +36,6 @@ from server.store.records import Action
 if TYPE_CHECKING:
     from server.connection import Connection
     from server.room_state import Internal
-    from server.views import Revision
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,12 +48,11 @@ class Send:
 
 @dataclass(frozen=True, slots=True)
 class Watch:
-    """Write ``data`` to the spectators: after the room's spectator delay if ``delayed``
-    (``revision``: the patch's data, for the delayed view), else at once."""
+    """Write ``data`` (one encoded frame) to every spectator of the room, now: framed once, the
+    same bytes to each (the core's :class:`~server.spectators.Spectators` decides when, and
+    holds a delayed room's frames until they are due)."""
 
     data: bytes
-    revision: Revision | None = None
-    delayed: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,9 +6,10 @@ the revisions it missed, or the full view when the buffer no longer has them all
 
 :class:`Membership` is the room core's membership component: ``join`` (and a resume with a
 token), ``spectate``, ``sync``, ``leave``, a connection gone, and the grace periods of the
-seats whose player is gone (stand-ins, :mod:`server.takeover`). It owns the seating, the
-stand-ins and the spectators; it puts its frames in the room's outbox and yields the store
-effects it waits for (a seat taken is stored before it is answered).
+seats whose player is gone (stand-ins, :mod:`server.takeover`). It owns the seating and the
+stand-ins, and lets spectators in and out of the core's :class:`~server.spectators.Spectators`;
+it puts its frames in the room's outbox and yields the store effects it waits for (a seat taken
+is stored before it is answered).
 """
 
 from __future__ import annotations
@@ -22,10 +23,9 @@ from protocol.errors import ErrorCode, RequestError
 from server.chat import ChatLog
 from server.effects import Outbox, Send, Steps, StoreSeats
 from server.play import Play
-from server.quotas import Quotas
 from server.room_state import Announce, RoomSettings, RoomState, Status, Tuning
 from server.seats import Seating, missed
-from server.spectators import SpectatorFeed
+from server.spectators import Spectators
 from server.store.meta import RoomMeta
 from server.takeover import STANDIN_KIND, Standins, TakeoverDue
 from server.timekeeping import Timekeeper
@@ -51,6 +51,7 @@ class Membership:
         tuning: Tuning,
         *,
         seating: Seating,
+        spectators: Spectators,
         play: Play,
         timekeeper: Timekeeper,
         chat: ChatLog,
@@ -61,7 +62,6 @@ class Membership:
         meta: Callable[[], RoomMeta],
         wall: Callable[[], float],
         log: Any,
-        quotas: Quotas | None,
         seed: int,
     ) -> None:
         self.room = room_id
@@ -78,18 +78,17 @@ class Membership:
         self._meta = meta
         self._wall = wall
         self._log = log
-        self._quotas = quotas
         self._announcing = False
         """A batched announcement of spectators is armed."""
-        self.spectators = self.new_feed()
+        self.spectators = spectators
+        self.restart_feed()
 
-    def new_feed(self) -> SpectatorFeed:
-        """A spectator feed at the current rev (the view is computed only for a delayed one)."""
-        delay = self.settings.spectator_delay
-        if delay <= 0:
-            return SpectatorFeed(0.0, {}, "", self._play.rev, self._quotas)
-        view, view_hash = self._play.views.full(None)
-        return SpectatorFeed(delay, view, view_hash, self._play.rev, self._quotas)
+    def restart_feed(self) -> None:
+        """The spectators' feed starts at the current rev (the view is computed only for a
+        delayed one)."""
+        if self.spectators.delayed:
+            view, view_hash = self._play.views.full(None)
+            self.spectators.restart(view, view_hash, self._play.rev)
 
     def members(self) -> list[Connection]:
         """Every connection in the room: the seats' and the spectators'."""

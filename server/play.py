@@ -40,7 +40,6 @@ from server.effects import (
     Send,
     Steps,
     StoreSeats,
-    Watch,
 )
 from server.quotas import Holdings, Quotas
 from server.room_state import (
@@ -53,6 +52,7 @@ from server.room_state import (
     lost_error,
 )
 from server.seats import Seat, Seating
+from server.spectators import Spectators
 from server.store.meta import RoomMeta
 from server.store.records import UNDO, Action, is_undo
 from server.takeover import STANDIN_KIND
@@ -79,6 +79,7 @@ class Play:
         status: Status,
         out: Outbox,
         seating: Seating,
+        spectators: Spectators,
         timekeeper: Timekeeper,
         transition: Callable[[RoomEvent], None],
         announce: Callable[[], None],
@@ -101,6 +102,7 @@ class Play:
         self._status = status
         self._out = out
         self._seating = seating
+        self._spectators = spectators
         self._clocks = timekeeper
         self._transition = transition
         self._announce = announce
@@ -278,7 +280,7 @@ class Play:
         for index, holder in enumerate(self._seating.seats):
             if holder.conn is not None:
                 out.add(Send((holder.conn,), revision.seat_frames[index]))
-        out.add(Watch(revision.spectator_frame, revision))
+        self._spectators.send(revision.spectator_frame, revision)
         out.add(Publish(b"p", revision.spectator_frame))
         out.add(Revised(len(revision.spectator_frame)))
         if self.match.over:

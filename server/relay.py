@@ -83,9 +83,10 @@ from protocol.patch import PatchError, apply
 from server import logging as oasis_logging
 from server.chat import ChatLog
 from server.connection import Connection
+from server.fanout import Fanout
 from server.quotas import Quotas
 from server.room_state import RelayedChat
-from server.spectators import NODE, Fanout
+from server.spectators import NODE
 from server.store import StoreError, keys
 from server.store.redis import RedisStore
 

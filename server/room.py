@@ -47,8 +47,11 @@ An engine bug raised while applying a choice (after it was stored) is answered `
 logged; the room goes on, but its state is whatever the engine left (the contract's ``apply``
 must not fail on a legal choice, and the random-playout harness is what guards that).
 
-Spectators get their frames through a :class:`~server.spectators.SpectatorFeed`, which delays
-them in rooms with ``spectator_delay``.
+Spectators get their frames through the actor's :class:`~server.fanout.Fanout` (one frame
+framed once, the same bytes to each, a large audience in turns), over the set of spectators the
+core keeps (:class:`~server.spectators.Spectators`); in rooms with ``spectator_delay`` the core
+holds their frames and arms the timer that releases them (a
+:class:`~server.spectators.ReleaseDue` posted to the inbox like any timer's command).
 
 Bots (:mod:`server.bots`) see only their seat's view document.
 """
@@ -86,6 +89,7 @@ from server.effects import (
     StoreSeats,
     Watch,
 )
+from server.fanout import Fanout
 from server.inbox import Inbox
 from server.keeper import Keeper, Unsure
 from server.metrics import Metrics
@@ -100,7 +104,7 @@ from server.room_state import (
     Tuning,
 )
 from server.seats import Seat
-from server.spectators import SpectatorFeed
+from server.spectators import Spectators
 from server.store import Action, RoomMeta, Store
 from server.timekeeping import Timekeeper
 from server.views import Views
@@ -169,6 +173,8 @@ class Room:
         self.inbox: Inbox[Command | Internal] = Inbox(
             room_id, inbox_size, lambda: self.core.state is RoomState.CLOSED, self.log
         )
+        self.fanout = Fanout(self.core.spectators.members)
+        """Writes the spectators' frames (:class:`~server.effects.Watch`)."""
         self.publish: Callable[[Room, bytes, bytes], None] | None = None
         """The relay's publisher (:mod:`server.relay`): the spectator frames for other nodes."""
         self._on_close = on_close
@@ -195,8 +201,8 @@ class Room:
         return self.core.seating.seats
 
     @property
-    def spectators(self) -> SpectatorFeed:
-        return self.core.membership.spectators
+    def spectators(self) -> Spectators:
+        return self.core.spectators
 
     @property
     def views(self) -> Views:
@@ -261,7 +267,7 @@ class Room:
     def release(self) -> None:
         """The room leaves its lobby (closed, evicted): every quota it holds is given back."""
         self.core.holdings.release()
-        self.core.membership.spectators.release()
+        self.core.spectators.release()
 
     async def _end(self, last: Stop | Evict) -> None:
         task = self._task
@@ -339,10 +345,7 @@ class Room:
             for conn in effect.to:
                 conn.send_bytes(effect.data)
         elif isinstance(effect, Watch):
-            if effect.delayed:
-                self.core.membership.spectators.send(effect.data, effect.revision)
-            else:
-                self.core.membership.spectators.fanout.send(effect.data)
+            self.fanout.send(effect.data)
         elif isinstance(effect, Publish):
             if self.publish is not None:
                 self.publish(self, effect.kind, effect.data)

@@ -25,6 +25,7 @@ from typing import Any
 from protocol import messages as m
 from protocol.errors import ErrorCode, RequestError
 from server.clock import ClockDue, ClockSettings
+from server.spectators import ReleaseDue
 from server.takeover import TakeoverDue
 
 
@@ -186,6 +187,7 @@ Internal = (
     | ClockDue
     | TakeoverDue
     | RelayedChat
+    | ReleaseDue
 )
 
 

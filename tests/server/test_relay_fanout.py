@@ -1,4 +1,4 @@
-"""The one-node fan-out of :class:`server.spectators.Fanout` (a unit test: stand-in sockets that
+"""The one-node fan-out of :class:`server.fanout.Fanout` (a unit test: stand-in sockets that
 record what they are sent; the real sockets' path is every spectator test's)."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from typing import Any, cast
 
 import pytest
 
-from server import spectators
+from server import fanout as fanout_module
 from server.connection import Connection, ws_frame
+from server.fanout import FANOUT_AT_ONCE, FANOUT_STEP, Fanout
 from server.metrics import Metrics
-from server.spectators import FANOUT_AT_ONCE, FANOUT_STEP, Fanout
 
 METRICS = Metrics()
 
@@ -61,7 +61,7 @@ async def test_a_large_audience_is_written_in_turns_after_the_caller_in_order(
     loop; a turn ends once its time budget is spent (here none: one step of sockets per turn);
     every socket gets every frame once, in order; a socket that left before its turn is not
     written to."""
-    monkeypatch.setattr(spectators, "FANOUT_BUDGET", 0.0)
+    monkeypatch.setattr(fanout_module, "FANOUT_BUDGET", 0.0)
     members, sockets = _members(3 * FANOUT_AT_ONCE + 5)
     fanout = Fanout(cast(set[Connection], members))
     fanout.send(b"r1")

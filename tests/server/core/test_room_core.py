@@ -12,7 +12,17 @@ import pytest
 from games.base import Match
 from protocol.codec import decode
 from protocol.errors import ErrorCode, RequestError
-from server.effects import Append, AppendChat, Done, Failed, Finish, Keep, Send, StoreSeats
+from server.effects import (
+    Append,
+    AppendChat,
+    Done,
+    Failed,
+    Finish,
+    Keep,
+    Send,
+    StoreSeats,
+    Watch,
+)
 from server.room_state import (
     Evict,
     Gone,
@@ -22,6 +32,7 @@ from server.room_state import (
     StoreReady,
     lost_error,
 )
+from server.spectators import ReleaseDue
 from server.store import Action, RoomMeta, StoreError
 from tests.server.core.twin import EPOCH, Member, Twin, seated, started, to_move
 from tests.server.test_undo import _path
@@ -376,6 +387,79 @@ def test_many_arriving_spectators_are_announced_in_batches() -> None:
     assert [name for _, name in twin.timers()].count("Announce") == 1
     twin.advance(0.5)
     assert ann.of_type("room")[-1]["info"]["spectators"] == 70
+
+
+def _watches(twin: Twin) -> list[bytes]:
+    return [e.data for e in twin.effects if isinstance(e, Watch)]
+
+
+def test_delayed_spectators_get_each_revision_once_it_is_the_delay_old() -> None:
+    twin = Twin(spectator_delay=2.0)
+    members = started(twin, "ann", "bob")
+    eve = Member("eve")
+    assert twin.request(eve, {"type": "spectate"})["rev"] == 0
+    assert eve.of_type("room")[-1]["info"]["spectators"] == 1  # (the room frame: not delayed)
+    _act(twin, _mover(twin, members))  # rev 1 at 0.0
+    twin.advance(0.5)
+    _act(twin, _mover(twin, members))  # rev 2 at 0.5
+    assert eve.rev == 0 and not eve.of_type("patch")
+    assert twin.timers().count((2.0, "ReleaseDue")) == 1
+    assert [name for _, name in twin.timers()].count("ReleaseDue") == 1
+    late = Member("late")
+    joined = twin.request(late, {"type": "spectate"})
+    assert joined["rev"] == 0 and joined["view"]["shared"]["turn"]["seat"] == 0
+    assert twin.request(late, {"type": "sync"})["rev"] == 0
+    twin.advance(1.5)  # 2.0: rev 1 is the delay old, rev 2 is not
+    assert eve.rev == 1 and late.rev == 1
+    assert twin.request(Member("third"), {"type": "spectate"})["rev"] == 1
+    assert [name for _, name in twin.timers()].count("ReleaseDue") == 1
+    twin.advance(0.49)
+    assert eve.rev == 1
+    twin.advance(0.01)
+    assert eve.rev == 2 and eve.view["shared"] == members[0].view["shared"]
+    assert eve.view == twin.request(eve, {"type": "sync"})["view"]
+    assert "ReleaseDue" not in [name for _, name in twin.timers()]
+    patches = [data for data in _watches(twin) if decode(data)["type"] == "patch"]
+    assert len(patches) == 2  # one frame per revision, the same bytes for every spectator
+
+
+def _releases(twin: Twin) -> list[float]:
+    return [due for due, name in twin.timers() if name == "ReleaseDue"]
+
+
+def test_a_stale_release_timer_releases_what_is_due_and_arms_no_second_one() -> None:
+    twin = Twin(spectator_delay=1.0)
+    members = started(twin, "ann", "bob")
+    eve = Member("eve")
+    twin.request(eve, {"type": "spectate"})
+    _act(twin, _mover(twin, members))
+    twin.advance(0.5)
+    _act(twin, _mover(twin, members))
+    twin.advance(0.6)  # 1.1: the armed timer fired, released rev 1, armed one for 1.5
+    assert eve.rev == 1 and _releases(twin) == [1.5]
+    twin.now = 1.6
+    twin.handle(ReleaseDue(0.3))  # (one fired late, or twice: not the one armed last)
+    assert eve.rev == 2 and _releases(twin) == [1.5]
+    twin.advance(0.0)
+    assert eve.rev == 2 and _releases(twin) == []
+
+
+def test_seat_chat_reaches_delayed_spectators_after_the_delay_theirs_at_once() -> None:
+    twin = Twin(spectator_delay=2.0)
+    ann, bob = started(twin, "ann", "bob")
+    eve = Member("eve")
+    twin.request(eve, {"type": "spectate"})
+    assert twin.request(ann, {"type": "chat", "text": "psst"})["type"] == "ack"
+    assert [f["text"] for f in bob.of_type("chat")] == ["psst"]
+    assert not eve.of_type("chat")
+    late = Member("late")
+    assert twin.request(late, {"type": "spectate"})["chat"] == []
+    assert twin.request(eve, {"type": "chat", "text": "hi"})["type"] == "ack"
+    assert [f["text"] for f in eve.of_type("chat")] == ["hi"]
+    twin.advance(2.0)
+    assert [f["text"] for f in eve.of_type("chat")] == ["hi", "psst"]
+    chat = twin.request(Member("later"), {"type": "spectate"})["chat"]
+    assert [line["text"] for line in chat] == ["psst", "hi"]
 
 
 # Stand-ins ---------------------------------------------------------------------------------------

@@ -98,6 +98,7 @@ class Twin:
         patch_buffer: int = 64,
         host: str = "ann",
         spectator_chat: bool = True,
+        spectator_delay: float = 0.0,
     ) -> None:
         from games import registry
         from games.base import Match
@@ -108,7 +109,7 @@ class Twin:
             players=players,
             options={},
             public=True,
-            spectator_delay=0.0,
+            spectator_delay=spectator_delay,
             spectator_chat=spectator_chat,
             quick=False,
             host=host,
@@ -195,7 +196,7 @@ class Twin:
             for conn in effect.to:
                 cast(Member, conn).receive(decode(effect.data))
         elif isinstance(effect, Watch):
-            for conn in self.core.membership.spectators:
+            for conn in self.core.spectators:
                 cast(Member, conn).receive(decode(effect.data))
         elif isinstance(effect, Arm):
             self._seq += 1
