@@ -95,6 +95,7 @@ class Spectators:
         """The delayed view starts at ``rev`` (a new room, a restored one); nothing queued."""
         self._doc, self._hash, self._rev = view, view_hash, rev
         self._pending.clear()
+        self._armed = None
 
     def add(self, conn: Connection) -> None:
         """A new spectator, or ``quota_exceeded`` (``spectators_per_room`` or ``_per_node``)."""
