@@ -8,13 +8,17 @@ clock, arms a timer or writes to a socket, so the room's behaviour is tested in 
 chosen times (tests/server/core/). A command that needs the store is a generator
 (:data:`~server.effects.Steps`), resumed by the store's answer; at most one is pending.
 
-The core is small: it dispatches each command to the component that owns it, owns the
-lifecycle (:meth:`RoomCore.transition`, the one place the state changes, by the table of
-:mod:`server.room_state`), says what the room is (:meth:`RoomCore.info`) and answers every
-failure, in one place, with the ``error`` frame :func:`server.errors.wire_error` maps it to (an
-unexpected one logged with its traceback, its details never sent). The components, each given
-what it needs when the core builds them (the room's :class:`~server.room_state.Status`, its
+The core is small: it builds the room's components, dispatches each command to the one that
+owns it, says what the room is (:meth:`RoomCore.info`, :meth:`RoomCore.meta`) and makes, restores
+and closes the room through its lifecycle. The components, each given what it needs when the
+core builds them (the room's :class:`~server.room_state.Status`, its
 :class:`~server.effects.Outbox`, each other, callables of the core's; none holds the core):
+
+- :class:`~server.steps.Driver`: runs the command being handled through its store effects,
+  learns from the store's answers, and answers every failure, in one place, with its ``error``
+  frame;
+- :class:`~server.room_state.Lifecycle`: the one place the state changes, by the table of
+  :mod:`server.room_state` (the ``rooms`` gauge, the quotas given back);
 
 - :class:`~server.membership.Membership`: join, resume, spectate, sync, leave, gone, stand-ins;
 - :class:`~server.play.Play`: start, choices, undo, bots, a replay's script, timeouts (the order
@@ -43,12 +47,10 @@ from typing import TYPE_CHECKING, Any
 from games.base import Match
 from protocol import frames as f
 from protocol import messages as m
-from protocol.errors import ErrorCode, RequestError
 from server.chat import Chat
 from server.clock import ClockDue
 from server.effects import (
     Answer,
-    Append,
     Done,
     Effect,
     Failed,
@@ -56,22 +58,19 @@ from server.effects import (
     Post,
     Publish,
     Steps,
-    StoreSeats,
 )
-from server.errors import wire_error
 from server.membership import Membership
 from server.metrics import Metrics
 from server.play import Play
 from server.quotas import Holdings, Quotas
 from server.room_state import (
-    RESTORED,
-    TRANSITIONS,
     Announce,
     BotTurn,
     Command,
     Evict,
     Gone,
     Internal,
+    Lifecycle,
     Reap,
     Refinish,
     RelayedChat,
@@ -86,6 +85,7 @@ from server.room_state import (
 )
 from server.seats import Seating
 from server.spectators import ReleaseDue, Spectators
+from server.steps import Driver
 from server.store.meta import RoomMeta
 from server.store.records import Action
 from server.takeover import TakeoverDue
@@ -118,19 +118,13 @@ class RoomCore:
         self.metrics = metrics
         self.log = log
         self.status = Status(paused=paused)
-        """The lifecycle state (changed only by :meth:`transition`), the pause, the store's
+        """The lifecycle state (changed only by :attr:`lifecycle`), the pause, the store's
         facts: read by every component."""
         self.out = Outbox()
         self.quotas = quotas
         self.holdings = Holdings()
         """What this room holds of its creator's quotas, given back when it finishes or goes."""
-        self.counted = False
-        """The room is counted in the ``rooms`` gauge (from :meth:`open` on)."""
-        self._pending: Steps | None = None
-        self._waiting: Effect | None = None
-        """The store effect the pending steps wait for."""
-        self._asker: tuple[Connection | None, object] = (None, None)
-        """The connection and command of the pending steps (for the error frame)."""
+        self.lifecycle = Lifecycle(self.status, metrics, self.holdings)
 
         status, out = self.status, self.out
         self.seating = Seating(room_id, settings.players)
@@ -148,7 +142,7 @@ class RoomCore:
             seating=self.seating,
             spectators=self.spectators,
             timekeeper=self.timekeeper,
-            transition=self.transition,
+            transition=self.lifecycle.transition,
             announce=self._announce,
             finished=self._finished,
             meta=self.meta,
@@ -197,6 +191,14 @@ class RoomCore:
             timekeeper=self.timekeeper,
             close=self._close,
             log=log,
+        )
+        self.driver = Driver(
+            room_id,
+            status=status,
+            out=out,
+            metrics=metrics,
+            log=log,
+            storage_lost=self.upkeep.storage_lost,
         )
 
     # What the node reads of the room ----------------------------------------------------------
@@ -261,67 +263,8 @@ class RoomCore:
         other command may come only when none waits."""
         self.out.start(now)
         if isinstance(command, Done | Failed):
-            steps = self._pending
-            assert steps is not None, "an answer with no store effect pending"
-            return self._drive(steps, command)
-        assert self._pending is None, "a command while another waits for the store"
-        self._asker = (conn, command)
-        return self._drive(self._dispatch(conn, command), None)
-
-    def _drive(self, steps: Steps, answer: Answer | None) -> list[Effect]:
-        self._pending = None
-        try:
-            if answer is None:
-                waited = steps.send(None)
-            else:
-                self._learn(answer, self._waiting)
-                if isinstance(answer, Failed):
-                    waited = steps.throw(answer.error)
-                else:
-                    waited = steps.send(answer.value)
-        except StopIteration:
-            pass
-        except Exception as exc:
-            self._refuse(exc)
-        else:
-            self._pending, self._waiting = steps, waited
-            self.out.add(waited)
-        return self.out.take()
-
-    def _learn(self, answer: Answer, effect: Effect | None) -> None:
-        """What the store's answer to ``effect`` teaches the room: an append's outcome is
-        unknown (the next move reads back what landed first), or the store lost the room (a
-        refused append pauses it for good before the refusal is answered; a seat update that
-        was not required says so with True)."""
-        if isinstance(answer, Done):
-            if answer.value is True and isinstance(effect, StoreSeats):
-                self.status.lost = True
-            return
-        if answer.unsure:
-            self.status.unsure = True
-        error = answer.error
-        if isinstance(error, RequestError) and error.code is ErrorCode.STORAGE_LOST:
-            self.status.lost = True
-            if isinstance(effect, Append):
-                self.upkeep.storage_lost()
-
-    def _refuse(self, exc: Exception) -> None:
-        """The one place a command's failure becomes an ``error`` frame to its sender."""
-        conn, command = self._asker
-        code, message, expected = wire_error(exc)
-        if not expected:
-            seat = None if conn is None else conn.rooms.get(self.id)
-            self.log.exception(
-                "room_error",
-                command=type(command).__name__,
-                seat=seat,
-                conn=None if conn is None else conn.session,
-            )
-        if conn is not None:
-            self.metrics.errors.labels(code.value).inc()
-            limit = exc.limit if isinstance(exc, RequestError) else None
-            rid = getattr(command, "id", None)
-            self.out.reply(conn, f.ErrorFrame.of(rid, code, message, self.id, limit))
+            return self.driver.resume(command)
+        return self.driver.run(self._dispatch(conn, command), conn, command)
 
     def _dispatch(self, conn: Connection | None, command: Command | Internal) -> Steps:
         play, membership = self.play, self.membership
@@ -374,27 +317,10 @@ class RoomCore:
 
     # Lifecycle --------------------------------------------------------------------------------
 
-    def transition(self, event: RoomEvent) -> None:
-        """The one place the room's state changes: a lookup in the lifecycle table."""
-        status = self.status
-        new = TRANSITIONS.get((status.state, event))
-        if new is None:
-            raise RequestError(
-                ErrorCode.NOT_ALLOWED, f"cannot {event.value} a room that is {status.state.value}"
-            )
-        if self.counted:  # (a closed room is no longer counted)
-            self.metrics.rooms.labels(status.state.value).dec()
-            if new is not RoomState.CLOSED:
-                self.metrics.rooms.labels(new.value).inc()
-        status.state = new
-        if new in (RoomState.FINISHED, RoomState.CLOSED):
-            self.holdings.release()
-
     def open(self, now: float) -> list[Effect]:
         """The room's task starts: it counts in the gauge; timers of a restored room."""
         self.out.start(now)
-        self.metrics.rooms.labels(self.status.state.value).inc()
-        self.counted = True
+        self.lifecycle.count()
         self.upkeep.schedule()
         if self.status.state is RoomState.PLAYING and self.settings.replay_of is None:
             for seat in self.seating.seats:  # restored: every player is gone (see server.takeover)
@@ -422,11 +348,7 @@ class RoomCore:
         for line in chat:
             self.chat.log.add(line)
         state = RoomState.FINISHED if play.match.over else RoomState(meta.state)
-        events = RESTORED.get(state)
-        if events is None:
-            raise ValueError(f"a stored room is never {state.value}")
-        for event in events:
-            self.transition(event)
+        self.lifecycle.restore(state)
         self.timekeeper.restore(meta.clock_state)
         parts = self.timekeeper.current_parts()
         if parts is not None:
@@ -438,10 +360,10 @@ class RoomCore:
     def replay(self, actions: list[Action]) -> None:
         """Make this a replay room: it plays ``actions`` by itself, seats held by nobody."""
         self.play.script.extend(actions)
-        self.transition(RoomEvent.START)
+        self.lifecycle.transition(RoomEvent.START)
 
     def _close(self) -> None:
-        self.transition(RoomEvent.CLOSE)
+        self.lifecycle.transition(RoomEvent.CLOSE)
         self.spectators.closed = True
 
     def close(self) -> None:

@@ -11,8 +11,8 @@ its revision, the acknowledgement after both.
 A command whose handling needs the store is a generator (:data:`Steps`): it yields each store
 effect and gets the store's answer back where it yielded it (websockets' parser is written the
 same way); :meth:`~server.core.RoomCore.handle` runs it up to its next store effect, and the
-next call (with :class:`Done` or :class:`Failed`) resumes it. The actor handles one command at
-a time, so at most one is pending.
+next call (with :class:`Done` or :class:`Failed`) resumes it (:class:`server.steps.Driver`).
+The actor handles one command at a time, so at most one is pending.
 
 What the store taught the room comes back in the answers too, never through a shared object:
 :class:`Failed` says whether an append's outcome is unknown (``unsure``), an error coded

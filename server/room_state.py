@@ -5,9 +5,9 @@ Lifecycle (a table; anything else is ``not_allowed`` naming the state)::
     open --start--> playing --finish--> finished
     open / playing / finished --close--> closed
 
-Every change of state is one of these transitions, also where a room is not created but
-restored (:data:`RESTORED`), made a replay (``start``) or evicted to another node (``close``,
-asked for through the lobby with :class:`Evict`).
+Every change of state is one of these transitions (:meth:`Lifecycle.transition`), also where a
+room is not created but restored (:data:`RESTORED`), made a replay (``start``) or evicted to
+another node (``close``, asked for through the lobby with :class:`Evict`).
 
 Orthogonal to it, a room is *paused* while its store cannot record anything (see
 :mod:`server.keeper`); pausing is not a lifecycle state because every state can be paused and
@@ -25,6 +25,8 @@ from typing import Any
 from protocol import messages as m
 from protocol.errors import ErrorCode, RequestError
 from server.clock import ClockDue, ClockSettings
+from server.metrics import Metrics
+from server.quotas import Holdings
 from server.spectators import ReleaseDue
 from server.takeover import TakeoverDue
 
@@ -56,13 +58,13 @@ RESTORED: dict[RoomState, tuple[RoomEvent, ...]] = {
     RoomState.FINISHED: (RoomEvent.START, RoomEvent.FINISH),
 }
 """The events a stored room went through to reach the state it was stored in: a restored room
-reaches it through the table (:meth:`server.room.Room.adopt`), like the room it was."""
+reaches it through the table (:meth:`Lifecycle.restore`), like the room it was."""
 
 
 @dataclass(slots=True)
 class Status:
     """What every part of a room reads of it: its lifecycle state (changed only by
-    :meth:`server.core.RoomCore.transition`), whether it is paused, and the facts the store
+    :meth:`Lifecycle.transition`), whether it is paused, and the facts the store
     taught it through the answers to its store effects (:mod:`server.effects`)."""
 
     state: RoomState = RoomState.OPEN
@@ -73,6 +75,49 @@ class Status:
     """An append failed and may have been stored anyway: read back before the next one."""
     finish_pending: dict[str, Any] | None = None
     """The result of a match whose archive could not be written yet."""
+
+
+class Lifecycle:
+    """One room's state through the table: :meth:`transition` is the one place it changes.
+
+    The room counts in the ``rooms`` gauge under its state from :meth:`count` on (its task
+    runs; a closed room no longer counts), and gives back what it holds of its creator's
+    quotas (``holdings``) when it finishes or closes."""
+
+    def __init__(self, status: Status, metrics: Metrics, holdings: Holdings) -> None:
+        self._status = status
+        self._metrics = metrics
+        self._holdings = holdings
+        self.counted = False
+
+    def count(self) -> None:
+        """The room's task starts: it counts in the gauge."""
+        self._metrics.rooms.labels(self._status.state.value).inc()
+        self.counted = True
+
+    def transition(self, event: RoomEvent) -> None:
+        """Change the state by the table, or ``not_allowed`` naming the state."""
+        status = self._status
+        new = TRANSITIONS.get((status.state, event))
+        if new is None:
+            raise RequestError(
+                ErrorCode.NOT_ALLOWED, f"cannot {event.value} a room that is {status.state.value}"
+            )
+        if self.counted:  # (a closed room is no longer counted)
+            self._metrics.rooms.labels(status.state.value).dec()
+            if new is not RoomState.CLOSED:
+                self._metrics.rooms.labels(new.value).inc()
+        status.state = new
+        if new in (RoomState.FINISHED, RoomState.CLOSED):
+            self._holdings.release()
+
+    def restore(self, state: RoomState) -> None:
+        """A stored room reaches ``state`` through the table (:data:`RESTORED`), or ValueError."""
+        events = RESTORED.get(state)
+        if events is None:
+            raise ValueError(f"a stored room is never {state.value}")
+        for event in events:
+            self.transition(event)
 
 
 @dataclass(frozen=True, slots=True)

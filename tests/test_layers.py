@@ -27,10 +27,10 @@ MAY_IMPORT: dict[str, set[str]] = {
 
 ROOM = ("room", "core", "effects", "room_state", "membership", "takeover", "timekeeping", "inbox",
         "views", "keeper", "spectators", "fanout", "seats", "clock", "chat", "play",
-        "upkeep")  # fmt: skip
+        "upkeep", "steps")  # fmt: skip
 """The modules of one room (its actor, its core and parts, below the lobby)."""
 CORE = ("core", "effects", "room_state", "membership", "takeover", "timekeeping", "views", "seats",
-        "clock", "chat", "play", "upkeep", "spectators")  # fmt: skip
+        "clock", "chat", "play", "upkeep", "spectators", "steps")  # fmt: skip
 """The room's sans-I/O core and its parts: none imports asyncio (no await, no timer, no loop),
 nor the actor that runs it (``server.room``) or its inbox."""
 DOES_IO = {"asyncio", "socket", "websockets", "redis", "time", "server.connection",
