@@ -12,6 +12,9 @@ can cut out its window):
   ``WATCH_SECONDS`` and, when the lag task has not run for ``STALL_SECONDS``, takes the main
   thread's stack (``sys._current_frames``); the innermost frames of the server's own code are
   counted per stall sample (the time a stall spends there, in ``WATCH_SECONDS`` units);
+- with ``OASIS_BENCH_GC_CENSUS=1`` also what each young collection promotes (:class:`Census`):
+  the survivors by type and shape, per 1,000 actions (store appends) in the window; it walks
+  generation 1 at each young collection, so its run's latencies are not the server's;
 - how long each awaited call of the store took (``append``, ``create_room``, ``archive``, ...),
   from the call to its return: the Redis round trip, the group commit's wait and the loop's
   queue together.
@@ -70,6 +73,7 @@ class Probe:
         self.main = threading.get_ident()
         self.stacks: list[tuple[float, str]] = []
         """(time, the stack's frames innermost first) of each watchdog sample in a stall."""
+        self.census: Census | None = Census() if os.environ.get("OASIS_BENCH_GC_CENSUS") else None
 
     def on_gc(self, phase: str, info: dict[str, Any]) -> None:
         if phase == "start":
@@ -77,6 +81,12 @@ class Probe:
         else:
             ended = time.monotonic()
             self.gc.append((self._gc_started, ended - self._gc_started, int(info["generation"])))
+            if self.census is not None:
+                self.census.after(int(info["generation"]), ended, self.appends())
+
+    def appends(self) -> int:
+        """The store's appends so far (one per accepted choice: the actions)."""
+        return len(self.calls.get("append", ()))
 
     async def lag(self) -> None:
         while True:
@@ -115,6 +125,7 @@ class Probe:
             "calls": {k: list(v) for k, v in self.calls.items()},
             "trims": list(self.trims),
             "stacks": list(self.stacks),
+            "census": None if self.census is None else self.census.report(),
             "at": time.monotonic(),
         }
         tmp = self.path.with_suffix(".tmp")
@@ -137,6 +148,60 @@ class Probe:
             time.sleep(DUMP_SECONDS)
             with contextlib.suppress(Exception):  # a probe never takes the server down
                 self.dump()
+
+
+class Census:
+    """What each young collection finds alive and promotes (``OASIS_BENCH_GC_CENSUS=1``).
+
+    After every collection of generation 0 the objects in generation 1 that were not there
+    after the previous one are its survivors (a collection of an older generation empties
+    generation 1); they are counted by type, and dicts by their keys, tuples and lists by
+    their items' types, with the actions (store appends) between the two collections. It
+    walks generation 1 at every young collection: for finding what survives, not for timing.
+    """
+
+    def __init__(self) -> None:
+        self.seen: set[int] = set()
+        self.rows: list[tuple[float, int, int, list[tuple[str, int]]]] = []
+        """(time, survivors, actions since the previous one, the survivors' commonest shapes)
+        per young collection."""
+        self.last_appends = -1
+
+    def after(self, generation: int, at: float, appends: int) -> None:
+        if generation > 0:
+            self.seen = set()
+            self.last_appends = appends
+            return
+        objects = gc.get_objects(generation=1)
+        new = [o for o in objects if id(o) not in self.seen]
+        self.seen = {id(o) for o in objects}
+        if self.last_appends < 0:  # the first one: no interval to charge it to
+            self.last_appends = appends
+            return
+        actions = appends - self.last_appends
+        self.last_appends = appends
+        shapes = Counter(shape(o) for o in new)
+        self.rows.append((at, len(new), actions, shapes.most_common(60)))
+
+    def report(self) -> list[Any]:
+        return list(self.rows)
+
+
+def shape(o: object) -> str:
+    """A short description of a container: a dict's keys, a tuple's or list's item types."""
+    t = type(o).__qualname__
+    try:
+        if type(o) is dict:
+            return f"dict{sorted(map(str, o))[:6]}"
+        if type(o) in (tuple, list):
+            items = sorted({type(x).__qualname__ for x in o[:8]})  # type: ignore[index]
+            return f"{t}[{len(o)}]{items}"  # type: ignore[arg-type]
+        module = type(o).__module__
+        if hasattr(o, "__dict__") or module not in ("builtins",):
+            return f"{module}.{t}"
+    except Exception:  # a probe never takes the server down
+        pass
+    return t
 
 
 def install(path: str) -> Probe:
@@ -254,4 +319,19 @@ def window(path: Path, start: float, end: float) -> dict[str, Any]:
     samples = Counter(s for t, s in data.get("stacks", []) if inside(t))
     out["stall_samples"] = sum(samples.values())
     out["stall_stacks"] = samples.most_common(25)
+    census = data.get("census")
+    if census is not None:  # OASIS_BENCH_GC_CENSUS: the young collections in the window
+        rows = [r for r in census if inside(r[0])]
+        actions = sum(r[2] for r in rows)
+        per = 1e3 / actions if actions else 0.0
+        shapes: Counter[str] = Counter()
+        for r in rows:
+            shapes.update(dict(r[3]))
+        out["census"] = {
+            "young_collections": len(rows),
+            "actions": actions,
+            "survivors": [r[1] for r in rows],
+            "survivors_per_1000_actions": round(per * sum(r[1] for r in rows)),
+            "shapes_per_1000_actions": [(k, round(n * per)) for k, n in shapes.most_common(50)],
+        }
     return out
