@@ -51,13 +51,13 @@ from server.room_state import (
     Tuning,
     lost_error,
 )
-from server.seats import Seat, Seating
+from server.seats import PatchBuffer, Seat, Seating
 from server.spectators import Spectators
 from server.store.meta import RoomMeta
 from server.store.records import UNDO, Action, is_undo
 from server.takeover import STANDIN_KIND
 from server.timekeeping import Timekeeper
-from server.views import Revision, Views
+from server.views import Views
 
 if TYPE_CHECKING:
     from server.connection import Connection
@@ -94,7 +94,7 @@ class Play:
         self.match = match
         self.rev = 0
         self.views = Views(room_id, match, settings.players, timekeeper.current_parts(), lazy=True)
-        self.buffer: deque[Revision] = deque(maxlen=max(1, tuning.patch_buffer))
+        self.buffer = PatchBuffer(settings.players, max(1, tuning.patch_buffer))
         self.bots: dict[int, Bot] = {}
         """The bots that play seats now: bot seats, stand-ins, seats forfeited on time."""
         self.script: deque[Action] = deque()

@@ -3,7 +3,8 @@
 :class:`Seating` is the seats of one room and the bookkeeping of who is connected to which
 (picking a seat to join, resuming one with its token, restoring them from the store), no I/O.
 :func:`missed` is the rule a resume or a late spectator catches up by: the buffered frames of
-the revisions it missed, or the full view when the buffer no longer has them all.
+the revisions it missed (a room's :class:`PatchBuffer`), or the full view when the buffer no
+longer has them all.
 
 A token is 32 random bytes (``secrets``) handed out once, on join. The room keeps only its
 SHA-256, so a snapshot or a log line never holds a usable token, and compares digests with
@@ -16,7 +17,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from collections.abc import Iterable, Sequence
+from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -169,8 +171,34 @@ class Seating:
         return [seat.to_json() for seat in self.seats]
 
 
+class PatchBuffer:
+    """The frames of a room's last ``size`` revisions, kept for resumes: one deque of bytes per
+    audience (the seats', then the spectators') and one of the revisions' numbers.
+
+    Nothing kept here is an object the garbage collector tracks or counts: a revision kept as
+    an object (and its tuple of frames) was two of them per action, each alive for ``size``
+    actions of its room, so every young collection found them alive, walked them and promoted
+    them (BENCHMARKS.md, the young collections of the paced tail)."""
+
+    __slots__ = ("frames", "revs")
+
+    def __init__(self, players: int, size: int) -> None:
+        self.revs: deque[int] = deque(maxlen=size)
+        self.frames: list[deque[bytes]] = [deque(maxlen=size) for _ in range(players + 1)]
+
+    def append(self, revision: Revision) -> None:
+        self.revs.append(revision.rev)
+        frames = self.frames
+        for index, frame in enumerate(revision.seat_frames):
+            frames[index].append(frame)
+        frames[-1].append(revision.spectator_frame)
+
+    def __len__(self) -> int:
+        return len(self.revs)
+
+
 def missed(
-    buffer: Sequence[Revision], seat: int | None, since: int | None, upto: int
+    buffer: PatchBuffer, seat: int | None, since: int | None, upto: int
 ) -> list[bytes] | None:
     """The frames of revisions ``since+1 .. upto`` for ``seat`` (None: the spectators) if the
     buffer still holds them all, else None (the full view then)."""
@@ -178,10 +206,8 @@ def missed(
         return None
     if since == upto:
         return []
-    if not buffer or buffer[0].rev > since + 1:
+    revs = buffer.revs
+    if not revs or revs[0] > since + 1:
         return None
-    return [
-        r.spectator_frame if seat is None else r.seat_frames[seat]
-        for r in buffer
-        if since < r.rev <= upto
-    ]
+    frames = buffer.frames[-1 if seat is None else seat]
+    return [frame for rev, frame in zip(revs, frames, strict=True) if since < rev <= upto]
