@@ -172,30 +172,41 @@ class Census:
             self.seen = set()
             self.last_appends = appends
             return
-        objects = gc.get_objects(generation=1)
-        new = [o for o in objects if id(o) not in self.seen]
-        self.seen = {id(o) for o in objects}
-        if self.last_appends < 0:  # the first one: no interval to charge it to
+        enabled = gc.isenabled()
+        gc.disable()  # (a collection started from inside the callback crashes the process)
+        try:
+            objects = gc.get_objects(generation=1)
+            new = [o for o in objects if id(o) not in self.seen]
+            self.seen = {id(o) for o in objects}
+            del objects
+            if self.last_appends < 0:  # the first one: no interval to charge it to
+                self.last_appends = appends
+                return
+            actions = appends - self.last_appends
             self.last_appends = appends
-            return
-        actions = appends - self.last_appends
-        self.last_appends = appends
-        shapes = Counter(shape(o) for o in new)
-        self.rows.append((at, len(new), actions, shapes.most_common(60)))
+            shapes = Counter(shape(o) for o in new)
+            del new
+            self.rows.append((at, sum(shapes.values()), actions, shapes.most_common(60)))
+        finally:
+            if enabled:
+                gc.enable()
 
     def report(self) -> list[Any]:
         return list(self.rows)
 
 
 def shape(o: object) -> str:
-    """A short description of a container: a dict's keys, a tuple's or list's item types."""
+    """A short description of a container: a dict's keys, a list's item types, a tuple's length
+    (not its items: a tuple being filled when the collection started has empty slots)."""
     t = type(o).__qualname__
     try:
         if type(o) is dict:
             return f"dict{sorted(map(str, o))[:6]}"
-        if type(o) in (tuple, list):
-            items = sorted({type(x).__qualname__ for x in o[:8]})  # type: ignore[index]
-            return f"{t}[{len(o)}]{items}"  # type: ignore[arg-type]
+        if type(o) is tuple:
+            return f"tuple[{len(o)}]"
+        if type(o) is list:
+            items = sorted({type(x).__qualname__ for x in o[:8]})
+            return f"{t}[{len(o)}]{items}"
         module = type(o).__module__
         if hasattr(o, "__dict__") or module not in ("builtins",):
             return f"{module}.{t}"
