@@ -157,3 +157,41 @@ def test_the_collector_thresholds_follow_the_setting() -> None:
         assert gc.get_threshold() == before
     finally:
         gc.set_threshold(*before)
+
+
+def test_the_patch_buffer_keeps_the_last_frames_of_every_audience_as_bytes_alone() -> None:
+    import gc
+
+    from server.seats import PatchBuffer, missed
+    from server.views import Revision
+
+    buffer = PatchBuffer(players=2, size=3)
+    for rev in range(1, 6):
+        frames = (b"seat0-%d" % rev, b"seat1-%d" % rev)
+        buffer.append(Revision(rev, frames, b"spec-%d" % rev, b"", 0, "h"))
+    assert len(buffer) == 3
+    assert missed(buffer, 1, 2, 5) == [b"seat1-3", b"seat1-4", b"seat1-5"]
+    assert missed(buffer, None, 3, 5) == [b"spec-4", b"spec-5"]
+    assert missed(buffer, 0, 4, 4) == []
+    assert missed(buffer, 0, 1, 5) is None  # revision 2 is no longer kept: the full view
+    assert missed(buffer, 0, None, 5) is None
+    # What a revision leaves behind is bytes and ints: nothing the collector tracks or counts.
+    kept = [*buffer.revs, *(frame for frames in buffer.frames for frame in frames)]
+    assert kept and not any(gc.is_tracked(x) for x in kept)
+    assert {type(x) for x in kept} == {int, bytes}
+
+
+def test_start_up_objects_are_frozen_out_of_the_collectors_reach() -> None:
+    import gc
+
+    from server.main import freeze_start_up
+
+    holder = {"x": [object()]}  # a container the collector tracks, made before the freeze
+    try:
+        freeze_start_up()
+        assert gc.get_freeze_count() > 0
+        assert all(holder is not o for o in gc.get_objects())  # frozen: no generation has it
+        made_after: dict[str, list[object]] = {"y": []}
+        assert any(made_after is o for o in gc.get_objects())
+    finally:
+        gc.unfreeze()
