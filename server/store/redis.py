@@ -182,10 +182,13 @@ class RedisStore:
         return self._health.ready()
 
     async def start(self) -> None:
-        """Probe and verify once so ``ready()`` is known at start-up, then keep watching; open
-        the pool's lasting connections (:meth:`.Client.open_pool`)."""
-        await self._health.start()
+        """Open the pool's lasting connections (:meth:`.Client.open_pool`), then probe and
+        verify once so ``ready()`` is known at start-up, and keep watching. In this order: each
+        new connection asks the watch to verify again once it has started, and a verify running
+        while the pool is being opened would take a 33rd connection, made outside the lasting
+        set."""
         await self._client.open_pool()
+        await self._health.start()
 
     def problem(self) -> str:
         """Why this Redis is not trusted with acknowledged choices ("": it persists them, or
