@@ -43,13 +43,17 @@ from bench.procs import ROOT, Server, Worker, cpu_seconds
 TINY = "tests.games.tiny:TINY"
 GAMES = ("tiny", "yspahan", "ishtar")
 TOP = 30
+SERVER_ENV: dict[str, str] = {}
+"""More environment for the measured server (``--server-env``: ``PYTHONMALLOC=malloc``)."""
 
 
 def session(
     game: str, store: str, rooms: int, warmup: float, seconds: float, seed: int, cprofile: str = ""
 ) -> dict[str, Any]:
     """One server, one load generator: server CPU per action over one saturated window."""
-    server = Server("oasis", "uvloop", store, games=[TINY] if game == "tiny" else [])
+    server = Server(
+        "oasis", "uvloop", store, games=[TINY] if game == "tiny" else [], env=dict(SERVER_ENV)
+    )
     server.cprofile = cprofile
     server.start()
     worker: Worker | None = None
@@ -220,7 +224,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--keep", type=Path, metavar="DIR", help="--profile: keep each game's pstats file there"
     )
+    parser.add_argument(
+        "--server-env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="more environment for the server (PYTHONMALLOC=malloc, GLIBC_TUNABLES=...)",
+    )
     args = parser.parse_args(argv)
+    for item in args.server_env:
+        name, sep, value = item.partition("=")
+        if not sep:
+            parser.error(f"--server-env {item!r}: NAME=VALUE")
+        SERVER_ENV[name] = value
     games = [g for g in args.games.split(",") if g]
     result: dict[str, Any] = {"args": vars(args) | {"out": str(args.out or "")}, "games": {}}
     if args.profile:

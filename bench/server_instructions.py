@@ -22,6 +22,11 @@ interpreter and the same packages:
     .venv/bin/python bench/server_instructions.py --games tiny,yspahan,ishtar
     .venv/bin/python bench/server_instructions.py --tree ../base --games tiny
 
+``--server-env NAME=VALUE`` (repeatable) adds to the measured server's environment only, so that
+allocators are compared with the same bots (valgrind counts the allocator's instructions too)::
+
+    .venv/bin/python bench/server_instructions.py --games tiny --server-env PYTHONMALLOC=malloc
+
 Needs valgrind (``apt-get install valgrind``). Under valgrind the server runs about 50 times
 slower, so it, not the bots, is the limit; a few minutes per game.
 """
@@ -91,8 +96,11 @@ async def drive(url: str, game: str, rooms: int, actions: int, seed: int) -> int
     return done
 
 
-def count(tree: Path, game: str, rooms: int, actions: int, seed: int) -> tuple[int, int]:
-    """One server under callgrind: the instructions it ran and the actions it served."""
+def count(
+    tree: Path, game: str, rooms: int, actions: int, seed: int, server_env: dict[str, str]
+) -> tuple[int, int]:
+    """One server under callgrind (``server_env`` added to its environment): the instructions
+    it ran and the actions it served."""
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         raise SystemExit("valgrind is not installed (apt-get install valgrind)")
@@ -108,7 +116,7 @@ def count(tree: Path, game: str, rooms: int, actions: int, seed: int) -> tuple[i
             sys.executable, "-c", QUIET_SERVER, str(tree), *serve,
         ]  # fmt: skip
         # No keepalive pings: their count would follow the run's wall time, not its actions.
-        env = {**os.environ, **OASIS_ENV, "OASIS_PING_INTERVAL": str(NO_PINGS)}
+        env = {**os.environ, **OASIS_ENV, "OASIS_PING_INTERVAL": str(NO_PINGS), **server_env}
         server = subprocess.Popen(
             command, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
@@ -131,17 +139,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rooms", type=int, default=20)
     parser.add_argument("--actions", default="200,1000", help="the two counts of actions")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--server-env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="more environment for the measured server (PYTHONMALLOC=malloc, GLIBC_TUNABLES=...)",
+    )
     args = parser.parse_args(argv)
+    server_env: dict[str, str] = {}
+    for item in args.server_env:
+        name, sep, value = item.partition("=")
+        if not sep:
+            parser.error(f"--server-env {item!r}: NAME=VALUE")
+        server_env[name] = value
     low, high = (int(n) for n in args.actions.split(","))
     tree = args.tree.resolve()
     head = subprocess.run(
         ["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     ).stdout.strip()
-    print(f"server of {tree} at {head or '?'}, {args.rooms} rooms, {low} and {high} actions")
+    print(
+        f"server of {tree} at {head or '?'}, {args.rooms} rooms, {low} and {high} actions, "
+        f"environment {server_env or 'unchanged'}"
+    )
     for game in args.games.split(","):
         started = time.perf_counter()
-        few, a_few = count(tree, game, args.rooms, low, args.seed)
-        many, a_many = count(tree, game, args.rooms, high, args.seed)
+        few, a_few = count(tree, game, args.rooms, low, args.seed, server_env)
+        many, a_many = count(tree, game, args.rooms, high, args.seed, server_env)
         per = (many - few) / max(1, a_many - a_few)
         print(
             f"{game:<8} {per:>12,.0f} instructions per action  ({a_few} and {a_many} actions: "

@@ -48,7 +48,7 @@ from protocol import frames as f
 from protocol import messages as m
 from protocol.codec import Limits, decode
 from protocol.errors import ErrorCode, FrameError, RequestError
-from server import gamedata
+from server import gamedata, trim
 from server import logging as oasis_logging
 from server.config import Config
 from server.connection import Connection, ConnEvent
@@ -166,6 +166,9 @@ class App:
         )
         self._probe = asyncio.get_running_loop().create_task(self._lag_probe())
         self.log.info("listening", host=c.host, port=self.port)
+        # (which allocator holds the memory: the RSS after a burst of rooms depends on it,
+        # deploy/README.md "The server's own memory")
+        self.log.info("memory_allocator", **trim.allocator())
 
     async def _lag_probe(self) -> None:
         """How late the loop wakes a timer: the event-loop lag gauge and histogram."""

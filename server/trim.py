@@ -40,6 +40,8 @@ import contextvars
 import ctypes
 import ctypes.util
 import gc
+import os
+import platform
 import sys
 import time
 from collections.abc import Callable
@@ -72,6 +74,41 @@ def _malloc_trim() -> Callable[[], object] | None:
 
 def _nothing() -> None:
     pass
+
+
+PRELOADED_ALLOCATORS = ("jemalloc", "mimalloc", "tcmalloc")
+"""C allocators an operator may ``LD_PRELOAD``, found by name among the process's mappings."""
+
+
+def allocator(maps: str | None = None, environ: dict[str, str] | None = None) -> dict[str, str]:
+    """What allocates the server's memory, as an operator needs to see it at start (one log
+    line, ``server.app``): ``python`` is ``pymalloc`` (Python's small-object allocator) or
+    ``malloc`` (every object from the C allocator, ``PYTHONMALLOC=malloc``), with ``+debug``
+    when the debug hooks are on; ``c`` is the C allocator (``glibc 2.36``, or a preloaded one);
+    ``tunables`` the ``GLIBC_TUNABLES`` it runs with, if any.
+
+    Measured, not taken from the environment: pymalloc counts the blocks it holds
+    (``sys.getallocatedblocks``) and every other allocator counts 0, and a preloaded allocator
+    is mapped into the process. (``maps`` and ``environ`` stand in for ``/proc/self/maps`` and
+    ``os.environ`` in tests.)"""
+    env = os.environ if environ is None else environ
+    python = "pymalloc" if sys.getallocatedblocks() > 0 else "malloc"
+    if sys.flags.dev_mode or env.get("PYTHONMALLOC", "").endswith("_debug"):
+        python += "+debug"
+    if maps is None:
+        try:
+            with open("/proc/self/maps", encoding="ascii", errors="replace") as f:
+                maps = f.read()
+        except OSError:
+            maps = ""
+    c = next((name for name in PRELOADED_ALLOCATORS if f"lib{name}" in maps), None)
+    if c is None:
+        libc, version = platform.libc_ver()
+        c = f"{libc} {version}".strip() or "unknown"
+    found = {"python": python, "c": c}
+    if env.get("GLIBC_TUNABLES"):
+        found["tunables"] = env["GLIBC_TUNABLES"]
+    return found
 
 
 POOL_SIZE = 16384

@@ -27,7 +27,9 @@ NOT_SERVER_VARIABLES = frozenset(
         "PIP_DISABLE_PIP_VERSION_CHECK",
         "PIP_NO_CACHE_DIR",
         "PYTHONDONTWRITEBYTECODE",
+        "PYTHONMALLOC",
         "PYTHONUNBUFFERED",
+        "GLIBC_TUNABLES",
     }
 )
 """Variables the deploy files may set that are not the server's (Python's and pip's own)."""

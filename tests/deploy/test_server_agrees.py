@@ -4,6 +4,7 @@ the image's health check command passes against it, and it stops within the grac
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -261,3 +262,35 @@ def test_redis_arguments_turn_the_append_only_file_on(where: str, tmp_path: Path
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def shipped_allocator() -> dict[str, str]:
+    """The allocator the deploy files choose: the image's ``PYTHONMALLOC`` and
+    ``GLIBC_TUNABLES``, which compose and the manifests must not set otherwise."""
+    image = files.dockerfile()[-1].env()
+    for where, name, value in variables_set():
+        if name in ("PYTHONMALLOC", "GLIBC_TUNABLES"):
+            assert value == image.get(name), f"{where}: {name}={value} against the image's"
+    chosen = {
+        "python": "pymalloc"
+        if image.get("PYTHONMALLOC", "pymalloc") == "pymalloc"
+        else image["PYTHONMALLOC"]
+    }
+    if image.get("GLIBC_TUNABLES"):
+        chosen["tunables"] = image["GLIBC_TUNABLES"]
+    return chosen
+
+
+def test_the_server_reports_the_allocator_the_deploy_files_ship(node: Node) -> None:
+    # (RSS back within 10 % after a burst of rooms needs glibc's malloc: BENCHMARKS.md)
+    assert shipped_allocator()["python"] == "malloc"
+    reported = None
+    deadline = time.monotonic() + 10  # (logged just after the port listens)
+    while reported is None and time.monotonic() < deadline:
+        lines = node.log.read_text().splitlines()
+        events = [json.loads(line) for line in lines if line.startswith("{")]
+        reported = next((e for e in events if e.get("event") == "memory_allocator"), None)
+        time.sleep(0.05)
+    assert reported is not None, node.output()
+    assert {k: reported[k] for k in ("python", "tunables") if k in reported} == shipped_allocator()
+    assert reported["c"].startswith("glibc")  # (no preloaded allocator in the image)

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
+import sys
 
 import pytest
 
-from server.trim import FREE_LIST_SIZE, Trimmer, rotate_free_lists
+from server.trim import FREE_LIST_SIZE, Trimmer, allocator, rotate_free_lists
 
 
 async def test_a_burst_of_closes_is_trimmed_once_after_it_and_again_after_the_next() -> None:
@@ -115,3 +119,34 @@ async def test_closes_during_a_trim_under_way_get_a_trim_after_it() -> None:
         while trimmer.settles == 0:  # noqa: ASYNC110 (a timer of the trimmer's own)
             await asyncio.sleep(0.05)
     trimmer.stop()
+
+
+def _allocator_of(env: dict[str, str]) -> dict[str, str]:
+    """What ``server.trim.allocator`` reports in a fresh interpreter started with ``env``."""
+    base = {k: v for k, v in os.environ.items() if k not in ("PYTHONMALLOC", "GLIBC_TUNABLES")}
+    out = subprocess.run(
+        [sys.executable, "-c", "import json, server.trim as t; print(json.dumps(t.allocator()))"],
+        env={**base, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    ).stdout
+    found: dict[str, str] = json.loads(out)
+    return found
+
+
+def test_the_allocator_is_measured_in_the_process_that_runs() -> None:
+    assert _allocator_of({"PYTHONMALLOC": "pymalloc"})["python"] == "pymalloc"
+    glibc = _allocator_of(
+        {"PYTHONMALLOC": "malloc", "GLIBC_TUNABLES": "glibc.malloc.tcache_count=100"}
+    )
+    assert glibc["python"] == "malloc"
+    assert glibc["tunables"] == "glibc.malloc.tcache_count=100"
+    assert _allocator_of({"PYTHONMALLOC": "malloc_debug"})["python"] == "malloc+debug"
+
+
+def test_a_preloaded_allocator_is_named_from_the_mappings() -> None:
+    maps = "7f00-7f10 r-xp 00000000 08:01 12 /usr/lib/x86_64-linux-gnu/libjemalloc.so.2\n"
+    assert allocator(maps=maps, environ={})["c"] == "jemalloc"
+    assert "tunables" not in allocator(maps="", environ={})
