@@ -154,16 +154,27 @@ async def test_the_pool_opens_its_lasting_connections_at_start_and_a_trim_keeps_
             await pool.release(connection)
         gone = [weakref.ref(c) for c in burst if c not in lasting]
         del burst, connection
-        async with asyncio.timeout(10):  # (the store's own checks of a new connection)
-            while pool._in_use_connections:  # noqa: ASYNC110
-                await asyncio.sleep(0.01)
+
+        async def settled() -> None:
+            """The store's own checks of the new connections done (each new connection asks
+            for one, which takes a pooled connection while it runs)."""
+            async with asyncio.timeout(10):
+                while pool._in_use_connections or not _done(store._health._verifying):  # noqa: ASYNC110
+                    await asyncio.sleep(0.01)
+
+        await settled()
         await client.trim_pool()
+        await settled()
         assert set(pool._available_connections) == lasting
         gc.collect()
         assert not [ref for ref in gone if ref() is not None]
         assert await store.call("ping", lambda: client.redis.ping())  # the kept ones still work
     finally:
         await store.close()
+
+
+def _done(task: asyncio.Task[None] | None) -> bool:
+    return task is None or task.done()
 
 
 def test_start_up_builds_what_the_engines_cache_before_any_room() -> None:
