@@ -38,7 +38,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.procs import ROOT, Server, Worker, cpu_seconds
+from bench.procs import ROOT, Server, Worker, add_server_env, cpu_seconds, server_env
 
 TINY = "tests.games.tiny:TINY"
 GAMES = ("tiny", "yspahan", "ishtar")
@@ -224,19 +224,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--keep", type=Path, metavar="DIR", help="--profile: keep each game's pstats file there"
     )
-    parser.add_argument(
-        "--server-env",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="more environment for the server (PYTHONMALLOC=malloc, GLIBC_TUNABLES=...)",
+    add_server_env(
+        parser, "more environment for the server (PYTHONMALLOC=malloc, GLIBC_TUNABLES=...)"
     )
     args = parser.parse_args(argv)
-    for item in args.server_env:
-        name, sep, value = item.partition("=")
-        if not sep:
-            parser.error(f"--server-env {item!r}: NAME=VALUE")
-        SERVER_ENV[name] = value
+    SERVER_ENV.update(server_env(parser, args.server_env))
     games = [g for g in args.games.split(",") if g]
     result: dict[str, Any] = {"args": vars(args) | {"out": str(args.out or "")}, "games": {}}
     if args.profile:

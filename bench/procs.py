@@ -6,6 +6,7 @@ own process id). Every wait is bounded.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import select
@@ -59,6 +60,24 @@ connections by default and the store holds one per append in flight, so with mor
 acting at once appends fail (``MaxConnectionsError``), the store takes that for Redis being down
 and every room pauses and resumes, over and over (see BENCHMARKS.md). ``bench/run.py
 --redis-pool 0`` leaves the URL as the server's default would be."""
+
+
+def add_server_env(parser: argparse.ArgumentParser, help: str) -> None:
+    """``--server-env NAME=VALUE`` (repeatable): more environment for the measured server."""
+    parser.add_argument(
+        "--server-env", action="append", default=[], metavar="NAME=VALUE", help=help
+    )
+
+
+def server_env(parser: argparse.ArgumentParser, items: list[str]) -> dict[str, str]:
+    """The ``--server-env`` items as a mapping (a usage error for one without ``=``)."""
+    env: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep:
+            parser.error(f"--server-env wants NAME=VALUE, not {item!r}")
+        env[name] = value
+    return env
 
 
 def cpu_seconds(pid: int) -> float:

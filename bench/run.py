@@ -923,12 +923,8 @@ def main(argv: list[str] | None = None) -> int:
         default=procs.REDIS_POOL,
         help="max_connections in Oasis's Redis URL (0: redis-py's default, 100 in redis-py 8)",
     )
-    parser.add_argument(
-        "--server-env",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="extra environment for Oasis (e.g. OASIS_REDIS_TIMEOUT=1, the server's default)",
+    procs.add_server_env(
+        parser, "extra environment for Oasis (e.g. OASIS_REDIS_TIMEOUT=1, the server's default)"
     )
     parser.add_argument("--out", type=Path, help="JSON file (default bench/results/...)")
     args = parser.parse_args(argv)
@@ -949,11 +945,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.modes or set(args.modes) - {"paced", "saturation"}:
         parser.error("--modes: paced, saturation or both")
     procs.REDIS_POOL = args.redis_pool
-    for item in args.server_env:
-        name, sep, value = item.partition("=")
-        if not sep:
-            parser.error(f"--server-env wants NAME=VALUE, not {item!r}")
-        OASIS_ENV[name] = value
+    OASIS_ENV.update(procs.server_env(parser, args.server_env))
     report: dict[str, Any] = {
         "machine": machine(),
         "settings": vars(args) | {"out": None, "oasis_env": dict(OASIS_ENV)},

@@ -47,7 +47,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.loadgen import RoomBots, Tally
-from bench.procs import OASIS_ENV, ROOT, stop_process
+from bench.procs import OASIS_ENV, ROOT, add_server_env, server_env, stop_process
 from tests.services import free_port, wait_for_port
 
 TINY = "tests.games.tiny:TINY"
@@ -139,20 +139,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rooms", type=int, default=20)
     parser.add_argument("--actions", default="200,1000", help="the two counts of actions")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument(
-        "--server-env",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="more environment for the measured server (PYTHONMALLOC=malloc, GLIBC_TUNABLES=...)",
+    add_server_env(
+        parser, "more environment for the measured server (PYTHONMALLOC=malloc, GLIBC_TUNABLES=...)"
     )
     args = parser.parse_args(argv)
-    server_env: dict[str, str] = {}
-    for item in args.server_env:
-        name, sep, value = item.partition("=")
-        if not sep:
-            parser.error(f"--server-env {item!r}: NAME=VALUE")
-        server_env[name] = value
+    extra_env = server_env(parser, args.server_env)
     low, high = (int(n) for n in args.actions.split(","))
     tree = args.tree.resolve()
     head = subprocess.run(
@@ -160,12 +151,12 @@ def main(argv: list[str] | None = None) -> int:
     ).stdout.strip()
     print(
         f"server of {tree} at {head or '?'}, {args.rooms} rooms, {low} and {high} actions, "
-        f"environment {server_env or 'unchanged'}"
+        f"environment {extra_env or 'unchanged'}"
     )
     for game in args.games.split(","):
         started = time.perf_counter()
-        few, a_few = count(tree, game, args.rooms, low, args.seed, server_env)
-        many, a_many = count(tree, game, args.rooms, high, args.seed, server_env)
+        few, a_few = count(tree, game, args.rooms, low, args.seed, extra_env)
+        many, a_many = count(tree, game, args.rooms, high, args.seed, extra_env)
         per = (many - few) / max(1, a_many - a_few)
         print(
             f"{game:<8} {per:>12,.0f} instructions per action  ({a_few} and {a_many} actions: "
