@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from protocol.errors import ErrorCode, RequestError
 from server.connection import Connection
@@ -37,42 +37,41 @@ class _Timer(Generic[C]):
 
 
 class Inbox(Generic[C]):
-    """A bounded queue of ``(connection, command, time queued)`` and the timers that feed it.
+    """A queue of ``(connection, command, time queued)`` and the timers that feed it, bounded
+    for what clients submit (``size``): the room's own commands (its timers', the lobby's) are
+    always queued, so a flooded room never loses a clock's timeout, a bot's move or a delayed
+    spectator release; there are only as many of them as the room armed.
 
     ``closed`` says whether the room is closed: a closed room takes nothing more."""
 
-    def __init__(self, room_id: str, size: int, closed: Callable[[], bool], log: Any) -> None:
+    def __init__(self, room_id: str, size: int, closed: Callable[[], bool]) -> None:
         self._room = room_id
         self._closed = closed
-        self._log = log
-        self._queue: asyncio.Queue[tuple[Connection | None, C, float]] = asyncio.Queue(size)
+        self._size = size
+        self._queue: asyncio.Queue[tuple[Connection | None, C, float]] = asyncio.Queue()
         self._timers: set[_Timer[C]] = set()
 
     def submit(self, conn: Connection | None, command: C) -> None:
         """Queue a command; a full inbox refuses it with ``unavailable`` (the room is flooded)."""
         if self._closed():
             raise RequestError(ErrorCode.NOT_FOUND, f"room {self._room} is closed")
-        try:
-            self._queue.put_nowait((conn, command, time.perf_counter()))
-        except asyncio.QueueFull:
-            raise RequestError(ErrorCode.UNAVAILABLE, f"room {self._room} is busy") from None
+        if self._queue.qsize() >= self._size:
+            raise RequestError(ErrorCode.UNAVAILABLE, f"room {self._room} is busy")
+        self._queue.put_nowait((conn, command, time.perf_counter()))
 
     def post(self, command: C) -> None:
-        """Queue a command of the room's own (a timer's, the lobby's); dropped, and logged,
-        when the inbox is full, ignored once the room is closed."""
+        """Queue a command of the room's own (a timer's, the lobby's), however full the inbox
+        is; ignored once the room is closed."""
         if self._closed():
             return
-        try:
-            self._queue.put_nowait((None, command, time.perf_counter()))
-        except asyncio.QueueFull:
-            self._log.warning("inbox_full_internal", command=type(command).__name__)
+        self._queue.put_nowait((None, command, time.perf_counter()))
 
     def put_nowait(self, command: C) -> bool:
-        """Queue ``command`` even in a closed room (the task's last ones); False if full."""
-        try:
-            self._queue.put_nowait((None, command, 0.0))
-        except asyncio.QueueFull:
+        """Queue ``command`` even in a closed room (the task's last ones); False if the inbox
+        is full of clients' commands."""
+        if self._queue.qsize() >= self._size:
             return False
+        self._queue.put_nowait((None, command, 0.0))
         return True
 
     async def get(self) -> tuple[Connection | None, C, float]:

@@ -171,7 +171,7 @@ class Room:
             quotas=quotas,
         )
         self.inbox: Inbox[Command | Internal] = Inbox(
-            room_id, inbox_size, lambda: self.core.state is RoomState.CLOSED, self.log
+            room_id, inbox_size, lambda: self.core.state is RoomState.CLOSED
         )
         self.fanout = Fanout(self.core.spectators.members)
         """Writes the spectators' frames (:class:`~server.effects.Watch`)."""

@@ -14,9 +14,9 @@ kept up to date by applying the released ops, so a newcomer, a ``sync`` or a res
 view as of the latest revision that is at least the delay old, never a newer one. One timer is
 armed at a time: when the queue becomes non-empty, then again by :meth:`Spectators.release_due`
 while frames remain (a :class:`ReleaseDue` that is not the one armed last releases what is due
-and arms nothing; one :data:`LOST_AFTER` seconds overdue is armed again when a frame comes: a
-flooded inbox drops the commands of timers). Frames with no delay (the ``room`` frame, a
-spectator's chat line) are written at once, ahead of the queue.
+and arms nothing; the room's inbox never drops a timer's command, :mod:`server.inbox`).
+Frames with no delay (the ``room`` frame, a spectator's chat line) are written at once, ahead
+of the queue.
 
 Quotas: a room takes at most ``spectators_per_room`` spectators and the node
 ``spectators_per_node`` (:mod:`server.quotas`); the feed counts its members in the node's
@@ -42,10 +42,6 @@ NODE = ""
 """The one key of the node-wide spectator tally."""
 MIN_WAIT = 0.001
 """The shortest wait the release timer is armed for (seconds)."""
-LOST_AFTER = 5.0
-"""A release timer this many seconds overdue when the next frame is queued is taken for lost
-(its command dropped by a flooded inbox) and armed again; one that comes late after all finds
-it is not the one armed last."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,8 +143,7 @@ class Spectators:
         now = self._out.now
         pending = self._pending
         pending.append(_Delayed(now + self.delay, frame, revision))
-        armed = self._armed
-        if armed is None or armed < now - LOST_AFTER:
+        if self._armed is None:
             self._arm(max(pending[0].due, now + MIN_WAIT))
 
     def release_due(self, fired: ReleaseDue) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from games.errors import IllegalChoice, NotYourTurnError, OptionsError
@@ -10,6 +12,7 @@ from server.config import Config, from_env, parse_args
 from server.connection import TRANSITIONS as CONN_TRANSITIONS
 from server.connection import ConnEvent, ConnState
 from server.errors import close_code, wire_error
+from server.inbox import Inbox
 from server.limits import IpCounter, SendBuffer, SendVerdict, TokenBucket
 from server.room_state import TRANSITIONS as ROOM_TRANSITIONS
 from server.room_state import RoomEvent, RoomState
@@ -195,3 +198,18 @@ def test_start_up_objects_are_frozen_out_of_the_collectors_reach() -> None:
         assert any(made_after is o for o in gc.get_objects())
     finally:
         gc.unfreeze()
+
+
+async def test_a_full_inbox_refuses_clients_but_never_the_room_s_own_timers() -> None:
+    inbox: Inbox[str] = Inbox("r1", 2, lambda: False)
+    inbox.submit(None, "act 1")
+    inbox.submit(None, "act 2")
+    with pytest.raises(RequestError) as refused:
+        inbox.submit(None, "act 3")
+    assert refused.value.code is ErrorCode.UNAVAILABLE
+    assert not inbox.put_nowait("stop")  # (the task's last command: not worth a flooded room)
+    inbox.later(0.0, "clock timeout")  # a timer fires into the full inbox: queued all the same
+    inbox.post("release due")
+    async with asyncio.timeout(1):  # (a dropped one would leave the last get waiting)
+        got = [(await inbox.get())[1] for _ in range(4)]
+    assert got == ["act 1", "act 2", "release due", "clock timeout"]  # (the timer: next turn)
