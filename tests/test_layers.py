@@ -42,9 +42,22 @@ DOES_IO = {"asyncio", "socket", "websockets", "redis", "time", "server.connectio
 no dependency): modules that do I/O, read a clock, or own what does (the store, the keeper,
 sockets). Of the store they use the records, the metadata and the errors, never the package
 (its ``__init__`` brings in the stores)."""
-ABOVE_THE_ROOM = {"server.app", "server.cluster", "server.lobby", "server.main"}
-"""What a room must never import: the node that holds it (the room core of issue 18 is to be
-driven by them, never to drive them)."""
+ABOVE_THE_ROOM = {"server.app", "server.cluster", "server.lobby", "server.main", "server.relay"}
+"""What a room must never import, packages with every module in them: the node that holds it
+(the room core of issue 18 is to be driven by them, never to drive them) and the relay it
+publishes to (handed to it as a callable)."""
+ABOVE_THE_RELAY = {"server.app", "server.cluster", "server.lobby", "server.main"}
+"""What the relay must never import: the node that runs it (the cluster uses the relay's
+spectator counts, never the other way round)."""
+
+PACKAGES: dict[str, tuple[str, ...]] = {
+    "server.relay": ("wire", "publisher", "relayed", "subscriber", "counts", "spectators"),
+    "server.cluster": ("claims", "eviction", "directory", "node"),
+}
+"""Each package of the server's middle with its modules from the bottom up: a module imports
+only modules listed before it (no cycle), never its own package's ``__init__``."""
+PURE = ("server.relay.wire",)
+"""Modules of those packages that do no I/O (formats and rules only)."""
 
 THIRD_PARTY: dict[str, set[str]] = {
     "protocol": {"msgpack", "ormsgpack"},
@@ -52,6 +65,11 @@ THIRD_PARTY: dict[str, set[str]] = {
     "clients": {"websockets", "msgpack", "rich"},
 }
 """Layers that are held to a short list of libraries (the rest: whatever pyproject declares)."""
+
+
+def within(found: set[str], names: set[str]) -> set[str]:
+    """The names of ``found`` that are one of ``names`` or inside one (a module of a package)."""
+    return {n for n in found if any(n == x or n.startswith(x + ".") for x in names)}
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -119,7 +137,7 @@ def test_each_layer_imports_only_the_layers_below_it(layer: str) -> None:
 @pytest.mark.parametrize("module", ROOM)
 def test_a_room_imports_nothing_of_the_node_above_it(module: str) -> None:
     found = imported_modules(ROOT / "server" / f"{module}.py")
-    assert not found & ABOVE_THE_ROOM, (module, found & ABOVE_THE_ROOM)
+    assert not within(found, ABOVE_THE_ROOM), (module, within(found, ABOVE_THE_ROOM))
 
 
 @pytest.mark.parametrize("layer", sorted(THIRD_PARTY))
@@ -157,7 +175,7 @@ def test_the_room_core_does_no_io_of_its_own(module: str) -> None:
 @pytest.mark.parametrize("module", CORE)
 def test_the_room_core_imports_nothing_that_does_io(module: str) -> None:
     found = runtime_imports(ROOT / "server" / f"{module}.py")
-    assert not found & DOES_IO, (module, found & DOES_IO)
+    assert not within(found, DOES_IO), (module, within(found, DOES_IO))
     assert "server.store" not in found, (module, "imports the store package")
 
 
@@ -172,3 +190,52 @@ def test_the_io_scan_skips_only_type_checking_blocks(tmp_path: Path) -> None:
     found = runtime_imports(sample)
     assert {"time", "server.store", "server.store.memory"} <= found
     assert "server.connection" not in found
+
+
+def _path(module: str) -> Path:
+    return ROOT / Path(*module.split(".")).with_suffix(".py")
+
+
+@pytest.mark.parametrize("package", sorted(PACKAGES))
+def test_every_module_of_a_package_is_in_its_table(package: str) -> None:
+    directory = ROOT / Path(*package.split("."))
+    found = {p.stem for p in directory.glob("*.py") if p.stem != "__init__"}
+    assert found == set(PACKAGES[package]), (package, found ^ set(PACKAGES[package]))
+
+
+@pytest.mark.parametrize(
+    "module", [f"{package}.{name}" for package, names in PACKAGES.items() for name in names]
+)
+def test_a_module_of_a_package_imports_only_the_ones_below_it(module: str) -> None:
+    package, name = module.rsplit(".", 1)
+    below = PACKAGES[package][: PACKAGES[package].index(name)]
+    found = imported_modules(_path(module))
+    assert package not in found, (module, "imports its own package")
+    for imported_name in within(found, {package}):
+        sibling = imported_name.removeprefix(package + ".").split(".")[0]
+        assert sibling in below, (module, imported_name)
+
+
+@pytest.mark.parametrize("module", [f"server.relay.{name}" for name in PACKAGES["server.relay"]])
+def test_the_relay_imports_nothing_of_the_node_above_it(module: str) -> None:
+    found = imported_modules(_path(module))
+    assert not within(found, ABOVE_THE_RELAY), (module, within(found, ABOVE_THE_RELAY))
+
+
+@pytest.mark.parametrize("module", PURE)
+def test_the_relay_wire_does_no_io(module: str) -> None:
+    found = runtime_imports(_path(module))
+    assert not within(found, DOES_IO | {"server.store"}), (module, found)
+
+
+def test_the_package_scan_sees_a_module_importing_one_above_it(tmp_path: Path) -> None:
+    """The order check is not blind: ``within`` finds a package's modules and the names
+    imported from them."""
+    sample = tmp_path / "sample.py"
+    sample.write_text("from server.relay.spectators import Relay\nimport server.clusterx\n")
+    found = imported_modules(sample)
+    assert within(found, {"server.relay"}) == {
+        "server.relay.spectators",
+        "server.relay.spectators.Relay",
+    }
+    assert within(found, {"server.cluster"}) == set()

@@ -167,6 +167,8 @@ SURFACES: dict[str, set[str]] = {
         "StoreError",
         "is_undo",
     },
+    "server.relay": {"Publisher", "Relay", "spectator_counts"},
+    "server.cluster": {"Cluster", "default_url", "fence_of"},
     "server.bots": {"BOT_KINDS", "DEFAULT_KIND", "Bot", "RandomPlayer", "ScoringBot", "make_bot"},
     "clients": {
         "bots",
