@@ -6,8 +6,10 @@ A :class:`Relayed` takes the messages of its room's channel in the order they ar
 for newcomers, ``sync`` and resyncs. A patch whose rev is not the next one (a message lost, a
 Redis reconnect, the owner changed) makes it read the state key again (:meth:`Relayed.fetch`)
 and send ``state`` to its spectators before any later patch: a spectator never gets a patch
-that does not fit its view. While a read is under way, what arrives waits behind it. An owner
-change is seamless when the new owner's revisions follow on, a resync otherwise.
+that does not fit its view. A patch that does not fit (the view is dropped) makes it read the
+state too, adopted even at the rev already received. While a read is under way, what arrives
+waits behind it. An owner change is seamless when the new owner's revisions follow on, a
+resync otherwise.
 
 The room's ``spectator_delay`` applies here: frames (and the first state) wait in a queue
 released by a timer, as on the owner; info frames and spectators' chat lines are not delayed.
@@ -94,6 +96,9 @@ class Relayed:
         self.live = -1
         """The last rev received (or read) from the owner; -1: none yet."""
         self.fetching = False
+        self.unfit = False
+        """A patch did not fit the view (which is gone): the owner's state is adopted even at
+        the rev already received."""
         self.held: list[tuple[bytes, int, bytes]] = []
         self.pending: deque[_Item] = deque()
         self.armed = False
@@ -165,7 +170,7 @@ class Relayed:
                 return
             if info:
                 self.info = info
-            if rev > self.live:
+            if rev > self.live or (self.unfit and rev >= self.live):
                 if self.live >= 0:
                     self.resyncs += 1
                     self.relay.resyncs += 1
@@ -186,9 +191,9 @@ class Relayed:
             rev = await self.relay.read_rev(self.room)
         except StoreError:
             return
-        if rev is not None and rev > self.live and not self.fetching:
+        if rev is not None and (rev > self.live or self.unfit) and not self.fetching:
             await asyncio.sleep(0.2)  # a patch on its way: let it arrive first
-            if rev > self.live:
+            if rev > self.live or self.unfit:
                 await self.fetch(f"rev {rev} stored, {self.live} received")
 
     # The delay --------------------------------------------------------------------------------
@@ -219,6 +224,7 @@ class Relayed:
     def _release_one(self, item: _Item) -> None:
         if item.state is not None:
             self.doc, self.hash = item.state
+            self.unfit = False
             self.rev = item.rev
             frame = f.encode_frame(f.State(None, self.room, self.rev, self.doc, self.hash))
             self._forward(frame)
@@ -238,6 +244,7 @@ class Relayed:
             self.doc = apply(self.doc, patch["ops"])
         except (PatchError, KeyError, TypeError) as exc:
             self.doc = None
+            self.unfit = True
             self.relay.spawn(self.fetch(f"patch {item.rev} does not fit ({exc})"))
             return
         self.rev, self.hash = item.rev, str(patch["hash"])

@@ -131,6 +131,19 @@ async def test_a_state_notice_ahead_of_the_relay_makes_it_read_the_state() -> No
     assert relayed.info == {"spectator_chat": False}
 
 
+async def test_a_patch_that_does_not_fit_is_never_sent_and_the_owners_state_replaces_it() -> None:
+    """rules-checklist: none (transport). The owner's state is at the rev of the patch that did
+    not fit (it is written before each patch is published): the relay adopts it even so."""
+    sock = Socket()
+    relayed, node = await opened((3, {"a": 1}, "h3", {}), sock)
+    node.state = (4, {"b": 4}, "h4", {})
+    relayed.message(PATCH, 4, patch(4, [{"op": "remove", "path": "/missing"}]))
+    await node.settle()
+    assert [(g["type"], g["rev"], g["view"]) for g in sock.frames()] == [("state", 4, {"b": 4})]
+    relayed.message(PATCH, 5, patch(5, [{"op": "add", "path": "/c", "value": 5}]))
+    assert (relayed.rev, relayed.doc) == (5, {"b": 4, "c": 5})
+
+
 async def test_spectators_who_asked_early_are_answered_with_the_first_view() -> None:
     """rules-checklist: none (transport)."""
     early, late = Socket(), Socket()
