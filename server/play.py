@@ -271,7 +271,10 @@ class Play:
         undo = is_undo(legal)
         events = self.match.undo(seat) if undo else self.match.push(seat, legal)
         self.rev += 1
-        if self.match.over:
+        # The next decision, listed once now (the match keeps it until it changes): the end,
+        # the clocks, the views and the bots all ask for it or for the seat to move, which
+        # would otherwise list it again for each asking (Game.seat_to_move's default).
+        if self.match.decision is None:
             self._transition(RoomEvent.FINISH)
         self._clocks.turned(seat, undo=undo, at=at)
         revision = self.views.advance(self.rev, events, self._clocks.current_parts())
