@@ -161,9 +161,9 @@ class Connection:
         self.idle_timer: asyncio.TimerHandle | None = None
         self._queued: list[bytes] = []
         """Frames of the current :class:`Batch` not yet written (framed, in order)."""
-        self._room_left = 0
-        """What the socket's buffer may still take, the queued frames counted, within the
-        send-buffer limit (negative: past it)."""
+        self._queued_bytes = 0
+        self._buffered = 0
+        """The transport's buffer size after the last write: at least what it holds now."""
 
     def __repr__(self) -> str:
         return f"<Connection {self.session} {self.state.value}>"
@@ -225,16 +225,22 @@ class Connection:
     def _put(self, framed: bytes, batch: Batch | None) -> None:
         """Queue ``framed`` (in ``batch``) or write it now (with what is queued before it)."""
         queued = self._queued
-        if not queued:
-            if batch is None:
+        if batch is None:
+            if queued:
+                queued.append(framed)
+                self.flush()
+            else:
                 self._write(framed)
-                return
+            return
+        if not queued:
             batch.conns.append(self)
-            self._room_left = self.send_buffer.limit - self.ws.transport.get_write_buffer_size()
         queued.append(framed)
-        self._room_left -= len(framed)
-        if batch is None or self._room_left < 0:
-            self.flush()  # (the limit checked as after this frame's own write)
+        self._queued_bytes += len(framed)
+        if self._buffered + self._queued_bytes > self.send_buffer.limit:
+            # (the buffer size known is the one after the last write: the loop only drained it)
+            self._buffered = self.ws.transport.get_write_buffer_size()
+            if self._buffered + self._queued_bytes > self.send_buffer.limit:
+                self.flush()  # (the limit checked as after this frame's own write)
 
     def flush(self) -> None:
         """Write the frames queued for this socket in one ``transport.write``. Dropped if the
@@ -244,13 +250,14 @@ class Connection:
         if not queued:
             return
         self._queued = []
+        self._queued_bytes = 0
         if _direct(self.ws):
             self._write(queued[0] if len(queued) == 1 else b"".join(queued))
 
     def _write(self, data: bytes) -> None:
         transport = self.ws.transport
         transport.write(data)
-        buffered = transport.get_write_buffer_size()
+        self._buffered = buffered = transport.get_write_buffer_size()
         if buffered > self.send_buffer.limit:
             self._overflowed(buffered)
 
