@@ -55,9 +55,10 @@ def own_view(match: Match[Any], seat: int, decision: Decision | None) -> dict[st
     return own
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Revision:
-    """Everything sent for one revision: a frame per seat and one for the spectators."""
+    """Everything sent for one revision: a frame per seat and one for the spectators (never
+    changed once made; not a frozen dataclass, whose fields cost ``object.__setattr__`` each)."""
 
     rev: int
     seat_frames: tuple[bytes, ...]
