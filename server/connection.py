@@ -12,22 +12,11 @@ Sending never awaits (see :mod:`server.limits` for the slow-reader policy): a fr
 into the socket's write buffer at once, so a room can fan a revision out to hundreds of sockets
 without yielding, and one slow socket only ever costs its own buffer.
 
-Every frame is written pre-framed straight to the socket's transport (:func:`ws_frame`, whole
-frames only), not through websockets' ``broadcast``, which serializes a ``Frame`` and queues it
-in the protocol object per socket: the fan-out to spectators frames a message once and writes
-those bytes to every socket (:meth:`Connection.send_framed`), and a seat's frames, acks and
-replies are framed once per socket (:meth:`Connection.send_bytes`).
-
-A room writes the frames of one batch of its effects (:class:`Batch`: what its core returned
-for one command, up to the store effect it waits for) with one ``transport.write`` per socket:
-each frame is queued on its connection, in order, and :meth:`Batch.flush` writes each
-connection's frames concatenated, before the room awaits anything (the acting seat's patch and
-its ``ack`` are one write, one system call, not two). The slow-reader policy is the same as
-frame by frame: a frame whose queue would take the socket's buffer past the limit flushes the
-queue at once and the limit is checked after that write, as it would have been after the
-frame's own (while the queue and the buffer stay within the limit, no write of a frame alone
-could have passed it); a write outside a batch first writes what is queued, so every socket's
-frames keep their order.
+Every frame is written pre-framed straight to the socket's transport (:func:`ws_frame`, then one
+``transport.write`` per whole frame), not through websockets' ``broadcast``, which serializes a
+``Frame`` and queues it in the protocol object per socket: the fan-out to spectators frames a
+message once and writes those bytes to every socket (:meth:`Connection.send_framed`), and a
+seat's frames, acks and replies are framed once per socket (:meth:`Connection.send_bytes`).
 The direct write is taken only while the protocol is OPEN, with no extension negotiated (the
 server offers none: ``compression=None``), the transport not closing and nothing of websockets'
 own pending (:func:`_direct`); otherwise ``send_bytes`` falls back to ``broadcast`` (which
@@ -86,23 +75,6 @@ def _direct(ws: ServerConnection) -> bool:
     )
 
 
-class Batch:
-    """The connections with frames queued by one batch of a room's effects: :meth:`flush`
-    writes each one's frames in one ``transport.write`` (see the module doc)."""
-
-    __slots__ = ("conns",)
-
-    def __init__(self) -> None:
-        self.conns: list[Connection] = []
-
-    def flush(self) -> None:
-        conns = self.conns
-        if conns:
-            self.conns = []
-            for conn in conns:
-                conn.flush()
-
-
 class ConnState(Enum):
     AWAITING_HELLO = "awaiting_hello"
     READY = "ready"
@@ -159,11 +131,6 @@ class Connection:
         self.last_frame = 0.0
         """Loop time of the last frame received (or handled): the idle timer reads it."""
         self.idle_timer: asyncio.TimerHandle | None = None
-        self._queued: list[bytes] = []
-        """Frames of the current :class:`Batch` not yet written (framed, in order)."""
-        self._queued_bytes = 0
-        self._buffered = 0
-        """The transport's buffer size after the last write: at least what it holds now."""
 
     def __repr__(self) -> str:
         return f"<Connection {self.session} {self.state.value}>"
@@ -189,77 +156,42 @@ class Connection:
     def send(self, frame: ServerFrame) -> bool:
         return self.send_bytes(encode_frame(frame))
 
-    def send_bytes(self, data: bytes, batch: Batch | None = None) -> bool:
-        """Write one frame (framed here, straight to the transport when :func:`_direct`, else
-        through websockets' ``broadcast``): now, or queued in ``batch`` to be written with the
-        batch's other frames to this socket; False if it was dropped (closed or lagging
+    def send_bytes(self, data: bytes) -> bool:
+        """Write one frame now (framed here, straight to the transport when :func:`_direct`,
+        else through websockets' ``broadcast``); False if it was dropped (closed or lagging
         connection)."""
         if self.state is ConnState.CLOSED or self.send_buffer.lagging:
             return False
         ws = self.ws
         if _direct(ws):
-            self._put(ws_frame(data), batch)
+            ws.transport.write(ws_frame(data))
         else:
-            if self._queued:  # (never within a batch: nothing closes a socket synchronously)
-                self.flush()
             broadcast((ws,), data)
         metrics = self.metrics
         metrics.frames_out.inc()
         metrics.bytes_out.inc(len(data))
-        return True
-
-    def send_framed(self, framed: bytes, batch: Batch | None = None) -> bool:
-        """Write one message already framed for WebSocket (:func:`ws_frame`) straight to the
-        socket's transport, now or queued in ``batch``: the fan-out's path, the same bytes for
-        every socket, no frame built per socket. Same policy as :meth:`send_bytes`; the metrics
-        are the caller's (counted once per fan-out). False if not written (closed, lagging,
-        not :func:`_direct`: the connection is closing, so the frame could not be sent
-        anyway)."""
-        if self.state is ConnState.CLOSED or self.send_buffer.lagging:
-            return False
-        if not _direct(self.ws):
-            return False
-        self._put(framed, batch)
-        return True
-
-    def _put(self, framed: bytes, batch: Batch | None) -> None:
-        """Queue ``framed`` (in ``batch``) or write it now (with what is queued before it)."""
-        queued = self._queued
-        if batch is None:
-            if queued:
-                queued.append(framed)
-                self.flush()
-            else:
-                self._write(framed)
-            return
-        if not queued:
-            batch.conns.append(self)
-        queued.append(framed)
-        self._queued_bytes += len(framed)
-        if self._buffered + self._queued_bytes > self.send_buffer.limit:
-            # (the buffer size known is the one after the last write: the loop only drained it)
-            self._buffered = self.ws.transport.get_write_buffer_size()
-            if self._buffered + self._queued_bytes > self.send_buffer.limit:
-                self.flush()  # (the limit checked as after this frame's own write)
-
-    def flush(self) -> None:
-        """Write the frames queued for this socket in one ``transport.write``. Dropped if the
-        socket began closing since they were queued (nothing may follow a close frame; it never
-        happens within a batch: nothing closes a socket synchronously)."""
-        queued = self._queued
-        if not queued:
-            return
-        self._queued = []
-        self._queued_bytes = 0
-        if _direct(self.ws):
-            self._write(queued[0] if len(queued) == 1 else b"".join(queued))
-
-    def _write(self, data: bytes) -> None:
-        transport = self.ws.transport
-        transport.write(data)
-        self._buffered = buffered = transport.get_write_buffer_size()
+        buffered = ws.transport.get_write_buffer_size()
         if buffered > self.send_buffer.limit:
             self._overflowed(buffered)
+        return True
+
+    def send_framed(self, framed: bytes) -> bool:
+        """Write one message already framed for WebSocket (:func:`ws_frame`) straight to the
+        socket's transport: the fan-out's path, the same bytes for every socket, no frame
+        built per socket. Same policy as :meth:`send_bytes`; the metrics are the caller's
+        (counted once per fan-out). False if not written (closed, lagging, not :func:`_direct`:
+        the connection is closing, so the frame could not be sent anyway)."""
+        if self.state is ConnState.CLOSED or self.send_buffer.lagging:
+            return False
+        ws = self.ws
+        if not _direct(ws):
+            return False
+        transport = ws.transport
+        transport.write(framed)
+        buffered = transport.get_write_buffer_size()
+        if buffered > self.send_buffer.limit:
+            self._overflowed(buffered)
+        return True
 
     def _overflowed(self, buffered: int) -> None:
         verdict = self.send_buffer.after_write(buffered)

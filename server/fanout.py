@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
-from server.connection import Batch, Connection, ws_frame
+from server.connection import Connection, ws_frame
 
 FANOUT_AT_ONCE = 256
 """An audience up to this size is written at once (see the module); a larger one in turns."""
@@ -46,16 +46,13 @@ class Fanout:
         self.turns = 0
         """Loop turns spent writing large audiences (a figure for the benchmarks)."""
 
-    def send(self, data: bytes, batch: Batch | None = None) -> None:
-        """Write ``data`` to every member: a small audience at once (or queued in ``batch``,
-        written with the batch's other frames to each socket), a large one in turns."""
+    def send(self, data: bytes) -> None:
         members = self.members
         if not members:
             return
         framed = ws_frame(data)
         if not self._queue and len(members) <= FANOUT_AT_ONCE:
-            written = sum(1 for conn in members if conn.send_framed(framed, batch))
-            _count(members, written, len(data))
+            _count(members, sum(1 for conn in members if conn.send_framed(framed)), len(data))
             return
         if not self._queue:
             asyncio.get_running_loop().call_soon(self._drain)

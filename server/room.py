@@ -66,7 +66,7 @@ from typing import Any
 
 from games.base import Match
 from server import logging as oasis_logging
-from server.connection import Batch, Connection
+from server.connection import Connection
 from server.core import RoomCore
 from server.effects import (
     Answer,
@@ -181,10 +181,6 @@ class Room:
         self._task: asyncio.Task[None] | None = None
         self._slow = 0
         self._slow_logged = float("-inf")
-        self._batch = Batch()
-        """The frames of the effects being carried out, one write per socket (:meth:`_flush`)."""
-        self._revised = False
-        """A revision is among them: ``oasis_action_seconds`` is observed once it is written."""
 
     # What the node reads of the room (its core's) ---------------------------------------------
 
@@ -332,58 +328,35 @@ class Room:
 
     def _now_effects(self, effects: list[Effect]) -> None:
         """Carry out effects that wait for nothing (outside the task: no store effect)."""
-        try:
-            for effect in effects:
-                assert self._effect(effect, 0.0), f"{type(effect).__name__} outside the task"
-        finally:
-            self._flush(0.0)
+        for effect in effects:
+            assert self._effect(effect, 0.0), f"{type(effect).__name__} outside the task"
 
     async def _execute(self, effects: list[Effect], t0: float) -> Answer | None:
         """Carry out ``effects`` in order; the store's answer to the last, if it is a store
-        effect (only the last of a list may be one). The frames of the batch are written
-        before the store is awaited: one ``transport.write`` per socket
-        (:class:`~server.connection.Batch`)."""
-        waits: Effect | None = None
-        try:
-            for effect in effects:
-                if not self._effect(effect, t0):
-                    waits = effect
-                    break
-        finally:
-            self._flush(t0)
-        if waits is None:
-            return None
-        return await self._store(waits)
-
-    def _flush(self, t0: float) -> None:
-        """Write the batch's frames; a revision among them is timed once they are written."""
-        self._batch.flush()
-        if self._revised:
-            self._revised = False
-            self.metrics.action_seconds.observe(time.perf_counter() - t0)
+        effect (only the last of a list may be one)."""
+        for effect in effects:
+            if not self._effect(effect, t0):
+                return await self._store(effect)
+        return None
 
     def _effect(self, effect: Effect, t0: float) -> bool:
-        """Carry out one effect that waits for nothing (its frames queued in the batch); False
-        if it is a store effect."""
+        """Carry out one effect that waits for nothing; False if it is a store effect."""
         if isinstance(effect, Send):
-            batch = self._batch
-            data = effect.data
             for conn in effect.to:
-                conn.send_bytes(data, batch)
+                conn.send_bytes(effect.data)
         elif isinstance(effect, Watch):
-            self.fanout.send(effect.data, self._batch)
+            self.fanout.send(effect.data)
         elif isinstance(effect, Publish):
             if self.publish is not None:
                 self.publish(self, effect.kind, effect.data)
-        elif isinstance(effect, Revised):
-            metrics = self.metrics
-            metrics.actions.labels(self.settings.game).inc()
-            metrics.patch_bytes.observe(effect.size)
-            self._revised = True  # (timed when the batch is written: _flush)
         elif isinstance(effect, Arm):
             self.inbox.later(effect.delay, effect.command)
         elif isinstance(effect, Post):
             self.inbox.post(effect.command)
+        elif isinstance(effect, Revised):
+            self.metrics.actions.labels(self.settings.game).inc()
+            self.metrics.patch_bytes.observe(effect.size)
+            self.metrics.action_seconds.observe(time.perf_counter() - t0)
         elif isinstance(effect, Closed):
             if self._on_close is not None:
                 self._on_close(self)

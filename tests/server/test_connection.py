@@ -8,23 +8,19 @@ import copy
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from websockets.asyncio.server import broadcast
 from websockets.frames import Frame, Opcode
-from websockets.protocol import OPEN
 
 from games import registry
 from games.base import JSON, Choice, Decision, Event, Game, Result
 from games.rng import Rng
-from protocol.codec import encode, unpack
+from protocol.codec import encode
 from server import connection
 from server.app import App
-from server.connection import Batch, Connection, ws_frame
-from server.limits import SendBuffer, TokenBucket
-from server.metrics import Metrics
+from server.connection import Connection, ws_frame
 from tests.server.client import Client
 from tests.server.conftest import MakeApp, MakeClient
 
@@ -94,21 +90,6 @@ def _frame_sizes(data: bytes) -> list[int]:
     return sizes
 
 
-def _split(data: bytes) -> list[bytes]:
-    """The whole frames of one write, in order."""
-    frames, at = [], 0
-    for size in _frame_sizes(data):
-        frames.append(data[at : at + size])
-        at += size
-    return frames
-
-
-def _payload(frame: bytes) -> bytes:
-    """A whole unmasked frame's payload."""
-    n = frame[1] & 0x7F
-    return frame[2 + {126: 2, 127: 8}.get(n, 0) :]
-
-
 class Writes:
     """Records each ``transport.write`` of one server-side connection, then passes it on."""
 
@@ -159,10 +140,8 @@ async def test_every_frame_is_written_whole_and_in_order_straight_to_the_transpo
 ) -> None:
     """rules-checklist: none (transport). Replies, acks, joined, patches (7-bit, 16-bit and
     64-bit lengths) and websockets' own ping reach a real client intact and in order, each
-    ``transport.write`` whole frames (websockets' own alone in theirs), never through
-    websockets' ``broadcast``; the frames of one batch of a room's effects to one socket are
-    one write (an act's patch and its ack); the client offers permessage-deflate and the
-    server negotiates none."""
+    ``transport.write`` one whole frame, never through websockets' ``broadcast``; the client
+    offers permessage-deflate and the server negotiates none."""
     app = await make_app()
     fallbacks = _spy_on_broadcast(monkeypatch)
     player = await make_client("player", target=app)
@@ -199,20 +178,14 @@ async def test_every_frame_is_written_whole_and_in_order_straight_to_the_transpo
 
     assert fallbacks == []
     for record, client in ((seat_writes, player), (watch_writes, watcher)):
-        frames = [_split(data) for data in record.writes]  # (each write ends on a frame's end)
-        ours = [f for split in frames for f in split if f[0] == 0x82]  # binary, final
-        assert all(f[0] == 0x82 for split in frames if len(split) > 1 for f in split)
+        assert all(len(_frame_sizes(data)) == 1 for data in record.writes), "one frame a write"
+        ours = [data for data in record.writes if data[0] == 0x82]  # binary, final
         await _received(client, record.since + len(ours))
         assert ours == [ws_frame(raw) for raw in client.raw[record.since :]]
     heads = {data[1] & 0x7F for data in seat_writes.writes if data[0] == 0x82}
     assert {127} <= heads and any(n < 126 for n in heads)  # 64-bit and 7-bit lengths
-    assert any(data[0] == 0x89 for data in seat_writes.writes)  # the ping, whole, on its own
-    # Each act's patch and ack went in one write (one batch of the room's effects).
-    kinds = [
-        [unpack(_payload(f))["type"] for f in _split(w)] for w in seat_writes.writes if w[0] == 0x82
-    ]
-    assert kinds.count(["patch", "ack"]) == 5
-    seat_frames = sum(len(_split(w)) for w in seat_writes.writes if w[0] == 0x82)
+    assert any(data[0] == 0x89 for data in seat_writes.writes)  # the ping, whole
+    seat_frames = sum(1 for data in seat_writes.writes if data[0] == 0x82)
     # (the spectators' fan-out counts its own frames, once per fan-out: the seat's only here)
     assert app.metrics.frames_out.value - frames_before >= seat_frames
     assert not player.failures and not watcher.failures
@@ -271,80 +244,3 @@ async def test_a_connection_with_frames_queued_takes_turns_with_the_others(
     await other.wait_for(lambda f: f.get("id") == 99)
     assert [f["id"] for f in busy.frames[start:]] == list(range(1, 11))
     assert handled.index(("other", 99)) < handled.index(("busy", 10))
-
-
-class _Transport:
-    """A transport whose peer reads nothing past ``takes`` bytes: the rest stays buffered."""
-
-    def __init__(self, takes: int) -> None:
-        self.takes = takes
-        self.writes: list[bytes] = []
-        self.buffered = 0
-
-    def write(self, data: bytes) -> None:
-        self.writes.append(data)
-        taken = min(self.takes, len(data))
-        self.takes -= taken
-        self.buffered += len(data) - taken
-
-    def get_write_buffer_size(self) -> int:
-        return self.buffered
-
-    def is_closing(self) -> bool:
-        return False
-
-
-def _stand_in(limit: int, takes: int) -> tuple[Connection, _Transport]:
-    transport = _Transport(takes)
-    protocol = SimpleNamespace(state=OPEN, extensions=[], writes=[])
-    ws: Any = SimpleNamespace(protocol=protocol, transport=transport)
-    conn = Connection(
-        "s", ws, "ip", TokenBucket(10, 10), SendBuffer(limit, 60.0), Metrics(), 1.0, lambda c: None
-    )
-    conn.state = connection.ConnState.READY
-
-    def spawn(coro: Any) -> None:  # (no loop: the drain watcher is not run)
-        coro.close()
-
-    conn._spawn = spawn  # type: ignore[method-assign]
-    return conn, transport
-
-
-def test_a_batch_writes_each_socket_once_with_the_send_buffer_rule_of_each_frame() -> None:
-    """rules-checklist: none (transport). A batch's frames to one socket are one write, in
-    order, after anything written before; a frame that would take the queue and the buffer past
-    the limit is written at once with the frames before it and the limit checked as after its
-    own write (lagging from then on: the batch's later frames are dropped); a write outside a
-    batch takes what is queued with it."""
-    conn, transport = _stand_in(limit=100, takes=10_000)
-    batch = Batch()
-    assert conn.send_bytes(b"a" * 10, batch) and conn.send_bytes(b"b" * 10, batch)
-    assert transport.writes == []
-    batch.flush()
-    assert transport.writes == [ws_frame(b"a" * 10) + ws_frame(b"b" * 10)]
-    batch.flush()  # (nothing left: no write)
-    assert len(transport.writes) == 1
-
-    # Past the limit within the batch, while the peer still reads: written early, not lagging.
-    conn, transport = _stand_in(limit=100, takes=10_000)
-    for n in range(5):
-        conn.send_bytes(bytes([n]) * 30, batch)
-    assert transport.writes == [b"".join(ws_frame(bytes([n]) * 30) for n in range(4))]
-    batch.flush()
-    assert transport.writes[1:] == [ws_frame(bytes([4]) * 30)]
-    assert not conn.send_buffer.lagging
-
-    # A peer that reads nothing more: the frame that passes the limit makes it lag.
-    conn, transport = _stand_in(limit=100, takes=0)
-    sent = [conn.send_bytes(bytes([n]) * 40, batch) for n in range(4)]
-    batch.flush()
-    assert sent == [True, True, True, False] and conn.send_buffer.lagging
-    assert transport.writes == [b"".join(ws_frame(bytes([n]) * 40) for n in range(3))]
-
-    # A write outside any batch goes after what is queued, in the same write.
-    conn, transport = _stand_in(limit=100, takes=10_000)
-    conn.send_framed(ws_frame(b"q"), batch)
-    conn.send_bytes(b"now")
-    assert transport.writes == [ws_frame(b"q") + ws_frame(b"now")]
-    batch.flush()
-    assert len(transport.writes) == 1

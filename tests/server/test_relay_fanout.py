@@ -22,7 +22,7 @@ class Socket:
     def __init__(self) -> None:
         self.frames: list[bytes] = []
 
-    def send_framed(self, framed: bytes, batch: object = None) -> bool:
+    def send_framed(self, framed: bytes) -> bool:
         self.frames.append(framed)
         return True
 
