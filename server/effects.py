@@ -6,7 +6,8 @@ are done at once and answered by nothing (frames to send, timers to arm, command
 the actor, once the store has answered, tells the core with :class:`Done` (the call's value)
 or :class:`Failed` (the exception it raised), which returns the next effects. So the order of the
 effects is the order of the room's rules: a choice's :class:`Append` comes before the frames of
-its revision, the acknowledgement after both.
+its revision, the acknowledgement after both (in the :class:`Send` of the sender's patch, as
+its ``then``: one write for both).
 
 A command whose handling needs the store is a generator (:data:`Steps`): it yields each store
 effect and gets the store's answer back where it yielded it (websockets' parser is written the
@@ -44,10 +45,12 @@ if TYPE_CHECKING:
 
 @dataclass(slots=True)
 class Send:
-    """Write ``data`` (one encoded frame) to each of ``to``."""
+    """Write ``data`` (one encoded frame) to each of ``to``, then ``then`` (another, if any)
+    in the same write: the acting seat's patch and its ``ack``."""
 
     to: Sequence[Connection]
     data: bytes
+    then: bytes | None = None
 
 
 @dataclass(slots=True)

@@ -24,7 +24,7 @@ Everything that changes the room goes through the inbox and is applied in arriva
 room's task, so no lock is needed. An accepted choice is, in this order: checked at the
 boundary, appended to the store (a failure refuses it with ``unavailable`` and changes
 nothing), applied (one revision), fanned out (one frame per audience), acknowledged to its
-sender (:mod:`server.core`).
+sender (:mod:`server.core`; the ``ack`` in the same socket write as the sender's patch).
 
 Paused rooms. While the store is unusable (``Store.on_ready_change``) the room is paused: it
 tells every member with a ``pause`` frame (``paused: true``), refuses ``act`` with
@@ -343,7 +343,7 @@ class Room:
         """Carry out one effect that waits for nothing; False if it is a store effect."""
         if isinstance(effect, Send):
             for conn in effect.to:
-                conn.send_bytes(effect.data)
+                conn.send_bytes(effect.data, effect.then)
         elif isinstance(effect, Watch):
             self.fanout.send(effect.data)
         elif isinstance(effect, Publish):

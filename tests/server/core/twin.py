@@ -195,6 +195,8 @@ class Twin:
         if isinstance(effect, Send):
             for conn in effect.to:
                 cast(Member, conn).receive(decode(effect.data))
+                if effect.then is not None:
+                    cast(Member, conn).receive(decode(effect.then))
         elif isinstance(effect, Watch):
             for conn in self.core.spectators:
                 cast(Member, conn).receive(decode(effect.data))
