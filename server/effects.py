@@ -2,7 +2,8 @@
 
 :meth:`server.core.RoomCore.handle` returns a list of effects, to be carried out in order. Most
 are done at once and answered by nothing (frames to send, timers to arm, commands to post). A
-*store* effect (:data:`StoreEffect`) is always the last of its list: the core waits for it, and
+*store* effect (:data:`StoreEffect`) is always the last of its list (but a snapshot nobody waits
+for: :class:`Keep` with ``waits`` False): the core waits for it, and
 the actor, once the store has answered, tells the core with :class:`Done` (the call's value)
 or :class:`Failed` (the exception it raised), which returns the next effects. So the order of the
 effects is the order of the room's rules: a choice's :class:`Append` comes before the frames of
@@ -118,10 +119,17 @@ class StoreSeats:
 @dataclass(slots=True)
 class Keep:
     """Snapshot when one is due, archive at the end (:meth:`server.keeper.Keeper.keep`):
-    answered None, or at the end whether the archive was written."""
+    answered None, or at the end whether the archive was written.
+
+    ``waits``: False for a revision that does not end the match, the one store effect the core
+    does not wait for (it is then not always the last of its list): the actor stores it and
+    goes on with the list and the inbox, and answers nothing (the core queued the bots' next
+    turn before it, and nothing else of the room's rules follows a snapshot); a failure the
+    keeper does not handle is logged. That spares every choice a round through the core."""
 
     rev: int
     extra: dict[str, Any]
+    waits: bool = True
 
 
 @dataclass(slots=True)
@@ -176,7 +184,8 @@ class Failed:
 
 
 StoreEffect = Append | StoreSeats | Keep | Finish | Retire | Landed | AppendChat | Breathe
-"""Effects the core waits for (always the last of a list; answered with Done or Failed)."""
+"""Effects the core waits for (always the last of a list; answered with Done or Failed), but a
+:class:`Keep` that does not wait (``waits`` False)."""
 Effect = Send | Watch | Publish | Arm | Post | Revised | Closed | StoreEffect
 Answer = Done | Failed
 Steps = Generator[Effect, Any, None]

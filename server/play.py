@@ -318,7 +318,13 @@ class Play:
 
     def _settle(self) -> Steps:
         """After a revision went out: the snapshot or archive (:meth:`Keeper.keep`), the
-        bots."""
+        bots. Only the end waits for the store's answer (whether the archive was written);
+        before it the bots' next turn is queued first and the snapshot is not waited for
+        (:class:`~server.effects.Keep`: one round through the core less per choice)."""
+        if not self.match.over:
+            self.bot_next()
+            self._out.add(Keep(self.rev, {}, waits=False))
+            return
         archived = yield Keep(self.rev, self._clocks.forfeits())
         if archived is not None:
             self._status.finish_pending = None if archived else self.result()

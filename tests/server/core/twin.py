@@ -218,6 +218,8 @@ class Twin:
             if isinstance(effect, Finish):
                 return Done(self.archives)
             if isinstance(effect, Keep):
+                if not effect.waits:
+                    return None  # (answered to nobody: the actor goes on)
                 return Done(self.archives if self.core.play.match.over else None)
             if isinstance(effect, StoreSeats):
                 return Done(False)
