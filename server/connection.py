@@ -16,7 +16,9 @@ Every frame is written pre-framed straight to the socket's transport (:func:`ws_
 ``transport.write`` per whole frame), not through websockets' ``broadcast``, which serializes a
 ``Frame`` and queues it in the protocol object per socket: the fan-out to spectators frames a
 message once and writes those bytes to every socket (:meth:`Connection.send_framed`), and a
-seat's frames, acks and replies are framed once per socket (:meth:`Connection.send_bytes`).
+seat's frames, acks and replies are framed once per socket (:meth:`Connection.send_bytes`). The
+acting seat's patch and its ``ack`` go in one write (one system call; the other audiences get one
+frame per revision each).
 The direct write is taken only while the protocol is OPEN, with no extension negotiated (the
 server offers none: ``compression=None``), the transport not closing and nothing of websockets'
 own pending (:func:`_direct`); otherwise ``send_bytes`` falls back to ``broadcast`` (which
@@ -156,13 +158,33 @@ class Connection:
     def send(self, frame: ServerFrame) -> bool:
         return self.send_bytes(encode_frame(frame))
 
-    def send_bytes(self, data: bytes) -> bool:
+    def send_bytes(self, data: bytes, then: bytes | None = None) -> bool:
         """Write one frame now (framed here, straight to the transport when :func:`_direct`,
         else through websockets' ``broadcast``); False if it was dropped (closed or lagging
-        connection)."""
+        connection).
+
+        ``then``: a second frame right after it (a seat's ``ack`` after its patch), in the same
+        ``transport.write`` (one system call) when the send-buffer rule would have let both
+        through one by one: the buffer stays within the limit after both. Otherwise each is
+        written on its own, the limit checked after each, as two calls would."""
         if self.state is ConnState.CLOSED or self.send_buffer.lagging:
             return False
         ws = self.ws
+        if then is not None:
+            framed = ws_frame(data) + ws_frame(then) if _direct(ws) else b""
+            transport = ws.transport
+            if (
+                not framed
+                or transport.get_write_buffer_size() + len(framed) > self.send_buffer.limit
+            ):
+                sent = self.send_bytes(data)
+                self.send_bytes(then)
+                return sent
+            transport.write(framed)  # (within the limit: no overflow to check)
+            metrics = self.metrics
+            metrics.frames_out.inc(2)
+            metrics.bytes_out.inc(len(data) + len(then))
+            return True
         if _direct(ws):
             ws.transport.write(ws_frame(data))
         else:

@@ -2,11 +2,13 @@
 
 :meth:`server.core.RoomCore.handle` returns a list of effects, to be carried out in order. Most
 are done at once and answered by nothing (frames to send, timers to arm, commands to post). A
-*store* effect (:data:`StoreEffect`) is always the last of its list: the core waits for it, and
+*store* effect (:data:`StoreEffect`) is always the last of its list (but a snapshot nobody waits
+for: :class:`Keep` with ``waits`` False): the core waits for it, and
 the actor, once the store has answered, tells the core with :class:`Done` (the call's value)
 or :class:`Failed` (the exception it raised), which returns the next effects. So the order of the
 effects is the order of the room's rules: a choice's :class:`Append` comes before the frames of
-its revision, the acknowledgement after both.
+its revision, the acknowledgement after both (in the :class:`Send` of the sender's patch, as
+its ``then``: one write for both).
 
 A command whose handling needs the store is a generator (:data:`Steps`): it yields each store
 effect and gets the store's answer back where it yielded it (websockets' parser is written the
@@ -21,6 +23,10 @@ written (:class:`Keep`, :class:`Finish`) or the room was found lost (:class:`Sto
 
 :class:`Outbox` is where the core's components put their effects while one command is handled
 (each component is given the room's one outbox; the core hands its effects to the actor).
+
+Effects and answers are never changed once made; they are plain slotted dataclasses, not frozen
+ones, because a frozen dataclass is built through ``object.__setattr__`` field by field, four
+times the cost of a plain one, and a revision makes a dozen of them.
 """
 
 from __future__ import annotations
@@ -38,15 +44,17 @@ if TYPE_CHECKING:
     from server.room_state import Internal
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Send:
-    """Write ``data`` (one encoded frame) to each of ``to``."""
+    """Write ``data`` (one encoded frame) to each of ``to``, then ``then`` (another, if any)
+    in the same write: the acting seat's patch and its ``ack``."""
 
     to: Sequence[Connection]
     data: bytes
+    then: bytes | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Watch:
     """Write ``data`` (one encoded frame) to every spectator of the room, now: framed once, the
     same bytes to each (the core's :class:`~server.spectators.Spectators` decides when, and
@@ -55,7 +63,7 @@ class Watch:
     data: bytes
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Publish:
     """Hand a spectator frame to the relay (``kind``: ``p`` patch, ``i`` info, ``c`` chat)."""
 
@@ -63,7 +71,7 @@ class Publish:
     data: bytes
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Arm:
     """Post ``command`` to the room's inbox after ``delay`` seconds."""
 
@@ -71,26 +79,26 @@ class Arm:
     command: Internal
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Post:
     """Post ``command`` to the room's inbox now (after what is queued)."""
 
     command: Internal
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Revised:
     """A revision went out (for the metrics: its spectator frame's size)."""
 
     size: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Closed:
     """The room closed for want of members: its lobby forgets it."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Append:
     """Store a choice (or undo) before it is applied: answered None, or the refusal.
     ``meta``: fields of the room's metadata stored with it, in the same round trip."""
@@ -99,7 +107,7 @@ class Append:
     meta: dict[str, Any] | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class StoreSeats:
     """Store the room's metadata (``required``: a failure is the answer, else only logged);
     answered True when the store no longer has the room (not required: only logged)."""
@@ -108,23 +116,30 @@ class StoreSeats:
     required: bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Keep:
     """Snapshot when one is due, archive at the end (:meth:`server.keeper.Keeper.keep`):
-    answered None, or at the end whether the archive was written."""
+    answered None, or at the end whether the archive was written.
+
+    ``waits``: False for a revision that does not end the match, the one store effect the core
+    does not wait for (it is then not always the last of its list): the actor stores it and
+    goes on with the list and the inbox, and answers nothing (the core queued the bots' next
+    turn before it, and nothing else of the room's rules follows a snapshot); a failure the
+    keeper does not handle is logged. That spares every choice a round through the core."""
 
     rev: int
     extra: dict[str, Any]
+    waits: bool = True
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Finish:
     """Archive the match with this result: answered whether the archive was written."""
 
     result: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Retire:
     """Forget or archive a room nobody is in: answered True once the store recorded it."""
 
@@ -132,7 +147,7 @@ class Retire:
     rev: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Landed:
     """Read back the choices stored after ``rev`` (asked after an append whose outcome was
     unknown, :attr:`Failed.unsure`)."""
@@ -140,26 +155,26 @@ class Landed:
     rev: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class AppendChat:
     """Store a chat line (answered None, or the store's error)."""
 
     line: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Breathe:
     """Let the other rooms run before this one goes on (a bot-only stretch)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Done:
     """The answer to a store effect: the value of the call."""
 
     value: Any = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Failed:
     """The answer to a store effect: the exception it raised (``unsure``: an append that may
     have been stored anyway; read back with :class:`Landed` before the next)."""
@@ -169,7 +184,8 @@ class Failed:
 
 
 StoreEffect = Append | StoreSeats | Keep | Finish | Retire | Landed | AppendChat | Breathe
-"""Effects the core waits for (always the last of a list; answered with Done or Failed)."""
+"""Effects the core waits for (always the last of a list; answered with Done or Failed), but a
+:class:`Keep` that does not wait (``waits`` False)."""
 Effect = Send | Watch | Publish | Arm | Post | Revised | Closed | StoreEffect
 Answer = Done | Failed
 Steps = Generator[Effect, Any, None]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
@@ -48,34 +49,56 @@ class Inbox(Generic[C]):
         self._room = room_id
         self._closed = closed
         self._size = size
-        self._queue: asyncio.Queue[tuple[Connection | None, C, float]] = asyncio.Queue()
+        self._queue: deque[tuple[Connection | None, C, float]] = deque()
+        """What waits for the task (a deque and one future, not an ``asyncio.Queue``: the room
+        has one reader and no joiner, and the queue's bookkeeping cost Python calls on every
+        command, its put and its get)."""
+        self._waiter: asyncio.Future[None] | None = None
+        """The task's wait for a command while the queue is empty."""
         self._timers: set[_Timer[C]] = set()
 
     def submit(self, conn: Connection | None, command: C) -> None:
         """Queue a command; a full inbox refuses it with ``unavailable`` (the room is flooded)."""
         if self._closed():
             raise RequestError(ErrorCode.NOT_FOUND, f"room {self._room} is closed")
-        if self._queue.qsize() >= self._size:
+        if len(self._queue) >= self._size:
             raise RequestError(ErrorCode.UNAVAILABLE, f"room {self._room} is busy")
-        self._queue.put_nowait((conn, command, time.perf_counter()))
+        self._put((conn, command, time.perf_counter()))
 
     def post(self, command: C) -> None:
         """Queue a command of the room's own (a timer's, the lobby's), however full the inbox
         is; ignored once the room is closed."""
         if self._closed():
             return
-        self._queue.put_nowait((None, command, time.perf_counter()))
+        self._put((None, command, time.perf_counter()))
 
     def put_nowait(self, command: C) -> bool:
         """Queue ``command`` even in a closed room (the task's last ones); False if the inbox
         is full of clients' commands."""
-        if self._queue.qsize() >= self._size:
+        if len(self._queue) >= self._size:
             return False
-        self._queue.put_nowait((None, command, 0.0))
+        self._put((None, command, 0.0))
         return True
 
+    def _put(self, item: tuple[Connection | None, C, float]) -> None:
+        self._queue.append(item)
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+
     async def get(self) -> tuple[Connection | None, C, float]:
-        return await self._queue.get()
+        """The next command, waiting for one (one reader: the room's task)."""
+        queue = self._queue
+        while not queue:
+            waiter = self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await waiter
+            finally:
+                if self._waiter is waiter:  # (cancelled while waiting)
+                    self._waiter = None
+        return queue.popleft()
 
     def later(self, delay: float, command: C) -> None:
         """Post ``command`` after ``delay`` seconds (cancelled if the task ends first)."""

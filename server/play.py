@@ -10,7 +10,8 @@ Every accepted choice takes one path (:meth:`Play.commit`), in this order: check
 boundary (member, seat, turn, legal, rev seen; resolved once), appended to the store
 (:class:`~server.effects.Append`; a failure refuses it with ``unavailable`` and changes
 nothing), applied (one revision, :meth:`games.base.Match.push`: the trusted half), fanned out
-(one frame per audience), acknowledged to its sender; only then is a due snapshot stored
+(one frame per audience), acknowledged to its sender (the ``ack`` written with its patch, one
+system call: :meth:`server.connection.Connection.send_bytes`); only then is a due snapshot stored
 (:class:`~server.effects.Keep`). A clock room's clocks are stored with the choice, in the
 append's one round trip. Undo (SPEC section 24), bots, timeouts on the clock and a replay's
 script take the same path.
@@ -250,8 +251,7 @@ class Play:
         at = self._out.now
         # (refused: the error goes to the asker; a lost room was paused before, see the core)
         yield Append(Action(self.rev + 1, seat, legal), self._stored_with(seat, legal, at))
-        self._advance(seat, legal, at)
-        if asker is not None:
+        if not self._advance(seat, legal, at, asker) and asker is not None:
             self._out.reply(asker[0], f.Ack(asker[1], self._room, self.rev))
         yield from self._settle()
 
@@ -263,23 +263,44 @@ class Play:
             return None
         return {"clock_state": clocks, "seats": self._seating.to_json()}
 
-    def _advance(self, seat: int, legal: dict[str, Any], at: float) -> None:
+    def _advance(
+        self,
+        seat: int,
+        legal: dict[str, Any],
+        at: float,
+        asker: tuple[Connection, m.RequestId] | None = None,
+    ) -> bool:
         """Apply a stored choice (or undo) and fan the revision out (``at``: the time it was
-        decided)."""
+        decided). True if the ``ack`` to ``asker`` went with its seat's patch, in one write:
+        always but at the end of the match (the ``room`` frame of the end goes before it)."""
         self.views.ensure()  # the diff starts from the views before the choice
         # Resolved (or the undo allowed) once, before it was stored.
         undo = is_undo(legal)
         events = self.match.undo(seat) if undo else self.match.push(seat, legal)
         self.rev += 1
-        if self.match.over:
+        # The next decision, listed once now (the match keeps it until it changes): the end,
+        # the clocks, the views and the bots all ask for it or for the seat to move, which
+        # would otherwise list it again for each asking (Game.seat_to_move's default).
+        if self.match.decision is None:
             self._transition(RoomEvent.FINISH)
         self._clocks.turned(seat, undo=undo, at=at)
         revision = self.views.advance(self.rev, events, self._clocks.current_parts())
         self.buffer.append(revision)
         out = self._out
+        frames = revision.seat_frames
+        # The asker's ack goes with its patch, one write (but at the end: see the docstring).
+        acking = None if asker is None or self.match.over else asker[0]
+        acked = False
         for index, holder in enumerate(self._seating.seats):
-            if holder.conn is not None:
-                out.add(Send((holder.conn,), revision.seat_frames[index]))
+            conn = holder.conn
+            if conn is None:
+                continue
+            if conn is acking and asker is not None:
+                ack = f.encode_frame(f.Ack(asker[1], self._room, self.rev))
+                out.add(Send((conn,), frames[index], ack))
+                acked = True
+            else:
+                out.add(Send((conn,), frames[index]))
         self._spectators.send(revision.spectator_frame, revision)
         out.add(Publish(b"p", revision.spectator_frame))
         out.add(Revised(len(revision.spectator_frame)))
@@ -288,6 +309,7 @@ class Play:
             self._finished()
         else:
             self._clocks.arm(self.rev)
+        return acked
 
     def result(self) -> dict[str, Any]:
         """What the archive keeps of the match's end (the seats forfeited on time too)."""
@@ -296,7 +318,13 @@ class Play:
 
     def _settle(self) -> Steps:
         """After a revision went out: the snapshot or archive (:meth:`Keeper.keep`), the
-        bots."""
+        bots. Only the end waits for the store's answer (whether the archive was written);
+        before it the bots' next turn is queued first and the snapshot is not waited for
+        (:class:`~server.effects.Keep`: one round through the core less per choice)."""
+        if not self.match.over:
+            self.bot_next()
+            self._out.add(Keep(self.rev, {}, waits=False))
+            return
         archived = yield Keep(self.rev, self._clocks.forfeits())
         if archived is not None:
             self._status.finish_pending = None if archived else self.result()

@@ -5,7 +5,8 @@ the room's core (:class:`server.core.RoomCore`, which decides everything and doe
 carries out the effects the core returns, in order (:mod:`server.effects`): frames to sockets
 (written without awaiting, :mod:`server.limits`), timers to the inbox, store calls through the
 keeper (:mod:`server.keeper`: what it stores when, and what each store failure means), whose
-answer it hands back to the core. So the task only ever waits on its inbox and on the store.
+answer it hands back to the core (but a revision's snapshot, which the core does not wait for:
+:class:`~server.effects.Keep`). So the task only ever waits on its inbox and on the store.
 
 The core owns the room's parts as components (:mod:`server.core` names them): membership
 (:mod:`server.membership`: seats, spectators, stand-ins), play (:mod:`server.play`: choices,
@@ -24,7 +25,7 @@ Everything that changes the room goes through the inbox and is applied in arriva
 room's task, so no lock is needed. An accepted choice is, in this order: checked at the
 boundary, appended to the store (a failure refuses it with ``unavailable`` and changes
 nothing), applied (one revision), fanned out (one frame per audience), acknowledged to its
-sender (:mod:`server.core`).
+sender (:mod:`server.core`; the ``ack`` in the same socket write as the sender's patch).
 
 Paused rooms. While the store is unusable (``Store.on_ready_change``) the room is paused: it
 tells every member with a ``pause`` frame (``paused: true``), refuses ``act`` with
@@ -333,9 +334,16 @@ class Room:
 
     async def _execute(self, effects: list[Effect], t0: float) -> Answer | None:
         """Carry out ``effects`` in order; the store's answer to the last, if it is a store
-        effect (only the last of a list may be one)."""
+        effect the core waits for (only the last of a list may be one; a snapshot nobody waits
+        for is stored where it stands and answered to nobody)."""
         for effect in effects:
             if not self._effect(effect, t0):
+                if isinstance(effect, Keep) and not effect.waits:
+                    answer = await self._store(effect)
+                    if isinstance(answer, Failed):  # (the keeper logs the store's own)
+                        error = answer.error
+                        self.log.error("snapshot_error", rev=effect.rev, exc_info=error)
+                    continue
                 return await self._store(effect)
         return None
 
@@ -343,7 +351,7 @@ class Room:
         """Carry out one effect that waits for nothing; False if it is a store effect."""
         if isinstance(effect, Send):
             for conn in effect.to:
-                conn.send_bytes(effect.data)
+                conn.send_bytes(effect.data, effect.then)
         elif isinstance(effect, Watch):
             self.fanout.send(effect.data)
         elif isinstance(effect, Publish):

@@ -5,7 +5,9 @@ ops encoded once per revision; only the small own parts are diffed per seat; eac
 frame is encoded once (then written to every socket of that audience). The view hash of an
 audience is that of its entries' kept bytes (``{"own": own_bytes, "shared": shared_bytes}``,
 :class:`protocol.hashing.DocumentHasher`: what sorts before ``own`` is hashed once per revision),
-so the shared part is never encoded twice.
+so the shared part is never encoded twice. A seat's own part is encoded whole first (one
+compiled call): when its bytes are those last sent, as for most seats at most revisions, it has
+no ops and keeps its tree without being tracked field by field.
 
 A room may add *room-level parts*: further top-level entries of every audience's document (the
 same for all, like ``clock``, :mod:`server.clock`). They are diffed with the shared part (their
@@ -55,9 +57,10 @@ def own_view(match: Match[Any], seat: int, decision: Decision | None) -> dict[st
     return own
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Revision:
-    """Everything sent for one revision: a frame per seat and one for the spectators."""
+    """Everything sent for one revision: a frame per seat and one for the spectators (never
+    changed once made; not a frozen dataclass, whose fields cost ``object.__setattr__`` each)."""
 
     rev: int
     seat_frames: tuple[bytes, ...]
@@ -197,9 +200,12 @@ class Views:
         for seat in range(self.players):
             prev = self._own[seat]
             own = own_view(match, seat, decision)
-            mine = track(prev, own, _OWN_DEPTH, work)
-            own_ops = diff_trees(prev, mine, "/own", work)
-            self._own[seat] = mine
+            if canonical(own) == prev.enc:  # (most seats, most revisions: one compiled encode)
+                mine, own_ops = prev, []  # (what tracking it would give: the same node)
+            else:
+                mine = track(prev, own, _OWN_DEPTH, work)
+                own_ops = diff_trees(prev, mine, "/own", work)
+                self._own[seat] = mine
             seen = (
                 encode_events([e.project(seat) for e in events])
                 if any(seat in e.private for e in events)

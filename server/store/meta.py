@@ -16,6 +16,11 @@ Stored bytes are untrusted, and a meta may be partial (a listing reads a few fie
 older than a field: :meth:`RoomMeta.from_json` never raises, a field that is absent or of the
 wrong type takes its default. Where a field is required (a restore with no snapshot needs the
 game, players, options and seed) the default is None and the reader says what is missing.
+
+Both records are never changed once made (:func:`dataclasses.replace` makes a changed copy);
+they are plain slotted dataclasses, not frozen ones: a room builds a :class:`RoomMeta` and one
+:class:`SeatMeta` per seat at every seat change, and a frozen dataclass sets each of its fields
+through ``object.__setattr__`` (most of the time it takes to build one).
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from typing import Any
 __all__ = ["RoomMeta", "SeatMeta"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SeatMeta:
     """One seat as stored (the ``seats`` entries of a ``room`` frame, SPEC section 7)."""
 
@@ -70,7 +75,7 @@ class SeatMeta:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RoomMeta:
     """A room's stored metadata (see the module doc for what each part is for)."""
 

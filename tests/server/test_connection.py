@@ -8,19 +8,23 @@ import copy
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from websockets.asyncio.server import broadcast
 from websockets.frames import Frame, Opcode
+from websockets.protocol import OPEN
 
 from games import registry
 from games.base import JSON, Choice, Decision, Event, Game, Result
 from games.rng import Rng
-from protocol.codec import encode
+from protocol.codec import encode, unpack
 from server import connection
 from server.app import App
 from server.connection import Connection, ws_frame
+from server.limits import SendBuffer, TokenBucket
+from server.metrics import Metrics
 from tests.server.client import Client
 from tests.server.conftest import MakeApp, MakeClient
 
@@ -90,6 +94,21 @@ def _frame_sizes(data: bytes) -> list[int]:
     return sizes
 
 
+def _split(data: bytes) -> list[bytes]:
+    """The whole frames of one write, in order."""
+    frames, at = [], 0
+    for size in _frame_sizes(data):
+        frames.append(data[at : at + size])
+        at += size
+    return frames
+
+
+def _payload(frame: bytes) -> bytes:
+    """A whole unmasked frame's payload."""
+    n = frame[1] & 0x7F
+    return frame[2 + {126: 2, 127: 8}.get(n, 0) :]
+
+
 class Writes:
     """Records each ``transport.write`` of one server-side connection, then passes it on."""
 
@@ -140,8 +159,9 @@ async def test_every_frame_is_written_whole_and_in_order_straight_to_the_transpo
 ) -> None:
     """rules-checklist: none (transport). Replies, acks, joined, patches (7-bit, 16-bit and
     64-bit lengths) and websockets' own ping reach a real client intact and in order, each
-    ``transport.write`` one whole frame, never through websockets' ``broadcast``; the client
-    offers permessage-deflate and the server negotiates none."""
+    ``transport.write`` one whole frame (an act's patch and its ack: two, in one write), never
+    through websockets' ``broadcast``; the client offers permessage-deflate and the server
+    negotiates none."""
     app = await make_app()
     fallbacks = _spy_on_broadcast(monkeypatch)
     player = await make_client("player", target=app)
@@ -178,14 +198,22 @@ async def test_every_frame_is_written_whole_and_in_order_straight_to_the_transpo
 
     assert fallbacks == []
     for record, client in ((seat_writes, player), (watch_writes, watcher)):
-        assert all(len(_frame_sizes(data)) == 1 for data in record.writes), "one frame a write"
-        ours = [data for data in record.writes if data[0] == 0x82]  # binary, final
+        frames = [_split(data) for data in record.writes]  # (each write ends on a frame's end)
+        ours = [f for split in frames for f in split if f[0] == 0x82]  # binary, final
+        assert all(len(split) == 1 or f[0] == 0x82 for split in frames for f in split)
         await _received(client, record.since + len(ours))
         assert ours == [ws_frame(raw) for raw in client.raw[record.since :]]
     heads = {data[1] & 0x7F for data in seat_writes.writes if data[0] == 0x82}
     assert {127} <= heads and any(n < 126 for n in heads)  # 64-bit and 7-bit lengths
-    assert any(data[0] == 0x89 for data in seat_writes.writes)  # the ping, whole
-    seat_frames = sum(1 for data in seat_writes.writes if data[0] == 0x82)
+    assert any(data[0] == 0x89 for data in seat_writes.writes)  # the ping, whole, on its own
+    # Each act's patch and ack went in one write; every other write is one frame.
+    kinds = [
+        [unpack(_payload(f))["type"] for f in _split(w)] for w in seat_writes.writes if w[0] == 0x82
+    ]
+    assert kinds.count(["patch", "ack"]) == 5
+    assert all(len(k) == 1 for k in kinds if k != ["patch", "ack"])
+    assert all(len(_split(w)) == 1 for w in watch_writes.writes)
+    seat_frames = sum(len(_split(w)) for w in seat_writes.writes if w[0] == 0x82)
     # (the spectators' fan-out counts its own frames, once per fan-out: the seat's only here)
     assert app.metrics.frames_out.value - frames_before >= seat_frames
     assert not player.failures and not watcher.failures
@@ -244,3 +272,67 @@ async def test_a_connection_with_frames_queued_takes_turns_with_the_others(
     await other.wait_for(lambda f: f.get("id") == 99)
     assert [f["id"] for f in busy.frames[start:]] == list(range(1, 11))
     assert handled.index(("other", 99)) < handled.index(("busy", 10))
+
+
+class _Transport:
+    """A transport whose peer reads nothing past ``takes`` bytes: the rest stays buffered."""
+
+    def __init__(self, takes: int) -> None:
+        self.takes = takes
+        self.writes: list[bytes] = []
+        self.buffered = 0
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(data)
+        taken = min(self.takes, len(data))
+        self.takes -= taken
+        self.buffered += len(data) - taken
+
+    def get_write_buffer_size(self) -> int:
+        return self.buffered
+
+    def is_closing(self) -> bool:
+        return False
+
+
+def _stand_in(limit: int, takes: int) -> tuple[Connection, _Transport]:
+    transport = _Transport(takes)
+    protocol = SimpleNamespace(state=OPEN, extensions=[], writes=[])
+    ws: Any = SimpleNamespace(protocol=protocol, transport=transport)
+    conn = Connection(
+        "s", ws, "ip", TokenBucket(10, 10), SendBuffer(limit, 60.0), Metrics(), 1.0, lambda c: None
+    )
+    conn.state = connection.ConnState.READY
+
+    def spawn(coro: Any) -> None:  # (no loop: the drain watcher is not run)
+        coro.close()
+
+    conn._spawn = spawn  # type: ignore[method-assign]
+    return conn, transport
+
+
+def test_a_patch_and_its_ack_are_one_write_only_where_frame_by_frame_would_not_lag() -> None:
+    """rules-checklist: none (transport). Two frames for one socket (a patch and its ack) go in
+    one write while the buffer stays within the limit after both; otherwise frame by frame, the
+    limit checked after each: the one that passes it makes the connection lag and the next is
+    dropped, as two sends would."""
+    conn, transport = _stand_in(limit=100, takes=10_000)
+    assert conn.send_bytes(b"p" * 40, b"a" * 40)
+    assert transport.writes == [ws_frame(b"p" * 40) + ws_frame(b"a" * 40)]
+
+    # The peer reads nothing: both fit within the limit, still one write, not lagging.
+    conn, transport = _stand_in(limit=100, takes=0)
+    assert conn.send_bytes(b"p" * 40, b"a" * 40)
+    assert len(transport.writes) == 1 and not conn.send_buffer.lagging
+
+    # Past the limit with the second: one by one, the first passes it, the second is dropped.
+    conn, transport = _stand_in(limit=100, takes=0)
+    assert conn.send_bytes(b"p" * 120, b"a" * 10)
+    assert transport.writes == [ws_frame(b"p" * 120)] and conn.send_buffer.lagging
+
+    # The first within it, the second past it: two writes, lagging after the second.
+    conn, transport = _stand_in(limit=100, takes=0)
+    assert conn.send_bytes(b"p" * 50, b"a" * 60)
+    assert transport.writes == [ws_frame(b"p" * 50), ws_frame(b"a" * 60)]
+    assert conn.send_buffer.lagging
+    assert not conn.send_bytes(b"late")

@@ -213,3 +213,19 @@ async def test_a_full_inbox_refuses_clients_but_never_the_room_s_own_timers() ->
     async with asyncio.timeout(1):  # (a dropped one would leave the last get waiting)
         got = [(await inbox.get())[1] for _ in range(4)]
     assert got == ["act 1", "act 2", "release due", "clock timeout"]  # (the timer: next turn)
+
+
+async def test_the_inbox_wakes_its_waiting_task_and_survives_a_cancelled_wait() -> None:
+    inbox: Inbox[str] = Inbox("r1", 4, lambda: False)
+    waiting = asyncio.ensure_future(inbox.get())
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    inbox.submit(None, "act")
+    assert (await asyncio.wait_for(waiting, 1))[1] == "act"
+    cancelled = asyncio.ensure_future(inbox.get())
+    await asyncio.sleep(0)
+    cancelled.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await cancelled
+    inbox.post("after")  # (no waiter left behind: queued for the next get)
+    assert (await asyncio.wait_for(inbox.get(), 1))[1] == "after"

@@ -7,6 +7,8 @@ no sockets, no sleeps; time moves only by :meth:`Twin.advance`.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from games.base import Match
@@ -16,6 +18,7 @@ from server.effects import (
     Append,
     AppendChat,
     Done,
+    Effect,
     Failed,
     Finish,
     Keep,
@@ -190,24 +193,69 @@ def _order(twin: Twin, since: int) -> list[str]:
     out = []
     for effect in twin.effects[since:]:
         if isinstance(effect, Send):
-            out.append(decode(effect.data)["type"])
+            then = "" if effect.then is None else "+" + decode(effect.then)["type"]
+            out.append(decode(effect.data)["type"] + then)
         else:
             out.append(type(effect).__name__)
     return out
 
 
-def test_a_choice_is_stored_then_fanned_out_then_acknowledged_then_snapshotted() -> None:
+def test_a_choice_is_stored_then_fanned_out_and_acknowledged_then_snapshotted() -> None:
+    """The sender's ack goes with its patch, in the same write (after it)."""
     twin = Twin()
     members = started(twin, "ann", "bob")
     before = len(twin.effects)
+    sends = ["patch", "patch"]
+    sends[to_move(twin)] = "patch+ack"
     ack = _act(twin, _mover(twin, members))
     assert ack["type"] == "ack" and ack["rev"] == 1
     order = _order(twin, before)
-    assert order == ["Append", "patch", "patch", "Watch", "Publish", "Revised", "ack", "Keep"]
+    assert order == ["Append", *sends, "Watch", "Publish", "Revised", "Keep"]
     append = twin.effects[before]
     assert isinstance(append, Append) and append.action.rev == 1
     for member in members:
         assert member.rev == 1 and member.of_type("patch")[-1]["rev"] == 1
+
+
+def test_a_choice_takes_two_rounds_through_the_core_and_only_the_end_waits_for_its_keep() -> None:
+    """The act and the append's answer; the snapshot of a revision that does not end the match
+    is not waited for (the archive at the end is: whether it was written)."""
+    twin = Twin()
+    members = started(twin, "ann", "bob")
+    rounds: list[object] = []
+    real = twin.core.handle
+
+    def counted(command: Any, now: float, conn: Any = None) -> list[Effect]:
+        rounds.append(command)
+        return real(command, now, conn)
+
+    twin.core.handle = counted  # type: ignore[method-assign]
+    _act(twin, _mover(twin, members))
+    assert [type(c).__name__ for c in rounds] == ["Act", "Done"]
+    keep = twin.effects[-1]
+    assert isinstance(keep, Keep) and not keep.waits
+    while twin.core.state is not RoomState.FINISHED:
+        _act(twin, _mover(twin, members))
+    keep = [e for e in twin.effects if isinstance(e, Keep)][-1]
+    assert keep.waits and keep.rev == twin.core.rev
+    assert [type(c).__name__ for c in rounds[-3:]] == ["Act", "Done", "Done"]
+
+
+def test_the_last_choice_is_acknowledged_after_the_room_frame_of_the_end() -> None:
+    """Every choice's ack goes with its patch but the last one's: the ``room`` frame that says
+    the match finished comes between them, as frame by frame."""
+    twin = Twin()
+    members = started(twin, "ann", "bob")
+    while True:
+        mover = _mover(twin, members)
+        mover.take()
+        assert _act(twin, mover)["type"] == "ack"
+        if twin.core.state is RoomState.FINISHED:
+            break
+        assert [f["type"] for f in mover.frames] == ["patch", "ack"]
+    assert [f["type"] for f in mover.frames] == ["patch", "room", "ack"]
+    last = [e for e in twin.effects if isinstance(e, Send) and e.to == (mover.conn,)][-1]
+    assert last.then is None and decode(last.data)["type"] == "ack"
 
 
 def test_a_clock_room_stores_its_clocks_with_the_choice_in_one_round_trip() -> None:
@@ -218,7 +266,9 @@ def test_a_clock_room_stores_its_clocks_with_the_choice_in_one_round_trip() -> N
     before = len(twin.effects)
     _act(twin, members[seat])
     order = _order(twin, before)
-    expected = ["Append", "patch", "patch", "Watch", "Publish", "Revised", "Arm", "ack", "Keep"]
+    sends = ["patch", "patch"]
+    sends[seat] = "patch+ack"
+    expected = ["Append", *sends, "Watch", "Publish", "Revised", "Arm", "Keep"]
     assert order == expected  # (Arm: the next seat's clock)
     append = twin.effects[before]
     assert isinstance(append, Append) and append.meta is not None

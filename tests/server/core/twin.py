@@ -195,6 +195,8 @@ class Twin:
         if isinstance(effect, Send):
             for conn in effect.to:
                 cast(Member, conn).receive(decode(effect.data))
+                if effect.then is not None:
+                    cast(Member, conn).receive(decode(effect.then))
         elif isinstance(effect, Watch):
             for conn in self.core.spectators:
                 cast(Member, conn).receive(decode(effect.data))
@@ -216,6 +218,8 @@ class Twin:
             if isinstance(effect, Finish):
                 return Done(self.archives)
             if isinstance(effect, Keep):
+                if not effect.waits:
+                    return None  # (answered to nobody: the actor goes on)
                 return Done(self.archives if self.core.play.match.over else None)
             if isinstance(effect, StoreSeats):
                 return Done(False)
