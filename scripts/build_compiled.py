@@ -1,16 +1,22 @@
-"""Build the optional compiled protocol: mypyc compiles protocol's hot modules into C extensions
-beside their sources (in place), which Python then imports instead of the ``.py`` files.
+"""Build the optional compiled hot paths: mypyc compiles the protocol's and the engines' hot
+modules into C extensions beside their sources (in place), which Python then imports instead of
+the ``.py`` files.
 
-Pure Python stays the default and the fallback: nothing imports the extensions by name, a
-checkout without them (or where mypyc or a C compiler is missing) runs the same code from
-source. The modules are those that earn their place (BENCHMARKS.md, "Compiled protocol"):
-the canonical encoding's splicer, the kept trees and their diff, JSON Patch, pointers and the
-view hash; the frame dataclasses (``frames``, ``messages``) do not compile with mypyc and stay
-Python.
+Pure Python stays the fallback: nothing imports the extensions by name, a checkout without them
+(or where mypyc or a C compiler is missing) runs the same code from source. The modules are those
+that earn their place (BENCHMARKS.md, "Compiled hot paths"): the protocol's canonical splicer,
+kept trees and their diff, JSON Patch, pointers and view hash; Ishtar's and Yspahan's views,
+labels and legal choices. One mypyc group per package (``GROUPS``): each builds one shared
+library beside its modules (``protocol/native__mypyc.*.so``, ...), so that an installed tree
+(the image's wheel) carries every compiled file inside its packages.
 
-    scripts/build-compiled              # build in place (gcc, about 20 s)
+    scripts/build-compiled              # build in place (gcc, about 1 to 2 minutes)
     scripts/build-compiled --clean      # remove the extensions: back to pure Python
+    scripts/build-compiled --check      # fail if a build is stale (a source changed since)
+    scripts/build-compiled --if-stale   # build only if missing or stale
+    python scripts/build_compiled.py --auto   # scripts/serve: build if it can, else pure Python
     python scripts/build_compiled.py --root DIR   # build in another checkout (the tests' copy)
+    python scripts/build_compiled.py --modules protocol/codec.py,...   # measure another set
 
 After editing a compiled module, build again or clean: an extension beside a newer source is
 still what Python imports (``--check`` says whether the built ones match their sources).
@@ -22,46 +28,72 @@ import argparse
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-MODULES = (
-    "protocol/codec.py",
-    "protocol/tree.py",
-    "protocol/patch.py",
-    "protocol/pointer.py",
-    "protocol/hashing.py",
-)
-GROUP = "oasis_native"
-"""mypyc's shared library of the group: ``oasis_native__mypyc.*.so`` at the root."""
+GROUPS: dict[str, tuple[str, ...]] = {
+    "protocol": (
+        "protocol/codec.py",
+        "protocol/tree.py",
+        "protocol/patch.py",
+        "protocol/pointer.py",
+        "protocol/hashing.py",
+    ),
+    "games.ishtar": (
+        "games/ishtar/views.py",
+        "games/ishtar/labels.py",
+        "games/ishtar/garden.py",
+        "games/ishtar/turn.py",
+        "games/ishtar/hexes.py",
+    ),
+    "games.yspahan": (
+        "games/yspahan/views.py",
+        "games/yspahan/labels.py",
+        "games/yspahan/decisions.py",
+    ),
+}
+"""Package -> its compiled modules: one mypyc group (one shared library) per package."""
+MODULES = tuple(m for group in GROUPS.values() for m in group)
+SCANNED = ("protocol", "games/ishtar", "games/yspahan", "server")
+"""Where extensions may be (``--modules`` may compile any of these packages' modules)."""
+LIBRARY = "native"
+"""mypyc's shared library of a package's group: ``<package>/native__mypyc.*.so``."""
+LEGACY = "oasis_native"
+"""The one group of earlier builds, at the root (``--clean`` removes it too)."""
 STAMP = "build/compiled.json"
-"""The sources' digests at the last build (``--check``)."""
+"""The built modules and their sources' digests at the last build (``--check``)."""
 
 SETUP = """
 import sys
 from mypyc.build import mypycify
 from setuptools import setup
 
-sys.argv[1:] = ["build_ext", "--inplace"]
+sys.argv[1:] = ["build_ext", "--inplace", "--parallel", {jobs!r}]
 setup(
     name="oasis-compiled",
     packages=[],
     py_modules=[],
-    ext_modules=mypycify({modules!r}, opt_level="3", group_name={group!r}),
+    ext_modules=mypycify({files!r}, opt_level="3", separate={groups!r}),
 )
 """
 
 
+def package(module: str) -> str:
+    """``games/ishtar/views.py`` -> ``games.ishtar``."""
+    return str(Path(module).parent).replace(os.sep, ".")
+
+
 def extensions(root: Path) -> list[Path]:
-    """The compiled files present under ``root``."""
-    found = [p for m in MODULES for p in (root / m).parent.glob(Path(m).stem + ".*.so")]
-    return found + sorted(root.glob(GROUP + "__mypyc.*.so"))
+    """The compiled files present under ``root`` (of any module this script builds)."""
+    found = [p for d in SCANNED for p in sorted((root / d).glob("*.so"))]
+    return found + sorted(root.glob(LEGACY + "__mypyc.*.so"))
 
 
-def digests(root: Path) -> dict[str, str]:
-    return {m: hashlib.sha256((root / m).read_bytes()).hexdigest() for m in MODULES}
+def digests(root: Path, modules: tuple[str, ...]) -> dict[str, str]:
+    return {m: hashlib.sha256((root / m).read_bytes()).hexdigest() for m in modules}
 
 
 def clean(root: Path) -> None:
@@ -70,33 +102,83 @@ def clean(root: Path) -> None:
     (root / STAMP).unlink(missing_ok=True)
 
 
-def build(root: Path) -> None:
+def build(root: Path, modules: tuple[str, ...] = MODULES) -> None:
     clean(root)
+    groups: dict[str, list[str]] = {}
+    for module in modules:
+        groups.setdefault(package(module), []).append(module)
+    separate = [(files, f"{name}.{LIBRARY}") for name, files in groups.items()]
     env = {**os.environ, "MYPYC_OPT_LEVEL": "3"}
-    code = SETUP.format(modules=list(MODULES), group=GROUP)
+    jobs = str(min(len(separate), os.cpu_count() or 1))
+    code = SETUP.format(files=list(modules), groups=separate, jobs=jobs)
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True
     )
+    shutil.rmtree(root / "build" / "temp.linux-x86_64-cpython-311", ignore_errors=True)
     if done.returncode != 0:
         sys.stderr.write(done.stdout[-4000:] + done.stderr[-4000:])
         raise SystemExit(f"mypyc build failed ({done.returncode})")
-    missing = [m for m in MODULES if not list((root / m).parent.glob(Path(m).stem + ".*.so"))]
+    missing = [m for m in modules if not list((root / m).parent.glob(Path(m).stem + ".*.so"))]
     if missing:
         raise SystemExit(f"mypyc built no extension for {', '.join(missing)}")
     (root / STAMP).parent.mkdir(exist_ok=True)
-    (root / STAMP).write_text(json.dumps(digests(root), indent=1) + "\n")
+    (root / STAMP).write_text(json.dumps(digests(root, modules), indent=1) + "\n")
 
 
-def stale(root: Path) -> list[str]:
-    """Compiled modules whose source changed since they were built (all of them if unknown)."""
+def stale(root: Path, modules: tuple[str, ...] = MODULES) -> list[str]:
+    """Modules that a build in place lacks or whose source changed since (an empty list for a
+    tree with no extensions at all: pure Python is never stale)."""
     if not extensions(root):
         return []
     try:
         built = json.loads((root / STAMP).read_text())
     except (OSError, ValueError):
-        return list(MODULES)
-    now = digests(root)
-    return [m for m in MODULES if built.get(m) != now[m]]
+        return list(modules)
+    now = digests(root, modules)
+    changed = [m for m in modules if built.get(m) != now[m]]
+    extra = [m for m in built if m not in modules]
+    return changed + extra
+
+
+def compiler() -> str | None:
+    """Why this Python cannot build the extensions, or None if it can (mypyc and a C compiler)."""
+    try:
+        import mypyc  # noqa: F401
+    except ImportError:
+        return "mypyc is not installed (the dev extras: EXTRAS=dev)"
+    if not (shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")):
+        return "no C compiler (cc, gcc)"
+    return None
+
+
+def auto(root: Path, setting: str) -> str:
+    """``scripts/serve``'s choice, as one line: build if missing or stale and this Python can
+    (mypyc and a C compiler), else pure Python; never a stale extension (it would run the old
+    code), never a failed start. ``setting`` is ``OASIS_COMPILED``: ``0`` for pure Python."""
+    if setting.strip().lower() in ("0", "no", "off", "false"):
+        if extensions(root):
+            clean(root)
+        return f"oasis: pure Python (OASIS_COMPILED={setting})"
+    built = bool(extensions(root))
+    old = stale(root) if built else list(MODULES)
+    if not old:
+        return f"oasis: compiled: {len(MODULES)} modules (scripts/build-compiled, up to date)"
+    why = compiler()
+    if why is None:
+        sys.stderr.write(
+            "oasis: building the compiled modules (mypyc, 1 to 2 minutes, once per change; "
+            "OASIS_COMPILED=0 for pure Python)\n"
+        )
+        try:
+            build(root)
+        except SystemExit as failed:
+            clean(root)
+            return f"oasis: pure Python: the compiled build failed ({failed})"
+        return f"oasis: compiled: {len(MODULES)} modules (built now)"
+    if built:
+        clean(root)
+        return f"oasis: pure Python: stale compiled modules removed, cannot rebuild: {why}"
+    return f"oasis: pure Python: {why} (scripts/build-compiled installs it and builds)"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -104,21 +186,37 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout to build in")
     parser.add_argument("--clean", action="store_true", help="remove the extensions")
     parser.add_argument("--check", action="store_true", help="fail if a build is stale")
+    parser.add_argument(
+        "--if-stale", action="store_true", help="build only if missing or stale; else say so"
+    )
+    parser.add_argument(
+        "--modules", help="comma-separated paths to compile instead of the shipped set (measuring)"
+    )
+    parser.add_argument(
+        "--auto", action="store_true", help="scripts/serve: build if it can, else pure Python"
+    )
     args = parser.parse_args(argv)
     root = args.root.resolve()
+    modules = tuple(args.modules.split(",")) if args.modules else MODULES
     if args.clean:
         clean(root)
-        print("compiled protocol removed: pure Python")
+        print("compiled modules removed: pure Python")
         return 0
     if args.check:
-        old = stale(root)
+        old = stale(root, modules)
         if old:
             print(f"stale compiled modules (build again or --clean): {', '.join(old)}")
             return 1
         print("compiled" if extensions(root) else "pure Python")
         return 0
-    build(root)
-    print(f"compiled: {', '.join(MODULES)}")
+    if args.auto:
+        print(auto(root, os.environ.get("OASIS_COMPILED", "")), file=sys.stderr)
+        return 0
+    if args.if_stale and extensions(root) and not stale(root, modules):
+        print(f"compiled (up to date): {len(modules)} modules")
+        return 0
+    build(root, modules)
+    print(f"compiled: {', '.join(modules)}")
     return 0
 
 

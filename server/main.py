@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import importlib.machinery
 import signal
 import sys
 from collections.abc import Coroutine, Sequence
@@ -148,6 +149,8 @@ async def run(config: Config, url: str | None) -> None:
     await store.start()
     app = App(config, store)
     load_engines()  # (App.start warms them again, a few ms: the tests' apps start without this)
+    # (whether the hot paths run compiled: scripts/build-compiled, the image; README "Layout")
+    oasis_logging.get().info("compiled_modules", compiled=compiled_modules())
     freeze_start_up()
     gc.disable()
     try:
@@ -161,6 +164,23 @@ async def run(config: Config, url: str | None) -> None:
     await app.start()
     await stop.wait()
     await app.stop()
+
+
+PROJECT = ("protocol", "games", "server", "clients", "oasis")
+
+
+def compiled_modules() -> list[str]:
+    """The project's imported modules that run compiled (C extensions built by mypyc:
+    ``scripts/build-compiled``, the image), read from their ``__file__``; an empty list is pure
+    Python. mypyc's shared libraries (``*.native__mypyc``) are not modules of the project."""
+    suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
+    return sorted(
+        name
+        for name, module in list(sys.modules.items())
+        if name.split(".")[0] in PROJECT
+        and not name.endswith("__mypyc")
+        and str(getattr(module, "__file__", None) or "").endswith(suffixes)
+    )
 
 
 def run_loop(config: Config, main: Coroutine[Any, Any, None]) -> None:

@@ -1,16 +1,22 @@
-"""The optional compiled protocol (``scripts/build-compiled``: mypyc) passes protocol's own tests.
+"""The optional compiled hot paths (``scripts/build-compiled``: mypyc) pass the protocol's and the
+games' own tests.
 
-The module builds the compiled modules once in a copy of ``protocol/`` (this checkout stays pure
-Python, the default), checks that the copy imports the extensions, not the sources, and runs
-``tests/protocol`` against them in a subprocess. The default tier leaves out the six slowest
-property tests (the diff's, the tree's and the mutated frames': about 50 s on a loaded machine;
-their smaller siblings still run compiled, and the slow tier runs every test), and both leave
-out the one test that watches the hasher by monkeypatching a module global, which compiled code
-binds at build time.
+One build per session (:func:`compiled_tree`, shared with ``tests/deploy``'s compiled server): a
+copy of ``protocol/`` and ``games/`` (this checkout stays as it is) with every module of
+``scripts/build_compiled.py``'s ``MODULES`` compiled in place, checked to import the extensions,
+not the sources; then ``tests/protocol`` and ``tests/games`` run against it in subprocesses.
+
+The default tier runs a representative part: the protocol's tests but the six slowest property
+tests (the diff's, the tree's and the mutated frames': their smaller siblings still run), and the
+games' tests of the compiled modules (views, labels, garden, legal choices) with the engines'
+contract and the seeded playouts. The slow tier (``-m slow``) runs every test of both, the
+2,000 random games per engine included. Both leave out the one test that watches the hasher
+by monkeypatching a module global, which compiled code binds at build time.
 """
 
 from __future__ import annotations
 
+import importlib.machinery
 import shutil
 import subprocess
 import sys
@@ -20,6 +26,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "scripts" / "build_compiled.py"
+sys.path.insert(0, str(BUILD.parent))
+from build_compiled import MODULES  # noqa: E402
+
 UNCOMPILABLE = "tests/protocol/test_hashing.py::test_what_a_patch_shares_with_the_old_view_is_not_encoded_again"  # noqa: E501
 SLOWEST = (
     "tests/protocol/test_patch.py::test_jsonpatch_applies_our_diff",
@@ -29,50 +38,93 @@ SLOWEST = (
     "tests/protocol/test_tree.py::test_the_kept_bytes_are_the_canonical_encoding_of_every_version",
     "tests/protocol/test_tree.py::test_the_diff_of_two_trees_turns_one_version_into_the_next",
 )
+GAMES_DEFAULT = (
+    "tests/games/test_contract.py",
+    "tests/games/ishtar/test_views.py",
+    "tests/games/ishtar/test_labels.py",
+    "tests/games/ishtar/test_garden.py",
+    "tests/games/ishtar/test_choose.py",
+    "tests/games/ishtar/test_playouts.py",
+    "tests/games/yspahan/test_views.py",
+    "tests/games/yspahan/test_labels.py",
+    "tests/games/yspahan/test_decisions.py",
+    "tests/games/yspahan/test_turn.py",
+    "tests/games/yspahan/test_game.py",
+)
+"""The games' tests in the default tier: those of the compiled modules, the contract and the
+seeded playouts (their non-slow tests, ``GAMES_DEFAULT_K``); the slow tier runs all of
+``tests/games``."""
+GAMES_DEFAULT_K = "not 200_random and not random_matches_keep and (not harness or [0- or [1-)"
+"""Of those, the seeded playouts of two seeds per player count, not the hundreds of random games
+(the default tier's pure run has them; the slow tier runs them compiled)."""
+TESTS_COPIED = ("__init__.py", "conftest.py", "services.py", "harness.py")
+_BUILT: dict[str, Path] = {}
+
+
+def module_name(path: str) -> str:
+    return path.removesuffix(".py").replace("/", ".")
 
 
 def _compiled_copy(tmp: Path) -> Path:
-    """A checkout of protocol/ and its tests in ``tmp``, with the compiled build in place."""
+    """A checkout of protocol/, games/ and their tests in ``tmp``, compiled in place (server/,
+    clients/ and oasis/ linked, as Python)."""
     skip = shutil.ignore_patterns("*.so", "__pycache__")
-    shutil.copytree(ROOT / "protocol", tmp / "protocol", ignore=skip)
-    (tmp / "games").symlink_to(ROOT / "games")
+    for package in ("protocol", "games"):
+        shutil.copytree(ROOT / package, tmp / package, ignore=skip)
+    for package in ("server", "clients", "oasis", "bench"):
+        (tmp / package).symlink_to(ROOT / package)
     shutil.copy(ROOT / "pyproject.toml", tmp / "pyproject.toml")
     (tmp / "tests").mkdir()
-    for name in ("__init__.py", "conftest.py", "services.py"):
+    for name in TESTS_COPIED:
         shutil.copy(ROOT / "tests" / name, tmp / "tests" / name)
-    shutil.copytree(ROOT / "tests" / "protocol", tmp / "tests" / "protocol", ignore=skip)
+    for tests in ("protocol", "games"):
+        shutil.copytree(ROOT / "tests" / tests, tmp / "tests" / tests, ignore=skip)
     done = subprocess.run(
         [sys.executable, str(BUILD), "--root", str(tmp)],
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=1800,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+    names = [module_name(m) for m in MODULES]
     where = subprocess.run(
-        [sys.executable, "-c", "import protocol.codec, protocol.tree, protocol.patch, "
-         "protocol.pointer, protocol.hashing as h; import sys; "
-         "print(*(sys.modules[m].__file__ for m in sys.modules if m.startswith('protocol.')))"],
+        [sys.executable, "-c", f"import importlib, sys\nfor m in {names!r}: "
+         "print(m, importlib.import_module(m).__file__)"],
         cwd=tmp, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert where.returncode == 0, where.stderr
-    files = dict((Path(f).name.split(".")[0], f) for f in where.stdout.split())
-    for module in ("codec", "tree", "patch", "pointer", "hashing"):
-        assert files[module].startswith(str(tmp)) and files[module].endswith(".so"), files
+    files = dict(line.split(" ", 1) for line in where.stdout.splitlines())
+    suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
+    for name in names:
+        assert files[name].startswith(str(tmp)) and files[name].endswith(suffixes), files
     return tmp
 
 
-def _protocol_tests(root: Path, *deselect: str) -> None:
-    args = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "tests/protocol"]
-    for test in (UNCOMPILABLE, *deselect):
-        args += ["--deselect", test]
-    done = subprocess.run(args, cwd=root, capture_output=True, text=True, timeout=1800)
+def compiled_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The session's compiled copy, built on first use (this module's tests and
+    ``tests/deploy``'s compiled server share it)."""
+    if "tree" not in _BUILT:
+        _BUILT["tree"] = _compiled_copy(tmp_path_factory.mktemp("compiled"))
+    return _BUILT["tree"]
+
+
+@pytest.fixture(scope="session")
+def compiled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return compiled_tree(tmp_path_factory)
+
+
+def _run_tests(root: Path, paths: tuple[str, ...], *extra: str) -> None:
+    args = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *paths, *extra]
+    done = subprocess.run(args, cwd=root, capture_output=True, text=True, timeout=3600)
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
     assert " passed" in done.stdout and "failed" not in done.stdout
 
 
-@pytest.fixture(scope="module")
-def compiled(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _compiled_copy(tmp_path_factory.mktemp("compiled"))
+def _protocol_tests(root: Path, *deselect: str) -> None:
+    extra: list[str] = []
+    for test in (UNCOMPILABLE, *deselect):
+        extra += ["--deselect", test]
+    _run_tests(root, ("tests/protocol",), *extra)
 
 
 def test_the_compiled_protocol_passes_protocols_tests(compiled: Path) -> None:
@@ -84,17 +136,54 @@ def test_the_compiled_protocol_passes_every_protocol_test(compiled: Path) -> Non
     _protocol_tests(compiled)
 
 
+def test_the_compiled_engines_pass_their_rules_tests_and_seeded_playouts(compiled: Path) -> None:
+    _run_tests(compiled, GAMES_DEFAULT, "-k", GAMES_DEFAULT_K)
+
+
+@pytest.mark.slow
+def test_the_compiled_engines_pass_every_games_test(compiled: Path) -> None:
+    """Every test of ``tests/games``, the slow random playouts included."""
+    _run_tests(compiled, ("tests/games",), "-m", "slow or not slow")
+
+
 def test_a_compiled_build_is_refused_once_its_sources_changed(
     compiled: Path, tmp_path: Path
 ) -> None:
     """``--check`` catches an extension older than its source (which Python would still
-    import): a copy of the build whose ``tree.py`` is then edited."""
+    import): a copy of the build whose ``tree.py`` and Ishtar's ``views.py`` are then edited."""
     root = tmp_path / "copy"
     shutil.copytree(compiled, root, symlinks=True)
     check = [sys.executable, str(BUILD), "--root", str(root), "--check"]
     ok = subprocess.run(check, capture_output=True, text=True, timeout=60)
     assert ok.returncode == 0 and "compiled" in ok.stdout, ok.stdout
-    with (root / "protocol" / "tree.py").open("a") as source:
-        source.write("\n# edited\n")
+    for source in ("protocol/tree.py", "games/ishtar/views.py"):
+        with (root / source).open("a") as f:
+            f.write("\n# edited\n")
     done = subprocess.run(check, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 1 and "protocol/tree.py" in done.stdout, done.stdout
+    assert done.returncode == 1, done.stdout
+    assert "protocol/tree.py" in done.stdout and "games/ishtar/views.py" in done.stdout
+    assert "games/yspahan/views.py" not in done.stdout
+
+
+def test_serve_never_runs_a_stale_build_and_says_which_it_runs(
+    compiled: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``scripts/serve``'s choice (``build_compiled.py --auto``) where it cannot build: an
+    up-to-date build is kept, a stale one is removed (pure Python, said in one line), and
+    ``OASIS_COMPILED=0`` removes any."""
+    import build_compiled
+
+    root = tmp_path / "copy"
+    shutil.copytree(compiled, root, symlinks=True)
+    monkeypatch.setattr(build_compiled, "compiler", lambda: "no C compiler (cc, gcc)")
+    line = build_compiled.auto(root, "")
+    assert line.startswith("oasis: compiled: ") and build_compiled.extensions(root), line
+    with (root / "games" / "yspahan" / "views.py").open("a") as f:
+        f.write("\n# edited\n")
+    line = build_compiled.auto(root, "")
+    assert line.startswith("oasis: pure Python: stale") and "no C compiler" in line, line
+    assert not build_compiled.extensions(root)
+    assert build_compiled.auto(root, "").startswith("oasis: pure Python: no C compiler")
+    shutil.copytree(compiled, tmp_path / "again", symlinks=True)
+    assert build_compiled.auto(tmp_path / "again", "0") == "oasis: pure Python (OASIS_COMPILED=0)"
+    assert not build_compiled.extensions(tmp_path / "again")

@@ -93,6 +93,9 @@ def _city() -> tuple[tuple[Souk, ...], tuple[str, ...], tuple[int, ...]]:
     return tuple(souks), tuple(shop_ids), tuple(shop_souk)
 
 
+SOUKS: tuple[Souk, ...]
+SHOP_IDS: tuple[str, ...]
+SHOP_SOUK: tuple[int, ...]
 SOUKS, SHOP_IDS, SHOP_SOUK = _city()
 SHOP_INDEX: Final[dict[str, int]] = {s: i for i, s in enumerate(SHOP_IDS)}
 SOUKS_OF_QUARTER: Final[tuple[tuple[int, ...], ...]] = tuple(

@@ -8,6 +8,8 @@ from server.config import parse_args
 from tests.deploy import files
 
 SERVER_SOURCES = ["pyproject.toml", "README.md"]
+BUILD_SCRIPTS = ["scripts/build_compiled.py", "scripts/hatch_build.py"]
+"""The compiled hot paths' builder and the wheel's build hook (pyproject.toml)."""
 
 
 def test_image_is_built_in_two_stages_on_slim_python_3_11() -> None:
@@ -33,8 +35,22 @@ def test_build_stage_copies_everything_the_wheel_is_made_of() -> None:
     for args in build.all("COPY"):
         words = [w for w in args.split() if not w.startswith("--")]
         copied.update(w.rstrip("/") for w in words[:-1])
-    needed = {*SERVER_SOURCES, *files.wheel_packages()}
+    needed = {*SERVER_SOURCES, *BUILD_SCRIPTS, *files.wheel_packages()}
     assert needed <= copied, f"not copied: {sorted(needed - copied)}"
+
+
+def test_build_stage_compiles_the_hot_paths_into_the_wheel_and_the_runtime_has_no_compiler() -> (
+    None
+):
+    """gcc and mypyc in the build stage, ``scripts/build_compiled.py`` run before ``pip wheel``
+    (the wheel carries the .so files: pyproject.toml's ``artifacts``); no compiler at run time."""
+    stages = files.dockerfile()
+    build, final = stages[0], stages[-1]
+    runs = " && ".join(build.all("RUN"))
+    assert "gcc" in runs and "mypy" in runs
+    # (the dependencies' wheels first, for mypyc to read their types; Oasis's wheel last)
+    assert runs.index("scripts/build_compiled.py") < runs.rindex("pip wheel --no-deps")
+    assert not any("gcc" in run or "mypy" in run for run in final.all("RUN"))
 
 
 def test_ignore_file_keeps_the_sources_and_leaves_out_local_state() -> None:
@@ -45,13 +61,17 @@ def test_ignore_file_keeps_the_sources_and_leaves_out_local_state() -> None:
         for directory, subdirectories, names in os.walk(files.ROOT / package):
             subdirectories[:] = [d for d in subdirectories if d != "__pycache__"]
             for name in names:
-                if name.endswith(".pyc"):
+                if name.endswith((".pyc", ".so")):  # (a local build: the image compiles its own)
                     continue
                 relative = (files.ROOT / directory / name).relative_to(files.ROOT).as_posix()
                 assert not files.ignored(relative, patterns), f"{relative} would be left out"
     for local in [".venv/bin/python", ".git/HEAD", "var/redis/appendonly.aof", "tests/x.py"]:
         assert files.ignored(local, patterns), f"{local} would be sent to the builder"
     assert files.ignored("server/__pycache__/app.cpython-311.pyc", patterns)
+    assert files.ignored("protocol/tree.cpython-311-x86_64-linux-gnu.so", patterns)
+    for script in BUILD_SCRIPTS:
+        assert not files.ignored(script, patterns), f"{script} would be left out"
+    assert files.ignored("scripts/serve", patterns)
 
 
 def test_image_runs_a_declared_console_script_in_exec_form() -> None:
