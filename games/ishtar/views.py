@@ -62,22 +62,41 @@ def _card(state: State, card: str, marker: bool) -> dict[str, JSON]:
 
 
 def _laid(state: State) -> list[JSON]:
-    """Everything laid on the terrain, in order; tiles and tokens with their spaces' flowers."""
-    out: list[JSON] = []
-    for item in state.laid:
-        entry: dict[str, JSON] = dict(item)
-        if "tile" in item:
-            tile = state.edition.tiles[item["tile"]]
-            rots = shape_rotations(state, tile)
-            cells = tile_cells(as_hex(item["at"]), rots[item["rotation"]])
-            entry["spaces"] = [
-                [q, r, sp.flowers, sp.icon] for (q, r), sp in zip(cells, tile.spaces, strict=True)
-            ]
-        elif "token" in item:
-            flowers = state.edition.tokens[item["token"]].flowers
-            entry["spaces"] = [[c[0], c[1], n] for c, n in zip(item["cells"], flowers, strict=True)]
-        out.append(entry)
+    """Everything laid on the terrain, in order; tiles and tokens with their spaces' flowers.
+
+    ``state.laid`` only grows (an undo loads another state), and an entry never changes once
+    laid: the entries are kept on the vegetation with the list they were made from, only the new
+    items are described, and while nothing is laid every view gets the very same list (views are
+    never mutated, see :meth:`games.ishtar.board.Terrain.rows_json`)."""
+    laid = state.laid
+    memo = state.veg.memo
+    found = memo.get("laid")
+    done: list[JSON] = []
+    if found is not None and found[0] is laid:
+        kept = found[1]
+        assert isinstance(kept, list)
+        if len(kept) == len(laid):
+            return kept
+        if len(kept) < len(laid):
+            done = kept
+    out = done + [_laid_entry(state, item) for item in laid[len(done) :]]
+    memo["laid"] = (laid, out)
     return out
+
+
+def _laid_entry(state: State, item: dict[str, Any]) -> dict[str, JSON]:
+    entry: dict[str, JSON] = dict(item)
+    if "tile" in item:
+        tile = state.edition.tiles[item["tile"]]
+        rots = shape_rotations(state, tile)
+        cells = tile_cells(as_hex(item["at"]), rots[item["rotation"]])
+        entry["spaces"] = [
+            [q, r, sp.flowers, sp.icon] for (q, r), sp in zip(cells, tile.spaces, strict=True)
+        ]
+    elif "token" in item:
+        flowers = state.edition.tokens[item["token"]].flowers
+        entry["spaces"] = [[c[0], c[1], n] for c, n in zip(item["cells"], flowers, strict=True)]
+    return entry
 
 
 def _pending(state: State) -> dict[str, JSON]:
