@@ -160,6 +160,49 @@ def _beds_now(state: State) -> tuple[list[JSON], dict[Hex, list[int]]]:
     return [b for _, b in beds], spaces
 
 
+def _fountains(state: State) -> list[JSON]:
+    """Each fountain with the flower spaces per seat of the beds it waters and its leaders
+    (recomputed only when something was laid, like :func:`_beds`)."""
+    found: list[JSON] = _memo(state, "fountains", state.veg.version, lambda: _fountains_now(state))
+    return found
+
+
+def _fountains_now(state: State) -> list[JSON]:
+    _, spaces = _beds(state)
+    fountains = {f.id: f for f in state.edition.fountains}
+    out: list[JSON] = []
+    for cell, fid in zip(state.terrain.fountain_cells, state.fountains, strict=True):
+        counts = spaces[cell]
+        best = max(counts)
+        out.append(
+            {
+                "at": hx(cell),
+                "fountain": fid,
+                "colour": fountains[fid].colour,
+                "points": fountains[fid].points,
+                "spaces": list(counts),
+                "leaders": [s for s, n in enumerate(counts) if best and n == best],
+            }
+        )
+    return out
+
+
+def _rock_gems(state: State) -> dict[str, JSON]:
+    """``"q,r"`` -> colour of the gems still on the rocks, sorted. Gems only leave the rocks,
+    when a tile covers them: kept on the vegetation with the map and size they were made from."""
+    gems = state.rock_gems
+    memo = state.veg.memo
+    found = memo.get("rock_gems")
+    if found is not None:
+        key, kept = found
+        if isinstance(key, tuple) and key[0] is gems and key[1] == len(gems):
+            assert isinstance(kept, dict)
+            return kept
+    out: dict[str, JSON] = {f"{q},{r}": colour for (q, r), colour in sorted(gems.items())}
+    memo["rock_gems"] = ((gems, len(gems)), out)
+    return out
+
+
 def _provisional(state: State) -> list[JSON]:
     """Each seat's score if the game ended now, without the face-down tree cards (recomputed
     when something was laid or a player's skills, gems or assistants changed)."""
@@ -186,7 +229,6 @@ def _provisional_now(state: State) -> list[JSON]:
 def shared_view(state: State) -> dict[str, JSON]:
     over = state.over
     edition, tiles = state.edition, state.edition.tiles
-    fountains = {f.id: f for f in edition.fountains}
     rows = final_scores(state) if over else None
     players: list[JSON] = []
     for p in state.players:
@@ -207,21 +249,7 @@ def shared_view(state: State) -> dict[str, JSON]:
         if over:
             entry["planted_cards"] = list(p.planted)
         players.append(entry)
-    beds, spaces = _beds(state)
-    fountain_list: list[JSON] = []
-    for cell, fid in zip(state.terrain.fountain_cells, state.fountains, strict=True):
-        counts = spaces[cell]
-        best = max(counts)
-        fountain_list.append(
-            {
-                "at": hx(cell),
-                "fountain": fid,
-                "colour": fountains[fid].colour,
-                "points": fountains[fid].points,
-                "spaces": list(counts),
-                "leaders": [s for s, n in enumerate(counts) if best and n == best],
-            }
-        )
+    beds, _ = _beds(state)
     return {
         "edition": edition.name,
         "first": state.first,
@@ -231,9 +259,9 @@ def shared_view(state: State) -> dict[str, JSON]:
         "triggered": state.triggered,
         "pending": _pending(state),
         "terrain": state.terrain.rows_json(),
-        "fountains": fountain_list,
+        "fountains": _fountains(state),
         "beds": list(beds),
-        "rock_gems": {f"{q},{r}": colour for (q, r), colour in sorted(state.rock_gems.items())},
+        "rock_gems": _rock_gems(state),
         "laid": _laid(state),
         "piles": [
             {
