@@ -23,6 +23,11 @@ gardens: who would score the fountain now) and ``leaders``, the blooming ``token
 flowers, and ``provisional``: each seat's score so far category by category as if the game
 ended now, without ``trees`` (planted cards are face down; None once ``scores`` is there).
 Field by field: ``protocol/games/ishtar.md``.
+
+What changes only when something is laid (``laid``, ``beds``, ``fountains``, ``rock_gems``,
+``provisional`` with the players' skills, gems and assistants) is kept on the vegetation
+(``memo``) and handed out as the very same objects until it changes, like the terrain's rows:
+a view is never mutated by whoever receives it.
 """
 
 from __future__ import annotations
@@ -260,7 +265,7 @@ def shared_view(state: State) -> dict[str, JSON]:
         "pending": _pending(state),
         "terrain": state.terrain.rows_json(),
         "fountains": _fountains(state),
-        "beds": list(beds),
+        "beds": beds,
         "rock_gems": _rock_gems(state),
         "laid": _laid(state),
         "piles": [
@@ -283,7 +288,7 @@ def shared_view(state: State) -> dict[str, JSON]:
         "discarded": list(state.discarded),
         "players": players,
         "scores": None if rows is None else [dict(r) for r in rows],
-        "provisional": None if over else list(_provisional(state)),
+        "provisional": None if over else _provisional(state),
     }
 
 

@@ -17,9 +17,11 @@ from games.rng import Rng
 from games.yspahan import caravan, data
 from games.yspahan.state import CATEGORIES, YState, dump, jlist, load
 
-
-def _seat(value: int) -> JSON:
-    return None if value < 0 else value
+_SOUK_SHOPS: tuple[tuple[str, int, int], ...] = tuple(
+    (s.id, s.shops[0], s.shops[-1] + 1) for s in data.SOUKS
+)
+"""Each souk's id and the slice of ``shops`` it holds (a souk's shops are numbered in a row)."""
+assert all(s.shops == tuple(range(s.shops[0], s.shops[-1] + 1)) for s in data.SOUKS)
 
 
 def shared_view(state: YState) -> dict[str, JSON]:
@@ -58,8 +60,9 @@ def shared_view(state: YState) -> dict[str, JSON]:
         {"floor": name, "value": f[0], "white": f[1], "yellow": f[2]}
         for name, f in zip(data.FLOORS, state.tower, strict=True)
     ]
+    shops = state.shops
     city: dict[str, JSON] = {
-        s.id: [_seat(state.shops[shop]) for shop in s.shops] for s in data.SOUKS
+        souk: [None if v < 0 else v for v in shops[start:stop]] for souk, start, stop in _SOUK_SHOPS
     }
     return {
         "players": players,
