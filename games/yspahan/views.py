@@ -24,6 +24,24 @@ _SOUK_SHOPS: tuple[tuple[str, int, int], ...] = tuple(
 assert all(s.shops == tuple(range(s.shops[0], s.shops[-1] + 1)) for s in data.SOUKS)
 
 
+def _city(state: YState) -> dict[str, JSON]:
+    """One list per souk of who holds each shop, kept until a shop changes hands (most
+    revisions change none) and handed out again as the very same object (views are never
+    mutated)."""
+    shops = state.shops
+    key = tuple(shops)
+    found = state.memo.get("city")
+    if found is not None and found[0] == key:
+        kept = found[1]
+        assert isinstance(kept, dict)
+        return kept
+    city: dict[str, JSON] = {
+        souk: [None if v < 0 else v for v in shops[start:stop]] for souk, start, stop in _SOUK_SHOPS
+    }
+    state.memo["city"] = (key, city)
+    return city
+
+
 def shared_view(state: YState) -> dict[str, JSON]:
     """The view every audience shares (spectators included).
 
@@ -60,10 +78,7 @@ def shared_view(state: YState) -> dict[str, JSON]:
         {"floor": name, "value": f[0], "white": f[1], "yellow": f[2]}
         for name, f in zip(data.FLOORS, state.tower, strict=True)
     ]
-    shops = state.shops
-    city: dict[str, JSON] = {
-        souk: [None if v < 0 else v for v in shops[start:stop]] for souk, start, stop in _SOUK_SHOPS
-    }
+    city = _city(state)
     return {
         "players": players,
         "week": state.week,
