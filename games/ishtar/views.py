@@ -32,10 +32,11 @@ a view is never mutated by whoever receives it.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from games.base import JSON
-from games.ishtar.edition import COLOURS, Tile
+from games.ishtar.edition import COLOURS, Edition, Tile
 from games.ishtar.garden import tile_cells
 from games.ishtar.hexes import Hex
 from games.ishtar.scoring import CATEGORIES, final_scores, fountain_points, score_position
@@ -44,6 +45,13 @@ from games.ishtar.turn import as_hex, hx, shape_rotations
 
 
 def tile_json(tile: Tile) -> dict[str, JSON]:
+    """A tile as views show it: the same object for the same tile every time (views are never
+    mutated), built once."""
+    return _tile_json(tile)
+
+
+@functools.lru_cache(maxsize=1024)
+def _tile_json(tile: Tile) -> dict[str, JSON]:
     return {
         "id": tile.id,
         "shape": tile.shape,
@@ -56,7 +64,14 @@ def tile_json(tile: Tile) -> dict[str, JSON]:
 
 
 def _card(state: State, card: str, marker: bool) -> dict[str, JSON]:
-    tree = state.edition.trees[card]
+    """A tree card as views show it, with its marker: built once per edition, card and marker
+    (the same object every time, like :func:`tile_json`)."""
+    return _card_json(state.edition, card, marker)
+
+
+@functools.lru_cache(maxsize=1024)
+def _card_json(edition: Edition, card: str, marker: bool) -> dict[str, JSON]:
+    tree = edition.trees[card]
     return {
         "card": card,
         "name": tree.name,
