@@ -46,6 +46,8 @@ class Vegetation:
     """Tiles, tokens, trees and assistants on one terrain, with the incremental structures."""
 
     __slots__ = (
+        "_covered",
+        "_near",
         "_next_bed",
         "assistants",
         "bed_of",
@@ -80,11 +82,18 @@ class Vegetation:
         self.version = 0
         self.memo: dict[str, tuple[object, object]] = {}
         """Values derived from the structures, each with the key it was computed for."""
+        # ``space`` and ``touch`` as bit sets of the terrain's grid (see :class:`_Grid`), kept
+        # with them for :meth:`placements`: the covered spaces, and per fountain the spaces
+        # whose ``touch`` holds it.
+        self._covered = 0
+        self._near: dict[Hex, int] = {}
+        bit = _grid(terrain).bit
         coverable = terrain.coverable
         for f in terrain.fountain_cells:
             for n in terrain.adjacent[f]:
                 if n in coverable:
                     self.touch[n] = self.touch.get(n, _NONE) | {f}
+                    self._near[f] = self._near.get(f, 0) | bit[n]
 
     # ------------------------------------------------------------------ tiles
 
@@ -134,15 +143,8 @@ class Vegetation:
         """
         grid = _grid(self.terrain)
         bit = grid.bit
-        covered = 0
-        for c in self.space:
-            covered |= bit[c]
-        free = grid.coverable & ~covered
-        by_fountain: dict[Hex, int] = {}
-        for c, fountains in self.touch.items():
-            for f in fountains:
-                by_fountain[f] = by_fountain.get(f, 0) | bit[c]
-        touching = list(by_fountain.values())
+        free = grid.coverable & ~self._covered
+        touching = [mask for mask in self._near.values() if mask]
         # Only a tile with a space next to a bed that has an assistant can join two of them:
         # those placements (few) are checked one by one.
         risky_cells = 0
@@ -192,8 +194,12 @@ class Vegetation:
         (fountain,) = (
             touch.get(cells[0], _NONE) | touch.get(cells[1], _NONE) | touch.get(cells[2], _NONE)
         )
+        bit = _grid(self.terrain).bit
+        near = self._near
         for c, sp in zip(cells, tile.spaces, strict=True):
-            touch.pop(c, None)
+            for f in touch.pop(c, _NONE):
+                near[f] &= ~bit[c]
+            self._covered |= bit[c]
             self.space[c] = sp
             self.tile_at[c] = tile.id
             self.fountain_of[c] = fountain
@@ -209,6 +215,7 @@ class Vegetation:
                     old = touch.get(n, _NONE)
                     if fountain not in old:
                         touch[n] = old | {fountain}
+                        near[fountain] = near.get(fountain, 0) | bit[n]
 
     def _add_flower(self, cell: Hex) -> None:
         found = {self.bed_of[n] for n in self.terrain.adjacent[cell] if n in self.bed_of}
