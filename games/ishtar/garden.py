@@ -10,6 +10,9 @@ The structures are incremental so that legality checks stay cheap (DESIGN.md, "R
 - ``bed_of`` / ``beds`` / ``bed_owner``: flowerbeds as labelled groups of flower spaces, merged
   small-into-large when a tile or a token joins them, with the seat of the bed's assistant. Beds
   never split (nothing is ever removed), so labels only merge.
+- the covered spaces and, per fountain, the frontier spaces that touch it, as bit sets of the
+  terrain's grid (:class:`_Grid`), updated with ``space`` and ``touch``: what
+  :meth:`Vegetation.placements` shifts for all anchors at once.
 
 Nothing here is saved: a snapshot stores what was laid, in order, and :meth:`Vegetation.replay`
 rebuilds the same structures. ``version`` grows with every change, so what is derived from the
@@ -46,6 +49,7 @@ class Vegetation:
     """Tiles, tokens, trees and assistants on one terrain, with the incremental structures."""
 
     __slots__ = (
+        "_counted",
         "_covered",
         "_near",
         "_next_bed",
@@ -86,6 +90,7 @@ class Vegetation:
         # with them for :meth:`placements`: the covered spaces, and per fountain the spaces
         # whose ``touch`` holds it.
         self._covered = 0
+        self._counted = 0  # how many spaces ``_covered`` holds
         self._near: dict[Hex, int] = {}
         bit = _grid(terrain).bit
         coverable = terrain.coverable
@@ -143,6 +148,11 @@ class Vegetation:
         """
         grid = _grid(self.terrain)
         bit = grid.bit
+        if self._counted != len(self.space):  # ``space`` filled by hand (a test's position)
+            self._covered = 0
+            for c in self.space:
+                self._covered |= bit[c]
+            self._counted = len(self.space)
         free = grid.coverable & ~self._covered
         touching = [mask for mask in self._near.values() if mask]
         # Only a tile with a space next to a bed that has an assistant can join two of them:
@@ -196,6 +206,7 @@ class Vegetation:
         )
         bit = _grid(self.terrain).bit
         near = self._near
+        counted = self._counted == len(self.space)  # else placements recounts (see there)
         for c, sp in zip(cells, tile.spaces, strict=True):
             for f in touch.pop(c, _NONE):
                 near[f] &= ~bit[c]
@@ -203,6 +214,7 @@ class Vegetation:
             self.space[c] = sp
             self.tile_at[c] = tile.id
             self.fountain_of[c] = fountain
+        self._counted = len(self.space) if counted else -1
         for c, sp in zip(cells, tile.spaces, strict=True):
             if sp.flowers:
                 self._add_flower(c)
