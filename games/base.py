@@ -507,7 +507,7 @@ class Match(Generic[S]):
 
         It also keeps the turn's steps for :meth:`undo` (module doc "Undo"): a ``dump`` before
         the turn's first step, then each step's seat, choice and public texts, and where the
-        last barrier stands (``bench/undo.py``: 17 us per push for Ishtar, 5 for Yspahan).
+        last barrier stands (what it adds per push: ``bench/undo.py``, figures in BENCHMARKS.md).
         """
         to_move = self.to_move
         if to_move != seat:

@@ -10,6 +10,9 @@ The structures are incremental so that legality checks stay cheap (DESIGN.md, "R
 - ``bed_of`` / ``beds`` / ``bed_owner``: flowerbeds as labelled groups of flower spaces, merged
   small-into-large when a tile or a token joins them, with the seat of the bed's assistant. Beds
   never split (nothing is ever removed), so labels only merge.
+- the covered spaces and, per fountain, the frontier spaces that touch it, as bit sets of the
+  terrain's grid (:class:`_Grid`), updated with ``space`` and ``touch``: what
+  :meth:`Vegetation.placements` shifts for all anchors at once.
 
 Nothing here is saved: a snapshot stores what was laid, in order, and :meth:`Vegetation.replay`
 rebuilds the same structures. ``version`` grows with every change, so what is derived from the
@@ -46,6 +49,9 @@ class Vegetation:
     """Tiles, tokens, trees and assistants on one terrain, with the incremental structures."""
 
     __slots__ = (
+        "_counted",
+        "_covered",
+        "_near",
         "_next_bed",
         "assistants",
         "bed_of",
@@ -80,11 +86,19 @@ class Vegetation:
         self.version = 0
         self.memo: dict[str, tuple[object, object]] = {}
         """Values derived from the structures, each with the key it was computed for."""
+        # ``space`` and ``touch`` as bit sets of the terrain's grid (see :class:`_Grid`), kept
+        # with them for :meth:`placements`: the covered spaces, and per fountain the spaces
+        # whose ``touch`` holds it.
+        self._covered = 0
+        self._counted = 0  # how many spaces ``_covered`` holds
+        self._near: dict[Hex, int] = {}
+        bit = _grid(terrain).bit
         coverable = terrain.coverable
         for f in terrain.fountain_cells:
             for n in terrain.adjacent[f]:
                 if n in coverable:
                     self.touch[n] = self.touch.get(n, _NONE) | {f}
+                    self._near[f] = self._near.get(f, 0) | bit[n]
 
     # ------------------------------------------------------------------ tiles
 
@@ -134,15 +148,13 @@ class Vegetation:
         """
         grid = _grid(self.terrain)
         bit = grid.bit
-        covered = 0
-        for c in self.space:
-            covered |= bit[c]
-        free = grid.coverable & ~covered
-        by_fountain: dict[Hex, int] = {}
-        for c, fountains in self.touch.items():
-            for f in fountains:
-                by_fountain[f] = by_fountain.get(f, 0) | bit[c]
-        touching = list(by_fountain.values())
+        if self._counted != len(self.space):  # ``space`` filled by hand (a test's position)
+            self._covered = 0
+            for c in self.space:
+                self._covered |= bit[c]
+            self._counted = len(self.space)
+        free = grid.coverable & ~self._covered
+        touching = [mask for mask in self._near.values() if mask]
         # Only a tile with a space next to a bed that has an assistant can join two of them:
         # those placements (few) are checked one by one.
         risky_cells = 0
@@ -152,8 +164,9 @@ class Vegetation:
                 for cell in self.beds[bed]:
                     for n in adjacent[cell]:
                         risky_cells |= bit[n]
-        found: list[tuple[int, int]] = []
-        checks: list[tuple[int, int]] = []
+        # A placement is ``anchor * 8 + rotation`` here: ints sort faster than pairs.
+        found: list[int] = []
+        checks: list[int] = []
         for k, shifts in enumerate(grid.shifts(tuple(map(tuple, shape_rotations)))):
             legal = -1
             for s in shifts:
@@ -174,15 +187,15 @@ class Vegetation:
                     risky |= risky_cells >> s if s >= 0 else risky_cells << -s
                 risky &= legal
                 legal ^= risky
-                checks += [(a, k) for a in _bits(risky)]
-            found += [(a, k) for a in _bits(legal)]
+                checks += [a * 8 + k for a in _bits(risky)]
+            found += [a * 8 + k for a in _bits(legal)]
         cell_of = grid.cell
-        for a, k in checks:
-            cells = tile_cells(cell_of[a], shape_rotations[k])
+        for placement in checks:
+            cells = tile_cells(cell_of[placement >> 3], shape_rotations[placement & 7])
             if not self._joins_assistants(tile, cells):
-                found.append((a, k))
+                found.append(placement)
         found.sort()
-        return [(cell_of[a], k) for a, k in found]
+        return [(cell_of[placement >> 3], placement & 7) for placement in found]
 
     def place(self, tile: Tile, cells: Sequence[Hex]) -> None:
         """Lay a tile known to be legal on ``cells`` (trusted)."""
@@ -191,11 +204,17 @@ class Vegetation:
         (fountain,) = (
             touch.get(cells[0], _NONE) | touch.get(cells[1], _NONE) | touch.get(cells[2], _NONE)
         )
+        bit = _grid(self.terrain).bit
+        near = self._near
+        counted = self._counted == len(self.space)  # else placements recounts (see there)
         for c, sp in zip(cells, tile.spaces, strict=True):
-            touch.pop(c, None)
+            for f in touch.pop(c, _NONE):
+                near[f] &= ~bit[c]
+            self._covered |= bit[c]
             self.space[c] = sp
             self.tile_at[c] = tile.id
             self.fountain_of[c] = fountain
+        self._counted = len(self.space) if counted else -1
         for c, sp in zip(cells, tile.spaces, strict=True):
             if sp.flowers:
                 self._add_flower(c)
@@ -208,6 +227,7 @@ class Vegetation:
                     old = touch.get(n, _NONE)
                     if fountain not in old:
                         touch[n] = old | {fountain}
+                        near[fountain] = near.get(fountain, 0) | bit[n]
 
     def _add_flower(self, cell: Hex) -> None:
         found = {self.bed_of[n] for n in self.terrain.adjacent[cell] if n in self.bed_of}
@@ -330,14 +350,22 @@ class _Grid:
         return known
 
 
+_BYTE_BITS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(j for j in range(8) if b >> j & 1) for b in range(256)
+)
+"""The set bits of each byte value, in increasing order."""
+
+
 def _bits(mask: int) -> list[int]:
-    """The indices of the set bits of ``mask``, in increasing order."""
-    digits = bin(mask)[:1:-1]  # least significant first
+    """The indices of the set bits of ``mask`` (not negative), in increasing order: byte by
+    byte, so that the zero bytes of a sparse mask cost one test each."""
     out: list[int] = []
-    i = digits.find("1")
-    while i >= 0:
-        out.append(i)
-        i = digits.find("1", i + 1)
+    base = 0
+    for byte in mask.to_bytes((mask.bit_length() + 7) // 8, "little"):
+        if byte:
+            for j in _BYTE_BITS[byte]:
+                out.append(base + j)
+        base += 8
     return out
 
 

@@ -79,12 +79,24 @@ def dump(state: State) -> dict[str, JSON]:
             "take_left": t.take_left,
             "buying": t.buying,
         },
-        "laid": [copy.deepcopy(item) for item in state.laid],
+        "laid": [_copy_laid(item) for item in state.laid],
         "discarded": list(state.discarded),
         "reserved_marker": list(state.reserved_marker),
         "triggered": state.triggered,
         "turns_played": state.turns_played,
     }
+
+
+def _copy_laid(item: dict[str, Any]) -> dict[str, JSON]:
+    """A copy of a laid item (``{"tile", "at", "rotation"}``, ``{"token", "cells"}``, ...: scalars,
+    ``[q, r]`` lists and lists of them): what ``copy.deepcopy`` made, without its generic walk."""
+    out: dict[str, JSON] = {}
+    for key, value in item.items():
+        if type(value) is list:
+            out[key] = [list(v) if type(v) is list else v for v in value]
+        else:
+            out[key] = value
+    return out
 
 
 def _int(v: Any) -> int:

@@ -23,14 +23,20 @@ gardens: who would score the fountain now) and ``leaders``, the blooming ``token
 flowers, and ``provisional``: each seat's score so far category by category as if the game
 ended now, without ``trees`` (planted cards are face down; None once ``scores`` is there).
 Field by field: ``protocol/games/ishtar.md``.
+
+What changes only when something is laid (``laid``, ``beds``, ``fountains``, ``rock_gems``,
+``provisional`` with the players' skills, gems and assistants) is kept on the vegetation
+(``memo``) and handed out as the very same objects until it changes, like the terrain's rows:
+a view is never mutated by whoever receives it.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from games.base import JSON
-from games.ishtar.edition import COLOURS, Tile
+from games.ishtar.edition import COLOURS, Edition, Tile
 from games.ishtar.garden import tile_cells
 from games.ishtar.hexes import Hex
 from games.ishtar.scoring import CATEGORIES, final_scores, fountain_points, score_position
@@ -39,6 +45,13 @@ from games.ishtar.turn import as_hex, hx, shape_rotations
 
 
 def tile_json(tile: Tile) -> dict[str, JSON]:
+    """A tile as views show it: the same object for the same tile every time (views are never
+    mutated), built once."""
+    return _tile_json(tile)
+
+
+@functools.lru_cache(maxsize=1024)
+def _tile_json(tile: Tile) -> dict[str, JSON]:
     return {
         "id": tile.id,
         "shape": tile.shape,
@@ -51,7 +64,14 @@ def tile_json(tile: Tile) -> dict[str, JSON]:
 
 
 def _card(state: State, card: str, marker: bool) -> dict[str, JSON]:
-    tree = state.edition.trees[card]
+    """A tree card as views show it, with its marker: built once per edition, card and marker
+    (the same object every time, like :func:`tile_json`)."""
+    return _card_json(state.edition, card, marker)
+
+
+@functools.lru_cache(maxsize=1024)
+def _card_json(edition: Edition, card: str, marker: bool) -> dict[str, JSON]:
+    tree = edition.trees[card]
     return {
         "card": card,
         "name": tree.name,
@@ -62,22 +82,41 @@ def _card(state: State, card: str, marker: bool) -> dict[str, JSON]:
 
 
 def _laid(state: State) -> list[JSON]:
-    """Everything laid on the terrain, in order; tiles and tokens with their spaces' flowers."""
-    out: list[JSON] = []
-    for item in state.laid:
-        entry: dict[str, JSON] = dict(item)
-        if "tile" in item:
-            tile = state.edition.tiles[item["tile"]]
-            rots = shape_rotations(state, tile)
-            cells = tile_cells(as_hex(item["at"]), rots[item["rotation"]])
-            entry["spaces"] = [
-                [q, r, sp.flowers, sp.icon] for (q, r), sp in zip(cells, tile.spaces, strict=True)
-            ]
-        elif "token" in item:
-            flowers = state.edition.tokens[item["token"]].flowers
-            entry["spaces"] = [[c[0], c[1], n] for c, n in zip(item["cells"], flowers, strict=True)]
-        out.append(entry)
+    """Everything laid on the terrain, in order; tiles and tokens with their spaces' flowers.
+
+    ``state.laid`` only grows (an undo loads another state), and an entry never changes once
+    laid: the entries are kept on the vegetation with the list they were made from, only the new
+    items are described, and while nothing is laid every view gets the very same list (views are
+    never mutated, see :meth:`games.ishtar.board.Terrain.rows_json`)."""
+    laid = state.laid
+    memo = state.veg.memo
+    found = memo.get("laid")
+    done: list[JSON] = []
+    if found is not None and found[0] is laid:
+        kept = found[1]
+        assert isinstance(kept, list)
+        if len(kept) == len(laid):
+            return kept
+        if len(kept) < len(laid):
+            done = kept
+    out = done + [_laid_entry(state, item) for item in laid[len(done) :]]
+    memo["laid"] = (laid, out)
     return out
+
+
+def _laid_entry(state: State, item: dict[str, Any]) -> dict[str, JSON]:
+    entry: dict[str, JSON] = dict(item)
+    if "tile" in item:
+        tile = state.edition.tiles[item["tile"]]
+        rots = shape_rotations(state, tile)
+        cells = tile_cells(as_hex(item["at"]), rots[item["rotation"]])
+        entry["spaces"] = [
+            [q, r, sp.flowers, sp.icon] for (q, r), sp in zip(cells, tile.spaces, strict=True)
+        ]
+    elif "token" in item:
+        flowers = state.edition.tokens[item["token"]].flowers
+        entry["spaces"] = [[c[0], c[1], n] for c, n in zip(item["cells"], flowers, strict=True)]
+    return entry
 
 
 def _pending(state: State) -> dict[str, JSON]:
@@ -141,6 +180,49 @@ def _beds_now(state: State) -> tuple[list[JSON], dict[Hex, list[int]]]:
     return [b for _, b in beds], spaces
 
 
+def _fountains(state: State) -> list[JSON]:
+    """Each fountain with the flower spaces per seat of the beds it waters and its leaders
+    (recomputed only when something was laid, like :func:`_beds`)."""
+    found: list[JSON] = _memo(state, "fountains", state.veg.version, lambda: _fountains_now(state))
+    return found
+
+
+def _fountains_now(state: State) -> list[JSON]:
+    _, spaces = _beds(state)
+    fountains = {f.id: f for f in state.edition.fountains}
+    out: list[JSON] = []
+    for cell, fid in zip(state.terrain.fountain_cells, state.fountains, strict=True):
+        counts = spaces[cell]
+        best = max(counts)
+        out.append(
+            {
+                "at": hx(cell),
+                "fountain": fid,
+                "colour": fountains[fid].colour,
+                "points": fountains[fid].points,
+                "spaces": list(counts),
+                "leaders": [s for s, n in enumerate(counts) if best and n == best],
+            }
+        )
+    return out
+
+
+def _rock_gems(state: State) -> dict[str, JSON]:
+    """``"q,r"`` -> colour of the gems still on the rocks, sorted. Gems only leave the rocks,
+    when a tile covers them: kept on the vegetation with the map and size they were made from."""
+    gems = state.rock_gems
+    memo = state.veg.memo
+    found = memo.get("rock_gems")
+    if found is not None:
+        key, kept = found
+        if isinstance(key, tuple) and key[0] is gems and key[1] == len(gems):
+            assert isinstance(kept, dict)
+            return kept
+    out: dict[str, JSON] = {f"{q},{r}": colour for (q, r), colour in sorted(gems.items())}
+    memo["rock_gems"] = ((gems, len(gems)), out)
+    return out
+
+
 def _provisional(state: State) -> list[JSON]:
     """Each seat's score if the game ended now, without the face-down tree cards (recomputed
     when something was laid or a player's skills, gems or assistants changed)."""
@@ -167,7 +249,6 @@ def _provisional_now(state: State) -> list[JSON]:
 def shared_view(state: State) -> dict[str, JSON]:
     over = state.over
     edition, tiles = state.edition, state.edition.tiles
-    fountains = {f.id: f for f in edition.fountains}
     rows = final_scores(state) if over else None
     players: list[JSON] = []
     for p in state.players:
@@ -188,21 +269,7 @@ def shared_view(state: State) -> dict[str, JSON]:
         if over:
             entry["planted_cards"] = list(p.planted)
         players.append(entry)
-    beds, spaces = _beds(state)
-    fountain_list: list[JSON] = []
-    for cell, fid in zip(state.terrain.fountain_cells, state.fountains, strict=True):
-        counts = spaces[cell]
-        best = max(counts)
-        fountain_list.append(
-            {
-                "at": hx(cell),
-                "fountain": fid,
-                "colour": fountains[fid].colour,
-                "points": fountains[fid].points,
-                "spaces": list(counts),
-                "leaders": [s for s, n in enumerate(counts) if best and n == best],
-            }
-        )
+    beds, _ = _beds(state)
     return {
         "edition": edition.name,
         "first": state.first,
@@ -212,9 +279,9 @@ def shared_view(state: State) -> dict[str, JSON]:
         "triggered": state.triggered,
         "pending": _pending(state),
         "terrain": state.terrain.rows_json(),
-        "fountains": fountain_list,
-        "beds": list(beds),
-        "rock_gems": {f"{q},{r}": colour for (q, r), colour in sorted(state.rock_gems.items())},
+        "fountains": _fountains(state),
+        "beds": beds,
+        "rock_gems": _rock_gems(state),
         "laid": _laid(state),
         "piles": [
             {
@@ -236,7 +303,7 @@ def shared_view(state: State) -> dict[str, JSON]:
         "discarded": list(state.discarded),
         "players": players,
         "scores": None if rows is None else [dict(r) for r in rows],
-        "provisional": None if over else list(_provisional(state)),
+        "provisional": None if over else _provisional(state),
     }
 
 

@@ -61,8 +61,11 @@ def building_text(building: str) -> str:
     return f"the {BUILDING_NAMES[building]}"
 
 
+_SOUK_BY_ID: dict[str, data.Souk] = {s.id: s for s in data.SOUKS}
+
+
 def souk_text(souk_id: str) -> str:
-    souk = data.SOUKS[[s.id for s in data.SOUKS].index(souk_id)]
+    souk = _SOUK_BY_ID[souk_id]
     return f"souk {souk.id} ({plural(len(souk.shops), 'shop')}, {plural(souk.vp, 'point')})"
 
 

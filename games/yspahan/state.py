@@ -111,6 +111,9 @@ class YState:
     turns: int = 0
     floor: int = -1
     extra: int = 0
+    memo: dict[str, tuple[object, object]] = field(default_factory=dict, compare=False, repr=False)
+    """Parts of the views kept with the key they were made from (not a fact of the match:
+    neither dumped nor compared; :func:`games.yspahan.views.shared_view`)."""
 
     @property
     def roller(self) -> int:

@@ -17,9 +17,29 @@ from games.rng import Rng
 from games.yspahan import caravan, data
 from games.yspahan.state import CATEGORIES, YState, dump, jlist, load
 
+_SOUK_SHOPS: tuple[tuple[str, int, int], ...] = tuple(
+    (s.id, s.shops[0], s.shops[-1] + 1) for s in data.SOUKS
+)
+"""Each souk's id and the slice of ``shops`` it holds (a souk's shops are numbered in a row)."""
+assert all(s.shops == tuple(range(s.shops[0], s.shops[-1] + 1)) for s in data.SOUKS)
 
-def _seat(value: int) -> JSON:
-    return None if value < 0 else value
+
+def _city(state: YState) -> dict[str, JSON]:
+    """One list per souk of who holds each shop, kept until a shop changes hands (most
+    revisions change none) and handed out again as the very same object (views are never
+    mutated)."""
+    shops = state.shops
+    key = tuple(shops)
+    found = state.memo.get("city")
+    if found is not None and found[0] == key:
+        kept = found[1]
+        assert isinstance(kept, dict)
+        return kept
+    city: dict[str, JSON] = {
+        souk: [None if v < 0 else v for v in shops[start:stop]] for souk, start, stop in _SOUK_SHOPS
+    }
+    state.memo["city"] = (key, city)
+    return city
 
 
 def shared_view(state: YState) -> dict[str, JSON]:
@@ -58,9 +78,7 @@ def shared_view(state: YState) -> dict[str, JSON]:
         {"floor": name, "value": f[0], "white": f[1], "yellow": f[2]}
         for name, f in zip(data.FLOORS, state.tower, strict=True)
     ]
-    city: dict[str, JSON] = {
-        s.id: [_seat(state.shops[shop]) for shop in s.shops] for s in data.SOUKS
-    }
+    city = _city(state)
     return {
         "players": players,
         "week": state.week,

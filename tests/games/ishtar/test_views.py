@@ -143,3 +143,26 @@ def test_ish_view_10_hidden_variants_look_the_same_to_who_may_not_see() -> None:
         assert a == b
     variant = GAME.hidden_variant(state, owner, rng)
     assert variant.players[owner].planted == state.players[owner].planted
+
+
+def test_ish_view_09_kept_parts_match_a_state_rebuilt_from_its_snapshot() -> None:
+    """ISH-VIEW-09: what the shared view keeps between revisions (``laid``, ``beds``,
+    ``fountains``, ``rock_gems``, ``provisional``) is what a state loaded from the snapshot,
+    which keeps nothing, shows, after every step of a game with undos; and while nothing is
+    laid the kept parts are handed out again as the very same objects."""
+    kept = ("laid", "beds", "fountains", "rock_gems", "provisional")
+    steps = 0
+
+    def check(m: Any) -> None:
+        nonlocal steps
+        state = m.state
+        live = game_view(state)
+        fresh = game_view(GAME.load(GAME.dump(state)))
+        assert canonical(live) == canonical(fresh)
+        again = game_view(state)
+        for name in kept:
+            assert again[name] is live[name] or live[name] is None, name
+        steps += 1
+
+    play_random(GAME, 3, 5, on_step=check, undo=0.2)
+    assert steps > 100
