@@ -15,7 +15,7 @@ One digest per match; ``--write FILE`` saves them (JSON), ``--check FILE`` compa
 the first match that differs. ``--tree DIR`` imports another checkout's code (the base), so
 that the same script makes the digests of both::
 
-    .venv/bin/python bench/outputs.py --tree /work/wt-engines-base --write /tmp/outputs-base.json
+    .venv/bin/python bench/outputs.py --tree ../base --write /tmp/outputs-base.json
     .venv/bin/python bench/outputs.py --check /tmp/outputs-base.json
 """
 
