@@ -66,18 +66,23 @@ def test_what_a_patch_shares_with_the_old_view_is_not_encoded_again(
     monkeypatch.setattr(
         protocol.tree, "canonical", lambda value: encoded.append(value) or canonical(value)
     )
+    # Compiled (scripts/build-compiled in place), protocol.tree binds canonical at build time:
+    # the encodings are watched in pure Python only (CI's run); the hashes are checked either way.
+    watched = (protocol.tree.__file__ or "").endswith(".py")
     view = apply(view, [{"op": "replace", "path": "/shared/game/n", "value": 2}])
     assert hasher.hash(view) == view_hash(view)
-    assert encoded == [2]
+    assert encoded == [2] or not watched
     encoded.clear()
     view = apply(view, [{"op": "add", "path": "/shared/game/laid/-", "value": [7, 7]}])
     assert hasher.hash(view) == view_hash(view)
-    assert encoded == [[7, 7]]
+    assert encoded == [[7, 7]] or not watched
     encoded.clear()
     view = apply(view, [{"op": "add", "path": "/shared/game/few", "value": {"a": [1], "b": 2}}])
     view = apply(view, [{"op": "replace", "path": "/shared/game/few/b", "value": 3}])
     assert hasher.hash(view) == view_hash(view)
-    assert encoded == [{"a": [1], "b": 3}], "a small map deep down is encoded at once"
+    assert encoded == [{"a": [1], "b": 3}] or not watched, (
+        "a small map deep down is encoded at once"
+    )
 
 
 def test_large_maps_and_lists_use_the_wider_headers() -> None:

@@ -114,6 +114,9 @@ def test_a_list_that_grew_at_its_end_is_patched_with_adds_only(
     decoded: list[bytes] = []
     unpack = protocol.tree.unpack
     monkeypatch.setattr(protocol.tree, "unpack", lambda data: decoded.append(data) or unpack(data))
+    # Compiled (scripts/build-compiled in place), protocol.tree binds unpack at build time: the
+    # decodes are watched in pure Python only (CI's run); the ops are checked either way.
+    watched = (protocol.tree.__file__ or "").endswith(".py")
     revision = views.advance(1, [])
     assert decoded == []
     assert _ops(revision.seat_frames[0]) == [
@@ -123,7 +126,7 @@ def test_a_list_that_grew_at_its_end_is_patched_with_adds_only(
     changed = [{"tile": "t0", "at": [0, 1]}, *laid[1:], {"tile": "t10", "at": [10, 0]}, 3]
     game.shared = {"laid": changed}
     revision = views.advance(2, [])
-    assert decoded  # not a prefix: the old list was decoded and diffed
+    assert decoded or not watched  # not a prefix: the old list was decoded and diffed
     assert _ops(revision.seat_frames[0]) == [
         {"op": "replace", "path": "/shared/game/laid/0/at/1", "value": 1},
         {"op": "add", "path": "/shared/game/laid/11", "value": 3},
