@@ -375,13 +375,9 @@ class Lobby:
             await room.evict()
         return room
 
-    async def quick(self, req: m.Quick, host: str, conn: Connection | None = None) -> Room:
-        """The oldest open public quick room of this game and size with a free seat, or a new.
-
-        The game and player count are checked first: a quick match nobody could play costs
-        no scan and no storage."""
-        game = registry.get(req.game)
-        game.check_options(req.players, {})
+    def open_quick(self, req: m.Quick) -> Room | None:
+        """The oldest open public quick room of this node for ``req``'s game and size with a
+        free seat, or None."""
         for room in self.rooms.values():
             s = room.settings
             if (
@@ -393,6 +389,18 @@ class Lobby:
                 and room.free_seats() > 0
             ):
                 return room
+        return None
+
+    async def quick(self, req: m.Quick, host: str, conn: Connection | None = None) -> Room:
+        """The oldest open public quick room of this game and size with a free seat, or a new.
+
+        The game and player count are checked first: a quick match nobody could play costs
+        no scan and no storage."""
+        game = registry.get(req.game)
+        game.check_options(req.players, {})
+        room = self.open_quick(req)
+        if room is not None:
+            return room
         if conn is not None:
             self.quotas.spend("create", conn.session, conn.ip)
         create = m.Create(req.id, req.game, req.players)

@@ -21,7 +21,6 @@ from server.connection import Connection
 from server.lease import Holder, Leases
 from server.listing import MAX_SCAN, Filters, Key, cursor, page_size, parse_cursor
 from server.relay import spectator_counts
-from server.room_state import RoomState
 from server.store import CorruptRecordError, RoomMeta, StoreError, keys, records
 from server.store.redis import RedisStore
 
@@ -204,17 +203,8 @@ class Directory:
             return False
 
     async def _quick(self, conn: Connection, req: m.Quick) -> bool:
-        for here in self.lobby.rooms.values():
-            s = here.settings
-            if (
-                s.quick
-                and s.public
-                and s.game == req.game
-                and s.players == req.players
-                and here.state is RoomState.OPEN
-                and here.free_seats() > 0
-            ):
-                return False  # the lobby finds it
+        if self.lobby.open_quick(req) is not None:
+            return False  # the lobby finds it
         candidates: list[str] = []
         async for k, meta, more in self._walk(None, QUICK_FIELDS, QUICK_CHUNK, QUICK_SCAN):
             stored = None if meta is None else RoomMeta.from_json(meta, k[1])
