@@ -19,7 +19,7 @@ Half of the rooms are Yspahan and half Ishtar. Two baselines, both printed, beca
 started" has two honest readings:
 
 - **cold**: the server just started (it has loaded both engines before listening, see
-  ``server.app.load_engines``) and never held a room;
+  ``server.warmup.load_engines``) and never held a room;
 - **warmed**: after ``--warmup`` rooms (default one, made, played a little, left and reaped), so
   that what a first room loads once (the Redis pool's first connections, caches of the codec and
   the views, the metrics' label sets) is in the baseline. One room: a warm-up of hundreds would

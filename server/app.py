@@ -1,27 +1,17 @@
-"""The asyncio + websockets shell: accept, decode, hand to the lobby or a room, encode, send.
+"""The asyncio + websockets shell: accept, hand each connection's frames to its read path,
+stop gracefully. This layer only moves data (STYLE 2).
 
-This layer only moves data (STYLE 2). Per frame: rate check, :func:`protocol.codec.decode`
-(a :class:`~protocol.errors.FrameError` closes with the code of ``CLOSE_CODES``),
-:func:`protocol.messages.parse`, the connection's lifecycle table, then one handler. Every
-exception of a request becomes one ``error`` frame through :func:`server.errors.wire_error`,
-the only place that maps errors to the wire.
-
-HTTP on the same port (``process_request``): ``/healthz`` (the process answers), ``/readyz``
-(accepting and the store is usable and durable: 503 while shutting down, while Redis cannot be
-written, and while it does not persist, see :mod:`server.store.redis` "Durability"),
-``/metrics`` (Prometheus) and the game data, ``/games`` and ``/games/<name>``
-(:mod:`server.gamedata`), and the browser client's pages and files (:mod:`server.web`) for
-requests that are not a WebSocket handshake.
+Its parts: :mod:`server.reader` (a connection's frames, in order, to :mod:`server.dispatch`,
+which serves each request: the connection itself, the lobby, a room, the cluster or the relay),
+:mod:`server.probes` (HTTP on the same port, ``process_request``: health, readiness, metrics,
+the game data and the browser client's files), :mod:`server.warmup` (the engines, before the
+server listens), :mod:`server.connection` (the send path).
 
 Resource control (STYLE 11, :mod:`server.quotas`, :mod:`server.gate`): TCP connections are
 counted from accept (per node, and half-open per address) and a refused one is aborted; the
 costly requests (``list_rooms``, ``create``, ``start`` with bots, ``replay``, a ``quick`` that
-opens a room) spend per-connection and per-address budgets before any work. Fairness: each
-connection's frames wait in its own receive queue (``max_queue`` frames; beyond it the socket is
-not read, so TCP pushes back on the sender) and are handled one at a time; after each frame
-that has another behind it the connection yields to the loop, so a connection with a full queue
-takes its turn like the others instead of running its whole queue at once (after its last one
-the wait for the next frame yields anyway). A probe measures the loop's lag
+opens a room) spend per-connection and per-address budgets before any work. Fairness between
+connections is the read path's (:mod:`server.reader`). A probe measures the loop's lag
 (``oasis_loop_lag_seconds``), the figure every flood is judged by.
 
 Graceful stop (SIGTERM in :mod:`server.main`): not ready, stop accepting, let each room finish
@@ -32,84 +22,40 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import http
 import secrets
-import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from games import registry
-from games.base import Game
-from protocol import PROTOCOL_MINOR, PROTOCOL_VERSION
 from protocol import frames as f
-from protocol import messages as m
-from protocol.codec import Limits, decode
-from protocol.errors import ErrorCode, FrameError, RequestError
-from server import gamedata, trim
+from protocol.codec import Limits
+from protocol.errors import RequestError
 from server import logging as oasis_logging
+from server import probes, trim
 from server.config import Config
 from server.connection import Connection, ConnEvent
-from server.errors import Closing, close_code, wire_error
+from server.dispatch import SERVER_NAME
+from server.errors import Closing
 from server.forwarded import client_address, joined, parse_networks
 from server.gate import Gate, GatedConnection
 from server.limits import IpCounter, SendBuffer, TokenBucket
 from server.lobby import Lobby
 from server.metrics import LAG_PROBE_SECONDS, Metrics
 from server.quotas import Quotas
+from server.reader import Reader
 from server.room_state import Gone, Resync
-from server.store import MemoryStore, Store, StoreError
-from server.web import WebFiles, to_response, wants_websocket
+from server.store import MemoryStore, Store
+from server.warmup import load_engines
+from server.web import WebFiles
 
 if TYPE_CHECKING:
     from server.cluster import Cluster
     from server.relay import Publisher, Relay
 
-SERVER_NAME = "oasis/0.1"
 LISTEN_BACKLOG = 1024
 """The listening socket's accept queue (the kernel caps it at ``net.core.somaxconn``)."""
-
-
-WARM_CHOICES = 3
-"""Choices each engine plays per player count at start-up (:func:`load_engines`)."""
-
-
-def load_engines() -> None:
-    """Import every game engine this server hosts and build what it caches, before it listens.
-
-    Otherwise the first room of each game imports its engine inside a request: 40 to 60 ms of CPU
-    (Yspahan, Ishtar) during which the event loop serves no other room. Each engine then sets up
-    a match of every player count with its default options and plays a few choices, its views
-    and a snapshot round trip included, so that what it builds once and keeps (Ishtar's edition,
-    the terrain, grid and names of each preset layout) is made now, in the arenas of start-up,
-    and not by the first room of a burst: a long-lived block made among thousands of short-lived
-    rooms keeps the allocator's arena of those rooms resident after they are gone
-    (``bench/memory.py``, BENCHMARKS.md). A few ms. An engine that fails to import raises here
-    (a server must not start without a game it hosts); one whose play fails is a bug that its
-    rooms will meet as ``internal`` errors: the warm-up of that game stops with a warning."""
-    for name in registry.names():
-        game = registry.get(name)
-        try:
-            _warm(game)
-        except Exception as exc:
-            oasis_logging.get().warning("engine_warmup_failed", game=name, error=repr(exc))
-
-
-def _warm(game: Game[Any]) -> None:
-    for players in range(game.min_players, game.max_players + 1):
-        state = game.setup(players, game.check_options(players, {}), seed=players)
-        for _ in range(WARM_CHOICES):
-            game.shared_view(state)
-            for seat in range(players):
-                game.own_view(state, seat)
-            decision = game.decision(state)
-            if decision is None or not decision.choices:
-                break
-            game.describe(state, decision)
-            game.apply(state, decision.choices[0])
-        game.load(game.dump(state))
 
 
 class App:
@@ -135,6 +81,7 @@ class App:
         self.publisher: Publisher | None = None
         """The relay of other nodes' rooms and this node's feed (:mod:`server.relay`)."""
         self.web = WebFiles()
+        self.reader = Reader(self)
         self.log = oasis_logging.get()
 
     @property
@@ -164,7 +111,8 @@ class App:
             # not fill it, or a legitimate connect waits for a SYN retry (1 s, then 3 s).
             backlog=LISTEN_BACKLOG,
         )
-        self._probe = asyncio.get_running_loop().create_task(self._lag_probe())
+        loop = self.reader.loop = asyncio.get_running_loop()
+        self._probe = loop.create_task(self._lag_probe())
         self.log.info("listening", host=c.host, port=self.port)
         # (which allocator holds the memory: the RSS after a burst of rooms depends on it,
         # deploy/README.md "The server's own memory")
@@ -213,42 +161,15 @@ class App:
         await self.store.close()
         self.log.info("stopped")
 
-    # HTTP ----------------------------------------------------------------------------------
-
     def _http(self, ws: ServerConnection, request: Request) -> Response | None:
-        path = request.path.split("?", 1)[0]
-        if path == "/healthz":
-            return ws.respond(http.HTTPStatus.OK, "ok\n")
-        if path == "/readyz":
-            if self.stopping or not self.store.ready():
-                return ws.respond(http.HTTPStatus.SERVICE_UNAVAILABLE, "not ready\n")
-            problem = self.store.problem()
-            if problem:  # (logged by the store when it finds it)
-                return ws.respond(http.HTTPStatus.SERVICE_UNAVAILABLE, f"not ready: {problem}\n")
-            return ws.respond(http.HTTPStatus.OK, "ready\n")
-        if path == "/metrics":
-            body, content_type = self.metrics.render()
-            response = ws.respond(http.HTTPStatus.OK, body.decode())
-            del response.headers["Content-Type"]
-            response.headers["Content-Type"] = content_type
-            return response
-        if not wants_websocket(request.headers.get("Upgrade")):
-            data = gamedata.answer(path, request.headers.get("If-None-Match"))
-            if data is not None:
-                return to_response(data)
-            page = self.web.answer(request.path, request.headers.get("If-None-Match"))
-            return to_response(page)
-        if self.ips.full(self._ip(ws, request)):
-            self.metrics.rejected.labels("per_ip").inc()
-            return ws.respond(http.HTTPStatus.TOO_MANY_REQUESTS, "too many connections\n")
-        return None
+        return probes.answer(self, ws, request)
 
     # WebSocket -----------------------------------------------------------------------------
 
     async def _serve(self, ws: ServerConnection) -> None:
         if isinstance(ws, GatedConnection):
             ws.upgraded()
-        ip = self._ip(ws, ws.request)
+        ip = self.address(ws, ws.request)
         if not self.ips.acquire(ip):
             self.metrics.rejected.labels("per_ip").inc()
             await ws.close(1008, "too many connections")
@@ -268,7 +189,9 @@ class App:
         self.connections.add(conn)
         self.metrics.connections.inc()
         try:
-            await self._loop(conn, log)
+            if isinstance(ws, GatedConnection):
+                ws.fast = lambda data: self.reader.now(conn, data, log)
+            await self.reader.loop_of(conn, log)
         except Closing as closing:
             log.info("closing", code=closing.code, reason=closing.reason)
             await ws.close(closing.code, closing.reason)
@@ -278,6 +201,8 @@ class App:
             log.exception("connection_failed")
             await ws.close(1011, "internal error")
         finally:
+            if isinstance(ws, GatedConnection):
+                ws.fast = None
             conn.handle(ConnEvent.CLOSE)
             self.connections.discard(conn)
             self.metrics.connections.dec()
@@ -293,178 +218,7 @@ class App:
                     except RequestError:
                         conn.rooms.pop(room_id, None)
 
-    async def _loop(self, conn: Connection, log: Any) -> None:
-        """Read frames until the socket closes. The hello and idle timeouts are one timer per
-        connection that re-arms itself when it fires early (:meth:`_idle_check`), not a timeout
-        per frame: a frame only records the time."""
-        loop = asyncio.get_running_loop()
-        conn.last_frame = loop.time()
-        conn.idle_timer = loop.call_at(
-            conn.last_frame + self._waiting(conn), self._idle_check, conn, log
-        )
-        try:
-            while True:
-                data = await conn.ws.recv()
-                conn.last_frame = loop.time()
-                await self._frame(conn, data, log)
-                if conn.frames_waiting():  # fairness: the others' frames go next (module doc)
-                    await asyncio.sleep(0)  # (else the next recv waits, which yields anyway)
-                now = conn.last_frame = loop.time()  # time spent on the frame does not count
-                deadline = now + self._waiting(conn)
-                timer = conn.idle_timer
-                if timer is not None and timer.when() > deadline:
-                    timer.cancel()  # the allowed silence got shorter (hello, then idle)
-                    conn.idle_timer = loop.call_at(deadline, self._idle_check, conn, log)
-        finally:
-            if conn.idle_timer is not None:
-                conn.idle_timer.cancel()
-
-    def _waiting(self, conn: Connection) -> float:
-        """How long ``conn`` may stay silent: the hello timeout until it has said hello and
-        joined nothing, then the idle timeout (checked again, not enforced, while it is in a
-        room: :meth:`_idle_check`)."""
-        c = self.config
-        return c.hello_timeout if conn.client == "" and not conn.rooms else c.idle_timeout
-
-    def _idle_check(self, conn: Connection, log: Any) -> None:
-        if conn.closed:
-            return
-        loop = asyncio.get_running_loop()
-        deadline = conn.last_frame + self._waiting(conn)
-        if loop.time() < deadline:
-            conn.idle_timer = loop.call_at(deadline, self._idle_check, conn, log)
-            return
-        if conn.rooms:
-            # A seat or spectator may only listen (a stream overlay): never idle while its
-            # transport answers the WebSocket keepalive, which closes a dead one (SPEC 6).
-            conn.idle_timer = loop.call_at(
-                loop.time() + self._waiting(conn), self._idle_check, conn, log
-            )
-            return
-        conn.idle_timer = None
-        log.info("closing", code=1000, reason="idle")
-        conn.send(f.Bye("idle"))
-        conn.close_soon(1000, "idle")
-
-    async def _frame(self, conn: Connection, data: str | bytes, log: Any) -> None:
-        if not conn.bucket.take():
-            self._error(conn, None, ErrorCode.RATE_LIMITED, "too many frames", None)
-            raise Closing(close_code(ErrorCode.RATE_LIMITED) or 1008, "rate limited")
-        try:
-            # A text frame reaches decode as str, which it refuses with text_frame.
-            frame = decode(data, self.limits)
-        except FrameError as exc:
-            self._error(conn, None, exc.code, exc.message, None)
-            raise Closing(exc.close_code or 1002, exc.code.value) from None
-        rid = m.request_id(frame)
-        kind = frame["type"]
-        known = kind if kind in m.CLIENT_TYPES else "unknown"
-        self.metrics.frames_in.labels(known).inc()
-        room = frame.get("room") if isinstance(frame.get("room"), str) else None
-        started = time.perf_counter()
-        try:
-            request = m.parse(frame)
-            conn.handle(ConnEvent.HELLO if isinstance(request, m.Hello) else ConnEvent.REQUEST)
-            await self._dispatch(conn, request)
-        except Exception as exc:
-            code, message, expected = wire_error(exc)
-            if not expected:
-                log.exception("request_failed", type=kind)
-            limit = exc.limit if isinstance(exc, RequestError) else None
-            self._error(conn, rid, code, message, room, limit)
-            closing = close_code(code)
-            if closing is not None:
-                raise Closing(closing, code.value) from None
-        finally:
-            self.metrics.request_seconds.labels(known).observe(time.perf_counter() - started)
-
-    def _error(
-        self,
-        conn: Connection,
-        rid: m.RequestId,
-        code: ErrorCode,
-        message: str,
-        room: str | None,
-        limit: str | None = None,
-    ) -> None:
-        self.metrics.errors.labels(code.value).inc()
-        conn.send(f.ErrorFrame.of(rid, code, message, room, limit))
-
-    async def _dispatch(self, conn: Connection, req: m.Request) -> None:
-        if self.stopping and not isinstance(req, m.Ping):
-            raise RequestError(ErrorCode.UNAVAILABLE, "the server is shutting down")
-        if isinstance(req, m.Hello):
-            if req.version != PROTOCOL_VERSION:
-                raise RequestError(
-                    ErrorCode.UNSUPPORTED_VERSION,
-                    f"this server speaks protocol version {PROTOCOL_VERSION}, not {req.version}",
-                )
-            conn.client = req.client or "unnamed"
-            conn.send(
-                f.Welcome(
-                    req.id,
-                    conn.session,
-                    PROTOCOL_VERSION,
-                    SERVER_NAME,
-                    {**self.limits.to_json(), **self.config.limits()},
-                    registry.names(),
-                    PROTOCOL_MINOR,
-                )
-            )
-        elif isinstance(req, m.Ping):
-            conn.send(f.Pong(req.id, time.time()))
-        elif isinstance(req, m.ListRooms):
-            self.quotas.spend("list", conn.session, conn.ip)
-            if self.cluster is not None:
-                listing, after = await self.cluster.page(req)
-            else:
-                listing, after = self.lobby.page(req)
-            conn.send(f.Rooms(req.id, listing, after))
-        elif isinstance(req, m.Create):
-            self.quotas.spend("create", conn.session, conn.ip)
-            room = await self.lobby.create(req, conn.session, conn=conn)
-            conn.send(f.Ack(req.id, room.id, 0, room.info()))
-        elif isinstance(req, m.Replay):
-            self.quotas.spend("replay", conn.session, conn.ip)
-            await self.lobby.replay(req, conn)
-        elif isinstance(req, m.Quick):
-            # The game first: a quick match nobody can play reads nothing from the store. A
-            # quick searches the lobby (across nodes, Redis's index): it spends a listing.
-            registry.get(req.game).check_options(req.players, {})
-            self.quotas.spend("list", conn.session, conn.ip)
-            if self.cluster is not None and await self.cluster.quick(conn, req):
-                return
-            room = await self.lobby.quick(req, conn.session, conn)
-            room.submit(conn, m.Join(req.id, room.id, None, req.name, None, None))
-        else:
-            if isinstance(req, m.Start) and req.bots:
-                self.quotas.spend("create", conn.session, conn.ip)
-            if self.relay is not None and await self._relayed(conn, req):
-                return
-            if self.cluster is not None and await self.cluster.route(conn, req.room, req.id):
-                return
-            self.lobby.get(req.room).submit(conn, req)
-
-    async def _relayed(self, conn: Connection, req: m.RoomRequest) -> bool:
-        """A relay spectator's request, or a ``spectate`` of a room another node holds: served
-        here by the relay (:mod:`server.relay`), not redirected."""
-        relay, cluster = self.relay, self.cluster
-        assert relay is not None
-        if relay.serves(conn, req.room):
-            return await relay.handle(conn, req, None)
-        if not isinstance(req, m.Spectate) or cluster is None or req.room in self.lobby.rooms:
-            return False
-        if "{" in req.room or "}" in req.room:
-            return False
-        try:
-            holder = await cluster.leases.holder(req.room)
-        except StoreError as exc:
-            raise RequestError(ErrorCode.UNAVAILABLE, f"storage unavailable ({exc})") from None
-        if holder is None or holder.node == cluster.node:
-            return False
-        return await relay.handle(conn, req, holder.node)
-
-    def _ip(self, ws: ServerConnection, request: Request | None) -> str:
+    def address(self, ws: ServerConnection, request: Request | None) -> str:
         """The client's address: the peer's, or behind a trusted proxy, the one it forwards."""
         forwarded = joined(request.headers.get_all("X-Forwarded-For")) if request else None
         return client_address(_peer(ws), forwarded, self.proxies)

@@ -24,6 +24,8 @@ from ipaddress import IPv4Network, IPv6Network
 from typing import Any
 
 from websockets.asyncio.server import ServerConnection
+from websockets.frames import Frame, Opcode
+from websockets.protocol import OPEN, Event
 
 from protocol.errors import QuotaExceeded
 from server.quotas import Quota
@@ -94,13 +96,20 @@ def _trusted(address: str, networks: list[IPv4Network | IPv6Network]) -> bool:
 
 
 class GatedConnection(ServerConnection):
-    """A server connection counted by its :class:`Gate` from TCP accept on."""
+    """A server connection counted by its :class:`Gate` from TCP accept on.
+
+    It also offers each socket read's first whole binary message to :attr:`fast` (the read
+    path's fast path, :meth:`server.reader.Reader.now`) when the connection's task waits in
+    ``recv()`` with nothing queued: handled there, the task is not woken for it; refused
+    (False), it is queued for the task as websockets does."""
 
     gate: Gate
+    fast: Callable[[bytes], bool] | None = None
     _key: str | None = None
     _upgrading = False
     _admitted = False
     _refused = False
+    _offered = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         peer = transport.get_extra_info("peername")
@@ -132,7 +141,24 @@ class GatedConnection(ServerConnection):
 
     def data_received(self, data: bytes) -> None:
         if not self._refused:
+            self._offered = False
             super().data_received(data)
+
+    def process_event(self, event: Event) -> None:
+        fast = self.fast
+        if (
+            fast is not None
+            and not self._offered
+            and isinstance(event, Frame)
+            and event.opcode is Opcode.BINARY
+            and event.fin
+            and self.protocol.state is OPEN
+        ):
+            self._offered = True  # (one per socket read: the others take turns meanwhile)
+            received = self.recv_messages
+            if received.get_in_progress and not received.frames and fast(bytes(event.data)):
+                return
+        super().process_event(event)
 
     def eof_received(self) -> None:
         if not self._refused:

@@ -20,7 +20,7 @@ Start-up, in order:
    100 there was one in a 40 s benchmark session, the Ishtar server used 22 % less CPU per
    action and the paced p99 fell from 54 to 6 ms, see BENCHMARKS.md).
    Before the rooms are rebuilt, what start-up made to keep (the modules, the engines warmed by
-   :func:`server.app.load_engines` and what they cache, the store's pool) is moved out of the
+   :func:`server.warmup.load_engines` and what they cache, the store's pool) is moved out of the
    collector's reach (:func:`freeze_start_up`): every later collection of the oldest generation
    walks only what rooms and connections made.
 3. Listening; then SIGTERM or SIGINT starts the graceful stop of :meth:`App.stop` (which closes
@@ -43,7 +43,7 @@ from collections.abc import Coroutine, Sequence
 from typing import Any
 
 from server import logging as oasis_logging
-from server.app import App, load_engines
+from server.app import App
 from server.cluster import Cluster, fence_of
 from server.config import Config, parse_args
 from server.embedded_redis import EmbeddedRedis, EmbeddedRedisError, start_embedded
@@ -51,6 +51,7 @@ from server.recovery import restore_all
 from server.relay import Publisher, Relay
 from server.store import MemoryStore, Store, StoreError
 from server.store.redis import RedisStore
+from server.warmup import load_engines
 
 RESTORE_RETRY_SECONDS = 1.0
 GC_OLDER = (20, 100)

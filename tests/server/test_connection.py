@@ -20,7 +20,7 @@ from games import registry
 from games.base import JSON, Choice, Decision, Event, Game, Result
 from games.rng import Rng
 from protocol.codec import encode, unpack
-from server import connection
+from server import connection, dispatch, reader
 from server.app import App
 from server.connection import Connection, ws_frame
 from server.limits import SendBuffer, TokenBucket
@@ -254,13 +254,13 @@ async def test_a_connection_with_frames_queued_takes_turns_with_the_others(
     busy = await make_client("busy", target=app)
     other = await make_client("other", target=app)
     handled: list[tuple[str, Any]] = []
-    real_dispatch = App._dispatch
+    real_handle = dispatch.handle_now
 
-    async def dispatch(self: App, conn: Connection, req: Any) -> None:
+    def handle_now(app: App, conn: Connection, req: Any) -> None:
         handled.append((conn.client, req.id))
-        await real_dispatch(self, conn, req)
+        real_handle(app, conn, req)
 
-    monkeypatch.setattr(App, "_dispatch", dispatch)
+    monkeypatch.setattr(dispatch, "handle_now", handle_now)
     start = len(busy.frames)
     # Written without yielding to the loop: the server finds both sockets' frames at once.
     for rid in range(1, 11):
@@ -336,3 +336,59 @@ def test_a_patch_and_its_ack_are_one_write_only_where_frame_by_frame_would_not_l
     assert transport.writes == [ws_frame(b"p" * 50), ws_frame(b"a" * 60)]
     assert conn.send_buffer.lagging
     assert not conn.send_bytes(b"late")
+
+
+def _count_fast_path(monkeypatch: pytest.MonkeyPatch) -> dict[bool, int]:
+    """How many frames the fast path took (True) and left to the connection's task (False)."""
+    counts = {True: 0, False: 0}
+    real_now = reader.Reader.now
+
+    def now(self: reader.Reader, conn: Connection, data: bytes, log: Any) -> bool:
+        taken = real_now(self, conn, data, log)
+        counts[taken] += 1
+        return taken
+
+    monkeypatch.setattr(reader.Reader, "now", now)
+    return counts
+
+
+async def test_a_frame_is_handled_in_the_socket_read_unless_it_must_await(
+    make_app: MakeApp, make_client: MakeClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """rules-checklist: none (transport). While a connection's task waits for its next frame,
+    a ping or a room request is served in the socket read (the fast path), answered in order;
+    a create (it awaits the store) goes to the task, as does a frame before hello."""
+    counts = _count_fast_path(monkeypatch)
+    app = await make_app()
+    late = await make_client("late", target=app, hello=False)
+    refused = await late.request({"type": "ping"})
+    assert (refused["type"], refused["code"]) == ("error", "not_allowed")
+    client = await make_client("fast", target=app)
+    before = dict(counts)
+    for _ in range(5):
+        assert (await client.request({"type": "ping"}))["type"] == "pong"
+    assert counts[True] - before[True] == 5 and counts[False] == before[False]
+    created = await client.request({"type": "create", "game": "tiny", "players": 2})
+    assert created["type"] == "ack"
+    assert counts[False] == before[False] + 1
+    joined = await client.request({"type": "join", "room": created["room"], "name": "a"})
+    assert joined["type"] == "joined" and counts[True] - before[True] == 6
+
+
+async def test_a_frame_over_the_rate_limit_goes_to_the_task_which_closes(
+    make_app: MakeApp, make_client: MakeClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """rules-checklist: none (transport). Pings one at a time (each one taken by the fast path)
+    until the bucket is empty: the next one is left to the connection's task, which answers
+    rate_limited and closes with 1008, as it always did."""
+    counts = _count_fast_path(monkeypatch)
+    strict = await make_app(rate_per_second=0.01, rate_burst=4)
+    client = await make_client("paced", target=strict)  # (its hello took one token)
+    for _ in range(3):
+        assert (await client.request({"type": "ping"}))["type"] == "pong"
+    assert counts[True] == 3
+    await client.send({"type": "ping"})
+    error = await client.wait_for(lambda f: f.get("code") == "rate_limited")
+    assert error["type"] == "error" and counts == {True: 3, False: 2}
+    closed = await asyncio.wait_for(asyncio.shield(client.closed), 10)
+    assert closed[0] == 1008, closed

@@ -22,10 +22,11 @@ import weakref
 from collections.abc import Callable
 
 from games import registry
-from server.app import App, load_engines
+from server.app import App
 from server.room import Room
 from server.store.client import POOL_IDLE_KEEP
 from server.store.redis import RedisStore
+from server.warmup import load_engines
 from tests.server.client import Client
 from tests.server.conftest import MakeApp, MakeClient
 from tests.services import RedisServer
