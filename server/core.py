@@ -232,16 +232,33 @@ class RoomCore:
         }
 
     def meta(self) -> RoomMeta:
-        """Room metadata for the store (token digests only, never tokens)."""
-        info = self.info()
-        info["tokens"] = self.seating.digests()
-        info["quick"] = self.settings.quick
-        info["host"] = self.settings.host
-        info["bot"] = self.settings.bot
-        clock_state = self.timekeeper.stored(None)
-        if clock_state is not None:
-            info["clock_state"] = clock_state
-        return RoomMeta.from_json(info)
+        """Room metadata for the store (token digests only, never tokens): :meth:`info` and
+        what only a restore needs, built as the record itself (the same as
+        ``RoomMeta.from_json`` of that map, which tests/server/core/test_meta.py checks, without
+        making the map and parsing it back on every join and at every creation)."""
+        s, status = self.settings, self.status
+        seating = self.seating
+        return RoomMeta(
+            room=self.id,
+            game=s.game,
+            players=s.players,
+            options=dict(s.options),
+            public=s.public,
+            state=status.state.value,
+            rev=self.play.rev,
+            seats=seating.metas(),
+            spectators=len(self.spectators),
+            spectator_delay=s.spectator_delay,
+            spectator_chat=s.spectator_chat,
+            paused=status.paused,
+            replay_of=s.replay_of,
+            clock=s.clock.to_json() if s.clock is not None else None,
+            tokens=tuple(seating.digests()),
+            quick=s.quick,
+            host=s.host,
+            bot=s.bot or "random",
+            clock_state=self.timekeeper.stored(None),
+        )
 
     def free_seats(self) -> int:
         return self.seating.free()

@@ -56,6 +56,15 @@ class Inbox(Generic[C]):
         self._waiter: asyncio.Future[None] | None = None
         """The task's wait for a command while the queue is empty."""
         self._timers: set[_Timer[C]] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        """The loop of the task that reads the inbox, kept from its first wait or timer on
+        (``asyncio.get_running_loop`` makes a ``getpid()`` system call on Python 3.11)."""
+
+    def _running_loop(self) -> asyncio.AbstractEventLoop:
+        loop = self._loop
+        if loop is None:
+            loop = self._loop = asyncio.get_running_loop()
+        return loop
 
     def submit(self, conn: Connection | None, command: C) -> None:
         """Queue a command; a full inbox refuses it with ``unavailable`` (the room is flooded)."""
@@ -92,7 +101,7 @@ class Inbox(Generic[C]):
         """The next command, waiting for one (one reader: the room's task)."""
         queue = self._queue
         while not queue:
-            waiter = self._waiter = asyncio.get_running_loop().create_future()
+            waiter = self._waiter = self._running_loop().create_future()
             try:
                 await waiter
             finally:
@@ -103,7 +112,7 @@ class Inbox(Generic[C]):
     def later(self, delay: float, command: C) -> None:
         """Post ``command`` after ``delay`` seconds (cancelled if the task ends first)."""
         timer = _Timer(command)
-        timer.handle = asyncio.get_running_loop().call_later(delay, self._fire, timer)
+        timer.handle = self._running_loop().call_later(delay, self._fire, timer)
         self._timers.add(timer)
 
     def _fire(self, timer: _Timer[C]) -> None:

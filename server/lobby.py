@@ -9,12 +9,12 @@ as the ones served, checked and reserved before the first ``await``, so concurre
 pass it; each room created holds a place in its creator's ``rooms_per_connection`` and
 ``rooms_per_address`` (and a replay room in ``replays_per_connection``) until it finishes or
 closes. The public rooms are also kept in a :class:`~server.listing.RoomIndex` for
-``list_rooms``, updated as rooms are added and closed.
+``list_rooms``, updated as rooms are added and closed. What the store's health means for the
+rooms (pause, resume, storage lost) is :class:`~server.store_watch.StoreWatch`'s.
 """
 
 from __future__ import annotations
 
-import asyncio
 import secrets
 from collections.abc import Callable
 from dataclasses import replace
@@ -33,12 +33,10 @@ from server.listing import Filters, Key, RoomIndex, cut, page_size, parse_cursor
 from server.metrics import Metrics
 from server.quotas import Holdings, Quotas
 from server.room import Room
-from server.room_state import RoomSettings, RoomState, StorageLost, StoreReady
+from server.room_state import RoomSettings, RoomState
 from server.store import ArchiveRecord, MemoryStore, RoomMeta, Store, StoreError
+from server.store_watch import StoreWatch
 from server.trim import Trimmer
-
-LOST_ROOMS_LOGGED = 100
-"""Rooms (with their last revision) named in the ``storage_lost`` line; the rest are counted."""
 
 
 class Lobby:
@@ -52,73 +50,15 @@ class Lobby:
         """The public rooms, for :meth:`page`."""
         self._keys: dict[str, tuple[Key, str]] = {}
         """Room id -> its key in the index and its game."""
-        self._resume: asyncio.TimerHandle | None = None
-        """The pending resume of the paused rooms (see :meth:`_store_ready`)."""
         self.trimmer = Trimmer(lambda: len(self.rooms))
         """Gives the memory of closed rooms back to the system (:mod:`server.trim`)."""
         self.creating: set[str] = set()
         """Rooms whose ``create_room`` is in flight: already in the store, not yet in ``rooms``."""
         self.publish: Callable[[Room, bytes, bytes], None] | None = None
         """The relay's publisher (:mod:`server.relay`), given to every stored room."""
-        store.on_ready_change(self._store_ready)
-        store.on_lost(self._storage_lost)
         self.log = oasis_logging.get(component="lobby")
-
-    async def _storage_lost(self, detail: str) -> None:
-        """The store came back empty: every stored room whose keys are gone pauses for good
-        (``storage_lost``), and one line tells the operator what was lost: the rooms and the last
-        revision each had acknowledged (every one of those choices is gone from storage)."""
-        stored = [r for r in self.rooms.values() if r.settings.replay_of is None]
-        try:
-            gone = set(await self.store.missing([r.id for r in stored]))
-        except StoreError as exc:  # each room finds out at its next append instead
-            self.log.error("storage_lost", detail=detail, rooms="unknown", error=str(exc))
-            return
-        lost = {r.id: r.rev for r in stored if r.id in gone}
-        shown = dict(sorted(lost.items())[:LOST_ROOMS_LOGGED])
-        self.log.error(
-            "storage_lost",
-            detail=detail,
-            rooms=len(lost),
-            acknowledged_choices=sum(lost.values()),
-            last_revs=shown,
-            more=len(lost) - len(shown),
-            kept=len(stored) - len(lost),
-        )
-        for room in stored:
-            if room.id in gone:
-                room.post(StorageLost())
-
-    def _store_ready(self, ready: bool) -> None:
-        """Every room pauses at once, and resumes once the store stayed usable a while.
-
-        Debounced on purpose: a store that flaps (a saturated Redis whose calls time out one
-        moment and answer the next) would otherwise make every room send ``pause`` and log at
-        every transition. Pausing is never delayed, and a room already paused ignores another
-        pause (no frame, no log line); resuming waits until the store has been ready for
-        ``resume_after`` seconds without a break. Delaying the resume costs only refused
-        choices: nothing is acknowledged before it is stored, paused or not."""
-        if not ready:
-            if self._resume is not None:
-                self._resume.cancel()
-                self._resume = None
-            self._post(StoreReady(False))
-        elif self.config.resume_after <= 0:
-            self._post(StoreReady(True))
-        elif self._resume is None:
-            loop = asyncio.get_running_loop()
-            self._resume = loop.call_later(self.config.resume_after, self._settled)
-
-    def _settled(self) -> None:
-        self._resume = None
-        if self.store.ready():
-            self._post(StoreReady(True))
-
-    def _post(self, command: StoreReady) -> None:
-        """Every stored room gets ``command`` through its inbox, in order with its requests."""
-        for room in list(self.rooms.values()):
-            if room.settings.replay_of is None:
-                room.post(command)
+        self.store_watch = StoreWatch(store, self.rooms, config.resume_after, self.log)
+        """Tells the rooms when the store goes down, comes back or lost them."""
 
     def serves(self, room_id: str) -> bool:
         """This lobby has the room, or is creating it (another claim must not restore it)."""
@@ -412,8 +352,6 @@ class Lobby:
 
     async def stop(self) -> None:
         self.trimmer.stop()
-        if self._resume is not None:
-            self._resume.cancel()
-            self._resume = None
+        self.store_watch.stop()
         for room in list(self.rooms.values()):
             await room.stop()

@@ -147,6 +147,8 @@ class Room:
         self.store = store
         self.metrics = metrics
         self.created = time.time()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        """The loop the task runs in (see :meth:`_now`), from :meth:`start_task` on."""
         self.log = oasis_logging.get(room=room_id, game=settings.game)
         self.keeper = Keeper(store, room_id, snapshot_every, self.log)
         tuning = Tuning(
@@ -243,7 +245,8 @@ class Room:
     # The outside: submit and run --------------------------------------------------------------
 
     def start_task(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._run(), name=f"room-{self.id}")
+        loop = self._loop = asyncio.get_running_loop()
+        self._task = loop.create_task(self._run(), name=f"room-{self.id}")
         self._now_effects(self.core.open(self._now()))
 
     def post(self, command: Internal) -> None:
@@ -279,10 +282,16 @@ class Room:
         with contextlib.suppress(asyncio.CancelledError):
             await task
 
-    @staticmethod
-    def _now() -> float:
+    def _now(self) -> float:
         """The time the core is given: the event loop's monotonic time (``time.monotonic``
-        before a loop runs: a room is only made outside one in tests)."""
+        before a loop runs: a room is only made outside one in tests).
+
+        The loop is kept once the task starts rather than asked for at every command:
+        ``asyncio.get_running_loop`` makes a ``getpid()`` system call each time on Python
+        3.11 (it checks the loop was not inherited by a forked process)."""
+        loop = self._loop
+        if loop is not None:
+            return loop.time()
         try:
             return asyncio.get_running_loop().time()
         except RuntimeError:

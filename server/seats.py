@@ -84,6 +84,20 @@ class Seat:
             "forfeited": self.forfeited,
         }
 
+    def meta(self) -> SeatMeta:
+        """The seat as stored (the record of :meth:`to_json`)."""
+        bot = self.bot
+        return SeatMeta(
+            self.index,
+            self.name,
+            bot or bool(self.token_digest),
+            bot,
+            bot or self.conn is not None,
+            self.bot_kind or None,
+            self.standin,
+            self.forfeited,
+        )
+
 
 def find_by_token(seats: list[Seat], token: str) -> Seat | None:
     """The seat whose token this is, comparing against every seat in constant time each."""
@@ -169,6 +183,10 @@ class Seating:
 
     def to_json(self) -> list[dict[str, Any]]:
         return [seat.to_json() for seat in self.seats]
+
+    def metas(self) -> tuple[SeatMeta, ...]:
+        """The seats as stored (:meth:`Seat.meta`)."""
+        return tuple(seat.meta() for seat in self.seats)
 
 
 class PatchBuffer:
