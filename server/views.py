@@ -109,7 +109,8 @@ class Views:
         self.set_parts(parts or {})
         self._shared: Tree | None = None
         self._own: list[Tree] = []
-        self._kept_fields = match.game.kept_fields
+        self._kept_fields: frozenset[str] = getattr(match.game, "kept_fields", frozenset())
+        """(A scripted stand-in for a game, in tests, may not declare any.)"""
         self._kept: dict[str, Any] = _NO_KEPT
         """The game's kept fields as last sent (``Game.kept_fields``), as ``track``'s ``before``
         of the shared part: ``{"game": {field: value}}``."""
