@@ -253,6 +253,15 @@ class Game(ABC, Generic[S]):
     ``rotations`` of a position, the ``cells`` of a rotation); when it is sent it must be exact.
     """
 
+    kept_fields: ClassVar[frozenset[str]] = frozenset()
+    """Fields of :meth:`shared_view` that the engine hands out as the very same object until
+    they change and that nobody mutates once handed out (Ishtar's terrain and what it keeps on
+    the vegetation, Yspahan's city). The server keeps the last value of each between revisions
+    (:mod:`server.views`): one that is the same object is not encoded again, and the diff of one
+    that changed starts from the kept value instead of decoding it. A test per engine checks, on
+    seeded playouts, that a handed-out value of these fields never changes afterwards.
+    """
+
     def why_illegal(self, state: S, choice: Choice) -> str | None:
         """Optionally explain why a well-formed choice is not legal now, for the error message."""
         return None

@@ -9,10 +9,12 @@ re-sorts and re-encodes only what changed; the spliced bytes are exactly
 :func:`protocol.codec.canonical_array` are the one splicer). Both sides of the wire use it:
 
 - the server (:mod:`server.views`) keeps no decoded copy of a view between revisions (an engine
-  may hand out lists that it later mutates, and bytes are invisible to the garbage collector):
-  below the depth a value is encoded at every revision (compiled code) and equal bytes mean it
-  did not change, the previous node reused, the very same object; :func:`diff_trees` then skips
-  it by identity and diffs only the fields whose bytes changed, decoding their previous value;
+  may hand out lists that it later mutates, and bytes are invisible to the garbage collector)
+  but the fields a game declares kept (``Game.kept_fields``: never mutated once handed out),
+  which it passes as ``before``: below the depth any other value is encoded at every revision
+  (compiled code) and equal bytes mean it did not change, the previous node reused, the very
+  same object; :func:`diff_trees` then skips it by identity and diffs only the fields whose
+  bytes changed, decoding their previous value;
 - a client (:class:`protocol.hashing.ViewHasher`) passes the previous version of its view as
   ``before``: its patches are applied by path copying (:func:`protocol.patch.apply`), which shares
   every unchanged subtree with the previous view, so a subtree that *is* the previous one (the

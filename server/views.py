@@ -13,13 +13,17 @@ A room may add *room-level parts*: further top-level entries of every audience's
 same for all, like ``clock``, :mod:`server.clock`). They are diffed with the shared part (their
 ops go with the shared ops, prefixed ``/<name>``) and hashed as one more key of the map.
 
-The "previous" documents are kept as canonical bytes, never as the objects a game returned (an
+The "previous" documents are kept as canonical bytes, not as the objects a game returned (an
 engine may hand out lists that it later mutates), per field of the game's view
 (:class:`protocol.tree.Tree`): a field whose encoding did not change keeps its bytes and node,
 and the diff skips it by identity, so a revision re-sorts, re-encodes and diffs only the fields
-that changed, decoding the previous value of just those. No copy of a view outlives its
-revision: bytes are invisible to the garbage collector, whereas copies kept from one revision to
-the next were most of the objects it had to scan. Ops are diffed with their final path
+that changed, decoding the previous value of just those. The one exception is the fields a game
+declares kept (:attr:`games.base.Game.kept_fields`: handed out as the same object until they
+change, never mutated): their last values are held, and one that comes again as the same object
+is not even encoded (Ishtar's terrain, laid pieces, beds, fountains...: over half of its view);
+these are the engine's own objects, alive anyway. No copy of a view outlives its revision:
+bytes are invisible to the garbage collector, whereas copies kept from one revision to the next
+were most of the objects it had to scan. Ops are diffed with their final path
 (``/shared/...``, ``/own/...``) so the size rule of :func:`protocol.patch.diff` counts the bytes
 actually sent.
 """
@@ -37,6 +41,7 @@ from protocol.patch import Op, diff
 from protocol.tree import Tree, Work, diff_trees, track
 
 _NONE = canonical(None)
+_NO_KEPT: dict[str, Any] = {}
 
 
 _SHARED_DEPTH = 2
@@ -104,6 +109,11 @@ class Views:
         self.set_parts(parts or {})
         self._shared: Tree | None = None
         self._own: list[Tree] = []
+        self._kept_fields: frozenset[str] = getattr(match.game, "kept_fields", frozenset())
+        """(A scripted stand-in for a game, in tests, may not declare any.)"""
+        self._kept: dict[str, Any] = _NO_KEPT
+        """The game's kept fields as last sent (``Game.kept_fields``), as ``track``'s ``before``
+        of the shared part: ``{"game": {field: value}}``."""
         if not lazy:
             self.ensure()
 
@@ -124,10 +134,19 @@ class Views:
             track(None, own_view(match, seat, decision), _OWN_DEPTH, work)
             for seat in range(self.players)
         ]
-        self._shared = track(
-            None, shared_part(match.game, match.state, decision), _SHARED_DEPTH, work
-        )
+        shared = shared_part(match.game, match.state, decision)
+        self._shared = track(None, shared, _SHARED_DEPTH, work)
+        self._keep(shared)
         return self._shared
+
+    def _keep(self, shared: dict[str, Any]) -> None:
+        """Keep the game's kept fields of the shared part just sent (never mutated, see
+        :attr:`games.base.Game.kept_fields`): the next revision skips encoding those it gets
+        again as the same objects."""
+        fields = self._kept_fields
+        if fields:
+            game = shared["game"]
+            self._kept = {"game": {key: game[key] for key in fields if key in game}}
 
     @property
     def shared(self) -> Any:
@@ -179,8 +198,10 @@ class Views:
         match = self.match
         decision = match.decision
         work = Work()
-        tree = track(old, shared_part(match.game, match.state, decision), _SHARED_DEPTH, work)
+        shared = shared_part(match.game, match.state, decision)
+        tree = track(old, shared, _SHARED_DEPTH, work, self._kept)
         shared_ops = diff_trees(old, tree, "/shared", work)
+        self._keep(shared)
         for name, value in (parts or {}).items():
             part, enc = canonical_copy(value)
             if enc != self.parts_enc.get(name):
