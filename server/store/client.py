@@ -139,7 +139,8 @@ class Client:
         return StoreError(f"{what}: redis refused: {text}")
 
     async def open_pool(self) -> None:
-        """Open :data:`POOL_IDLE_KEEP` pooled connections now, at start-up (not a cluster).
+        """Open :data:`POOL_IDLE_KEEP` pooled connections now, at start-up (not a cluster), and
+        the group commit's own (:meth:`commit_scripts`).
 
         These are the connections :meth:`trim_pool` keeps: made before the server listens, their
         objects lie in the allocator's arenas of start-up. Made by the first burst of rooms
@@ -151,16 +152,16 @@ class Client:
         got: list[Any] = []
         try:
             async with asyncio.timeout(self.deadline):
-                for _ in range(POOL_IDLE_KEEP):
+                for _ in range(POOL_IDLE_KEEP + 1):
                     got.append(await pool.get_connection())
         except (RedisError, OSError, TimeoutError):
             pass
         finally:
+            if len(got) > POOL_IDLE_KEEP:  # one more: the group commit's, held (never idle)
+                self._lane = got.pop()
             for connection in got:
                 await pool.release(connection)
         self._resident = set(got)
-        if got:  # the group commit's connection: one of these (it is held, never trimmed)
-            self._lane = await pool.get_connection()
 
     async def trim_pool(self) -> None:
         """Close the idle pooled connections beyond :data:`POOL_IDLE_KEEP`.
