@@ -1,19 +1,19 @@
 """Instructions per action of the whole server, counted by valgrind: the server's CPU per action
 as a figure that other processes on the machine cannot move.
 
-``bench/cost.py`` measures the server's CPU time per action at saturation, and on a shared
-machine that figure moves by 20 % (or doubles) between identical runs. This runs the same real
-server (``bench/serve.py``, uvloop, the in-memory store) under ``valgrind --tool=callgrind``,
-drives it from this process with the load generator's own bots (``bench.loadgen.RoomBots``:
-``--rooms`` rooms of 4 seats + 2 spectators, every seat acting as soon as it may) until
-``--actions`` actions have reached all six viewers, stops it, and reads the instructions valgrind
-counted in the server process. Twice per game, for the smaller and the larger count of
-``--actions``, so that start-up, imports, the rooms' set-up and the graceful stop cancel out:
-the figure is the difference in instructions over the difference in actions (matches that end
+``bench/cost.py`` measures the server's CPU time per action at saturation, and on a shared machine
+that figure moves by 20 % (or doubles) between identical runs. This runs the same real server
+(``bench/serve.py``, uvloop, the in-memory store, or ``--store redis``) under ``valgrind
+--tool=callgrind``, drives it from this process with the load generator's own bots
+(``bench.loadgen.RoomBots``: ``--rooms`` rooms of 4 seats + 2 spectators, every seat acting as soon
+as it may) until ``--actions`` actions have reached all six viewers, stops it, and reads the
+instructions valgrind counted in the server process. Twice per game, for the smaller and the larger
+count of ``--actions``, so that start-up, imports, the rooms' set-up and the graceful stop cancel
+out: the figure is the difference in instructions over the difference in actions (matches that end
 and start again inside the window are part of it, as in ``bench/cost.py``). Only the server is
-counted; the bots run natively here. The measured server sends no keepalive pings and its
-loop-lag probe does not wake ten times a second: their work follows the wall time, which the
-machine's load stretches (both together moved the figure by 7 % between two runs).
+counted; the bots run natively here. The measured server sends no keepalive pings and its loop-lag
+probe does not wake ten times a second: their work follows the wall time, which the machine's load
+stretches (both together moved the figure by 7 % between two runs).
 
 ``--tree DIR`` runs another checkout's server (its ``bench/serve.py`` imports its own code) with
 this process's Python, so that two commits are compared with the same bots, the same
@@ -97,10 +97,17 @@ async def drive(url: str, game: str, rooms: int, actions: int, seed: int) -> int
 
 
 def count(
-    tree: Path, game: str, rooms: int, actions: int, seed: int, server_env: dict[str, str]
+    tree: Path,
+    game: str,
+    rooms: int,
+    actions: int,
+    seed: int,
+    server_env: dict[str, str],
+    store: str = "memory",
 ) -> tuple[int, int]:
     """One server under callgrind (``server_env`` added to its environment): the instructions
-    it ran and the actions it served."""
+    it ran and the actions it served. ``store`` redis: the server's private ``redis-server``,
+    a child that valgrind does not follow (its work is not counted, the client's is)."""
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         raise SystemExit("valgrind is not installed (apt-get install valgrind)")
@@ -108,7 +115,7 @@ def count(
     with tempfile.TemporaryDirectory(prefix="oasis-instr-") as tmp:
         log = Path(tmp) / "valgrind.log"
         serve = [
-            str(tree / "bench" / "serve.py"), "--loop", "uvloop", "--store", "memory",
+            str(tree / "bench" / "serve.py"), "--loop", "uvloop", "--store", store,
             *(["--game", TINY] if game == "tiny" else []), "--", "--port", str(port),
         ]  # fmt: skip
         command = [
@@ -139,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rooms", type=int, default=20)
     parser.add_argument("--actions", default="200,1000", help="the two counts of actions")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--store", choices=("memory", "redis"), default="memory")
     add_server_env(
         parser, "more environment for the measured server (PYTHONMALLOC=malloc, GLIBC_TUNABLES=...)"
     )
@@ -150,13 +158,14 @@ def main(argv: list[str] | None = None) -> int:
         ["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     ).stdout.strip()
     print(
-        f"server of {tree} at {head or '?'}, {args.rooms} rooms, {low} and {high} actions, "
+        f"server of {tree} at {head or '?'}, {args.store} store, {args.rooms} rooms, "
+        f"{low} and {high} actions, "
         f"environment {extra_env or 'unchanged'}"
     )
     for game in args.games.split(","):
         started = time.perf_counter()
-        few, a_few = count(tree, game, args.rooms, low, args.seed, extra_env)
-        many, a_many = count(tree, game, args.rooms, high, args.seed, extra_env)
+        few, a_few = count(tree, game, args.rooms, low, args.seed, extra_env, args.store)
+        many, a_many = count(tree, game, args.rooms, high, args.seed, extra_env, args.store)
         per = (many - few) / max(1, a_many - a_few)
         print(
             f"{game:<8} {per:>12,.0f} instructions per action  ({a_few} and {a_many} actions: "

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -87,6 +88,9 @@ class Client:
             )
             self.redis = aioredis.Redis.from_pool(pool)
         self.deadline = 3 * timeout
+        self._timeout = timeout
+        self._lane: Any = None
+        """The group commit's own pooled connection (:meth:`commit_scripts`), held for good."""
         self._resident: set[Any] = set()
         """The pooled connections opened at start-up (:meth:`open_pool`), kept by trims."""
         self.health = Readiness(
@@ -135,7 +139,8 @@ class Client:
         return StoreError(f"{what}: redis refused: {text}")
 
     async def open_pool(self) -> None:
-        """Open :data:`POOL_IDLE_KEEP` pooled connections now, at start-up (not a cluster).
+        """Open :data:`POOL_IDLE_KEEP` pooled connections now, at start-up (not a cluster), and
+        the group commit's own (:meth:`commit_scripts`).
 
         These are the connections :meth:`trim_pool` keeps: made before the server listens, their
         objects lie in the allocator's arenas of start-up. Made by the first burst of rooms
@@ -147,11 +152,13 @@ class Client:
         got: list[Any] = []
         try:
             async with asyncio.timeout(self.deadline):
-                for _ in range(POOL_IDLE_KEEP):
+                for _ in range(POOL_IDLE_KEEP + 1):
                     got.append(await pool.get_connection())
         except (RedisError, OSError, TimeoutError):
             pass
         finally:
+            if len(got) > POOL_IDLE_KEEP:  # one more: the group commit's, held (never idle)
+                self._lane = got.pop()
             for connection in got:
                 await pool.release(connection)
         self._resident = set(got)
@@ -218,9 +225,87 @@ class Client:
                 await self.redis.script_load(script.script)
         return replies
 
+    async def commit_scripts(
+        self, calls: Sequence[tuple[Any, Sequence[Any], Sequence[Any]]]
+    ) -> list[Any]:
+        """:meth:`pipeline_scripts` for the group commit (not a cluster), on its own connection.
+
+        The group commit has one batch in flight at a time, so one connection serves it: held
+        for good (no checkout and release per batch), its commands packed here (keys and args
+        are ``str``, ``bytes`` and ``int``), written at once and their replies read in order,
+        errors as values, under one socket timeout for the batch instead of redis-py's per-call
+        path (its pipeline, retry, encoder and a timeout per reply: most of what the Redis log
+        cost per action, BENCHMARKS.md). A dropped connection is retried once on a new one, as
+        redis-py's pool does (every call is idempotent), and a Redis that lost its scripts gets
+        them loaded and those calls sent again, once."""
+        replies: list[Any] = [None] * len(calls)
+        todo = list(range(len(calls)))
+        for attempt in range(2):
+            commands = [_evalsha(*calls[i]) for i in todo]
+            try:
+                got = await self._round_trip(commands)
+            except RedisConnectionError:
+                got = await self._round_trip(commands)  # (a stale connection: once more)
+            for i, reply in zip(todo, got, strict=True):
+                replies[i] = reply
+            todo = [i for i in todo if isinstance(replies[i], NoScriptError)]
+            if not todo or attempt:
+                break
+            for script in {id(calls[i][0]): calls[i][0] for i in todo}.values():
+                await self.redis.script_load(script.script)
+        return replies
+
+    async def _round_trip(self, commands: list[bytes]) -> list[Any]:
+        """Write ``commands`` on the group commit's connection and read one reply each."""
+        connection = self._lane
+        if connection is None:
+            connection = self._lane = await self.redis.connection_pool.get_connection()
+        if not connection.is_connected:
+            await connection.connect()  # (redis-py's hook: Readiness verifies again)
+        replies: list[Any] = []
+        try:
+            async with asyncio.timeout(self._timeout):
+                writer = connection._writer
+                writer.write(b"".join(commands))
+                await writer.drain()
+                for _ in commands:
+                    try:
+                        replies.append(await connection.read_response(timeout=math.inf))
+                    except ResponseError as exc:  # an error reply: read whole, a value here
+                        replies.append(exc)
+        except TimeoutError:
+            await connection.disconnect(nowait=True)
+            raise RedisTimeoutError("Timeout on the group commit's connection") from None
+        except OSError as exc:
+            await connection.disconnect(nowait=True)
+            raise RedisConnectionError(f"Error on the group commit's connection: {exc}") from exc
+        except BaseException:  # cancelled, or read_response's own errors: replies unknown
+            await connection.disconnect(nowait=True)
+            raise
+        return replies
+
     async def close(self) -> None:
         await self.health.stop_probe()
+        if self._lane is not None:
+            with contextlib.suppress(Exception):
+                await self.redis.connection_pool.release(self._lane)
+            self._lane = None
         await self.redis.aclose()
+
+
+def _evalsha(script: Any, names: Sequence[Any], args: Sequence[Any]) -> bytes:
+    """The RESP bytes of ``EVALSHA sha numkeys *names *args`` (``str``, ``bytes``, ``int``)."""
+    parts = ["EVALSHA", script.sha, len(names), *names, *args]
+    out = [b"*%d\r\n" % len(parts)]
+    for part in parts:
+        if isinstance(part, str):
+            part = part.encode()
+        elif not isinstance(part, bytes):
+            if isinstance(part, bool) or not isinstance(part, int):
+                raise TypeError(f"cannot send {type(part).__name__} to redis")
+            part = b"%d" % part
+        out.append(b"$%d\r\n%s\r\n" % (len(part), part))
+    return b"".join(out)
 
 
 def _unwritable(exc: ResponseError) -> bool:

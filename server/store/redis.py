@@ -25,11 +25,12 @@ a stream id not above the last one, even after trims: a second guard.
 Group commit. Appends, seat updates (:meth:`RedisStore.update_room`) and snapshots, the
 writes a room makes while it is set up and plays, each one script call, go through
 :class:`~server.store.commit.GroupCommit` (one batch in flight; what arrives meanwhile goes
-together next), whose sender this store is: a lone call is one EVALSHA, a batch one pipeline of
-EVALSHAs on one connection, each reply mapped on its own (a wrong rev fails that room only; a
-pipeline that fails as a whole fails each of its calls, an unknown outcome like any lost reply).
+together next), whose sender this store is: a batch (a lone call too) is its EVALSHAs written at
+once on the group commit's own connection (:meth:`.Client.commit_scripts`: packed there, not by
+redis-py's pipeline), each reply mapped on its own (a wrong rev fails that room only; a batch
+that fails as a whole fails each of its calls, an unknown outcome like any lost reply).
 A room has one write in flight at a time and a batch keeps the order of its calls, so nothing
-about order changes; what they share is redis-py's per-call path (issue 21: with matches ending
+about order changes; what they share is the per-call path (issue 21: with matches ending
 and starting all the time, the seat updates of their set-ups were as many lone round trips as
 their choices' appends). On a Redis Cluster each call keeps its own round trip.
 
@@ -295,14 +296,9 @@ class RedisStore:
     async def _send_calls(self, batch: Sequence[Pending[_Call]]) -> list[StoreError | None]:
         """One round trip for a batch of script calls (a lone one is one call, more a
         pipeline), each reply mapped on its own; the :class:`GroupCommit`'s sender."""
-        if len(batch) == 1:
-            item = batch[0]
-            call = partial(item.payload.script, item.payload.keys, item.payload.args)
-            replies: list[Any] = [await self._run(item.what, call)]
-        else:
-            calls = [(i.payload.script, i.payload.keys, i.payload.args) for i in batch]
-            pipe = partial(self._client.pipeline_scripts, calls)
-            replies = await self._run(f"{len(batch)} writes", pipe)
+        calls = [(i.payload.script, i.payload.keys, i.payload.args) for i in batch]
+        what = batch[0].what if len(batch) == 1 else f"{len(batch)} writes"
+        replies = await self._run(what, partial(self._client.commit_scripts, calls))
         outcome = self._client.outcome
         return [outcome(i.what, reply) for i, reply in zip(batch, replies, strict=True)]
 

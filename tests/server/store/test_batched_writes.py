@@ -93,3 +93,25 @@ async def test_a_batch_of_several_scripts_goes_on_after_redis_forgets_them(
     assert b.meta["state"] == "playing"
     assert [x.rev for x in b.actions] == [1]
     assert a.snapshot is not None and a.snapshot.rev == 1
+
+
+async def test_the_group_commit_connection_dropped_by_redis_is_replaced_for_the_next_write(
+    store: RedisStore, redis_server: RedisServer
+) -> None:
+    """The group commit writes on a connection of its own: Redis closing it (every client but
+    the killer's) costs the next write one retry on a new connection, not a refusal."""
+    await store.create_room("k", meta("k"))
+    await store.append("k", Action(1, 0, {"kind": "draw"}))
+    raw = aioredis.Redis.from_url(redis_server.url)
+    try:
+        killed = await raw.execute_command("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
+        assert killed >= 1
+        await store.append("k", Action(2, 1, {"kind": "draw"}))
+        await store.update_room("k", {"state": "playing"})
+        assert await raw.llen(store.keys("k").choices) == 2
+    finally:
+        await raw.aclose()
+    record = await store.load_room("k")
+    assert record is not None and record.meta["state"] == "playing"
+    assert [x.rev for x in record.actions] == [1, 2]
+    assert store.ready()
