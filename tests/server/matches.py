@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +55,30 @@ class Played:
 def my_turn(client: Client, room: str) -> bool:
     doc = client.view(room)
     return bool(doc and doc["own"] and doc["own"]["choices"])
+
+
+async def to_move(seats: list[Client], room: str) -> Client:
+    """The seat whose turn it is in ``room``, once one of ``seats`` has seen it. Each seat waits
+    on its own frames: a condition on another client's view, waited for on one client, is not
+    woken when only the other one receives a frame (the seat to move may read its patch after
+    the others have read theirs)."""
+
+    def turn(c: Client) -> Callable[[], bool]:
+        return lambda: my_turn(c, room)
+
+    waits = [asyncio.ensure_future(c.until(turn(c))) for c in seats]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for w in waits:
+            w.cancel()
+    done = [w for w in waits if w.done() and not w.cancelled()]
+    for w in done:
+        if w.exception() is None:
+            return next(c for c in seats if my_turn(c, room))
+    error = done[0].exception()  # (every seat failed: the first error, as until raises it)
+    assert error is not None
+    raise error
 
 
 def over(client: Client, room: str) -> bool:

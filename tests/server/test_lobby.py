@@ -99,7 +99,7 @@ async def test_a_flapping_store_pauses_each_room_once_and_resumes_it_once_settle
     make_app: MakeApp,
 ) -> None:
     from server.store import MemoryStore
-    from tests.server.matches import my_turn
+    from tests.server.matches import to_move
 
     app = await make_app(resume_after=0.3)
     assert isinstance(app.store, MemoryStore)
@@ -112,8 +112,7 @@ async def test_a_flapping_store_pauses_each_room_once_and_resumes_it_once_settle
                 "joined"
             )
         assert (await seats[0].request({"type": "start", "room": room}))["type"] == "ack"
-        await seats[0].until(lambda: any(my_turn(c, room) for c in seats))
-        actor = next(c for c in seats if my_turn(c, room))
+        actor = await to_move(seats, room)
         act = {"type": "act", "room": room, "choice": 0}
         for _ in range(6):  # down and up again, each far shorter than resume_after
             app.store.fail = True

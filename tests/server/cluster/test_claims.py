@@ -27,7 +27,7 @@ from server.store.fence import Fence
 from server.store.redis import RedisStore
 from tests.server.client import Client
 from tests.server.conftest import TEST_CONFIG
-from tests.server.matches import my_turn
+from tests.server.matches import to_move
 from tests.services import RedisServer
 
 
@@ -95,8 +95,7 @@ async def test_an_orphan_scan_during_create_leaves_the_new_room_and_its_seats_al
 
 
 async def _act(seats: list[Client], room: str, rng: random.Random) -> dict[str, Any]:
-    await seats[0].until(lambda: any(my_turn(c, room) for c in seats))
-    client = next(c for c in seats if my_turn(c, room))
+    client = await to_move(seats, room)
     choices = client.view(room)["own"]["choices"]
     frame = {"type": "act", "room": room, "rev": client.rev(room)}
     return await client.request({**frame, "choice": rng.randrange(len(choices))})

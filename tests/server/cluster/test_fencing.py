@@ -14,7 +14,7 @@ import msgpack
 from server.store.redis import RedisStore
 from tests.server.client import Client
 from tests.server.cluster.nodes import node, ready
-from tests.server.matches import my_turn
+from tests.server.matches import to_move
 from tests.server.persistence.processes import ServerProcess
 from tests.services import RedisServer
 
@@ -44,8 +44,7 @@ def _turn_ended(client: Client, room: str) -> bool:
 
 
 async def _act(seats: list[Client], room: str, rng: random.Random, expect: str) -> dict[str, Any]:
-    await seats[0].until(lambda: any(my_turn(c, room) for c in seats))
-    client = next(c for c in seats if my_turn(c, room))
+    client = await to_move(seats, room)
     choices = client.view(room)["own"]["choices"]
     answer = await client.request(
         {
