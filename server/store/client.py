@@ -208,14 +208,28 @@ class Client:
         """One pipeline of ``(script, keys, args)`` calls (redis-py's registered scripts, any
         mix), the replies in order, errors as values; a Redis that lost its scripts (a restart)
         gets the refused ones loaded and those calls sent again, once."""
-        replies: list[Any] = [None] * len(calls)
-        todo = list(range(len(calls)))
-        for attempt in range(2):
+
+        async def send(todo: list[int]) -> list[Any]:
             pipe = self.redis.pipeline(transaction=False)
             for i in todo:
                 script, names, args = calls[i]
                 pipe.evalsha(script.sha, len(names), *names, *args)
-            got = await pipe.execute(raise_on_error=False)
+            return list(await pipe.execute(raise_on_error=False))
+
+        return await self._with_scripts(calls, send)
+
+    async def _with_scripts(
+        self,
+        calls: Sequence[tuple[Any, Sequence[Any], Sequence[Any]]],
+        send: Callable[[list[int]], Awaitable[list[Any]]],
+    ) -> list[Any]:
+        """The replies of ``calls`` sent by ``send`` (the indices of the calls to send, their
+        replies in order); the calls Redis refused for lack of their script (a restart) get it
+        loaded and are sent again, once."""
+        replies: list[Any] = [None] * len(calls)
+        todo = list(range(len(calls)))
+        for attempt in range(2):
+            got = await send(todo)
             for i, reply in zip(todo, got, strict=True):
                 replies[i] = reply
             todo = [i for i in todo if isinstance(replies[i], NoScriptError)]
@@ -238,22 +252,15 @@ class Client:
         cost per action, BENCHMARKS.md). A dropped connection is retried once on a new one, as
         redis-py's pool does (every call is idempotent), and a Redis that lost its scripts gets
         them loaded and those calls sent again, once."""
-        replies: list[Any] = [None] * len(calls)
-        todo = list(range(len(calls)))
-        for attempt in range(2):
+
+        async def send(todo: list[int]) -> list[Any]:
             commands = [_evalsha(*calls[i]) for i in todo]
             try:
-                got = await self._round_trip(commands)
+                return await self._round_trip(commands)
             except RedisConnectionError:
-                got = await self._round_trip(commands)  # (a stale connection: once more)
-            for i, reply in zip(todo, got, strict=True):
-                replies[i] = reply
-            todo = [i for i in todo if isinstance(replies[i], NoScriptError)]
-            if not todo or attempt:
-                break
-            for script in {id(calls[i][0]): calls[i][0] for i in todo}.values():
-                await self.redis.script_load(script.script)
-        return replies
+                return await self._round_trip(commands)  # (a stale connection: once more)
+
+        return await self._with_scripts(calls, send)
 
     async def _round_trip(self, commands: list[bytes]) -> list[Any]:
         """Write ``commands`` on the group commit's connection and read one reply each."""
