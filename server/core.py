@@ -9,11 +9,11 @@ chosen times (tests/server/core/). A command that needs the store is a generator
 (:data:`~server.effects.Steps`), resumed by the store's answer; at most one is pending.
 
 The core is small: it builds the room's components, dispatches each command to the one that
-owns it, says what the room is (:meth:`RoomCore.info`, :meth:`RoomCore.meta`) and makes, restores
-and closes the room through its lifecycle. The components, each given what it needs when the
-core builds them (the room's :class:`~server.room_state.Status`, its
+owns it, and makes, restores and closes the room through its lifecycle. The components, each
+given what it needs when the core builds them (the room's :class:`~server.room_state.Status`, its
 :class:`~server.effects.Outbox`, each other, callables of the core's; none holds the core):
 
+- :class:`~server.description.Description`: what the room is (its ``info``, its stored meta);
 - :class:`~server.steps.Driver`: runs the command being handled through its store effects,
   learns from the store's answers, and answers every failure, in one place, with its ``error``
   frame;
@@ -21,9 +21,9 @@ core builds them (the room's :class:`~server.room_state.Status`, its
   :mod:`server.room_state` (the ``rooms`` gauge, the quotas given back);
 
 - :class:`~server.membership.Membership`: join, resume, spectate, sync, leave, gone, stand-ins;
-- :class:`~server.play.Play`: start, choices, undo, bots, a replay's script, timeouts (the order
-  of a choice's effects is the room's rules made visible: stored, applied, fanned out,
-  acknowledged, then snapshotted);
+- :class:`~server.play.Play`: start, choices, undo (the order of a choice's effects is the
+  room's rules made visible: stored, applied, fanned out, acknowledged, then snapshotted), with
+  its :class:`~server.autoplay.Autoplay`: bots, a replay's script, timeouts;
 - :class:`~server.timekeeping.Timekeeper`: the clocks, their timer, their pause;
 - :class:`~server.chat.Chat`: chat lines, a member's and a relayed spectator's;
 - :class:`~server.upkeep.Upkeep`: the pause while the store is down, a lost room, closing a
@@ -49,6 +49,7 @@ from protocol import frames as f
 from protocol import messages as m
 from server.chat import Chat
 from server.clock import ClockDue
+from server.description import Description
 from server.effects import (
     Answer,
     Done,
@@ -132,6 +133,16 @@ class RoomCore:
         self.timekeeper = Timekeeper(
             settings.clock, settings.players, match=match, status=status, out=out
         )
+        self.description = Description(
+            room_id,
+            settings,
+            status=status,
+            seating=self.seating,
+            spectators=self.spectators,
+            timekeeper=self.timekeeper,
+            rev=lambda: self.play.rev,
+        )
+        describe = self.description
         self.play = Play(
             room_id,
             settings,
@@ -145,7 +156,7 @@ class RoomCore:
             transition=self.lifecycle.transition,
             announce=self._announce,
             finished=self._finished,
-            meta=self.meta,
+            meta=describe.meta,
             holdings=self.holdings,
             quotas=quotas,
             log=log,
@@ -174,8 +185,8 @@ class RoomCore:
             status=status,
             out=out,
             announce=self._announce,
-            info=self.info,
-            meta=self.meta,
+            info=describe.info,
+            meta=describe.meta,
             wall=self.chat.wall,
             log=log,
             seed=seed,
@@ -213,52 +224,11 @@ class RoomCore:
 
     def info(self) -> dict[str, Any]:
         """What the lobby lists and members are told when it changes."""
-        s = self.settings
-        return {
-            "room": self.id,
-            "game": s.game,
-            "players": s.players,
-            "options": s.options,
-            "public": s.public,
-            "state": self.status.state.value,
-            "rev": self.play.rev,
-            "seats": self.seating.to_json(),
-            "spectators": len(self.spectators),
-            "spectator_delay": s.spectator_delay,
-            "spectator_chat": s.spectator_chat,
-            "paused": self.status.paused,
-            **({"replay_of": s.replay_of} if s.replay_of is not None else {}),
-            **({"clock": s.clock.to_json()} if s.clock is not None else {}),
-        }
+        return self.description.info()
 
     def meta(self) -> RoomMeta:
-        """Room metadata for the store (token digests only, never tokens): :meth:`info` and
-        what only a restore needs, built as the record itself (the same as
-        ``RoomMeta.from_json`` of that map, which tests/server/core/test_meta.py checks, without
-        making the map and parsing it back on every join and at every creation)."""
-        s, status = self.settings, self.status
-        seating = self.seating
-        return RoomMeta(
-            room=self.id,
-            game=s.game,
-            players=s.players,
-            options=dict(s.options),
-            public=s.public,
-            state=status.state.value,
-            rev=self.play.rev,
-            seats=seating.metas(),
-            spectators=len(self.spectators),
-            spectator_delay=s.spectator_delay,
-            spectator_chat=s.spectator_chat,
-            paused=status.paused,
-            replay_of=s.replay_of,
-            clock=s.clock.to_json() if s.clock is not None else None,
-            tokens=tuple(seating.digests()),
-            quick=s.quick,
-            host=s.host,
-            bot=s.bot or "random",
-            clock_state=self.timekeeper.stored(None),
-        )
+        """The room's record for the store (:meth:`Description.meta`)."""
+        return self.description.meta()
 
     def free_seats(self) -> int:
         return self.seating.free()
@@ -286,7 +256,7 @@ class RoomCore:
     def _dispatch(self, conn: Connection | None, command: Command | Internal) -> Steps:
         play, membership = self.play, self.membership
         if isinstance(command, BotTurn):
-            yield from play.bot_turn(command)
+            yield from play.auto.turn(command)
         elif isinstance(command, Reap):
             yield from self.upkeep.reap()
         elif isinstance(command, StoreReady):
@@ -294,7 +264,7 @@ class RoomCore:
         elif isinstance(command, StorageLost):
             self.upkeep.storage_lost()
         elif isinstance(command, ClockDue):
-            yield from play.timeout(command)
+            yield from play.auto.timeout(command)
         elif isinstance(command, ReleaseDue):
             self.spectators.release_due(command)
         elif isinstance(command, TakeoverDue):
@@ -345,7 +315,7 @@ class RoomCore:
                     self.membership.await_takeover(seat.index)
             self.timekeeper.turned(None)
             self.timekeeper.arm(self.play.rev)
-        self.play.bot_next()
+        self.play.auto.next()
         return self.out.take()
 
     def adopt(self, rev: int, meta: RoomMeta, chat: list[dict[str, Any]]) -> list[Effect]:
@@ -361,7 +331,7 @@ class RoomCore:
         play = self.play
         play.rev = rev
         for seat in self.seating.restore(meta.seats, meta.tokens):
-            play.bots[seat.index] = play.bot(seat.bot_kind, seat.index)
+            play.auto.bots[seat.index] = play.auto.bot(seat.bot_kind, seat.index)
         for line in chat:
             self.chat.log.add(line)
         state = RoomState.FINISHED if play.match.over else RoomState(meta.state)
@@ -376,7 +346,7 @@ class RoomCore:
 
     def replay(self, actions: list[Action]) -> None:
         """Make this a replay room: it plays ``actions`` by itself, seats held by nobody."""
-        self.play.script.extend(actions)
+        self.play.auto.script.extend(actions)
         self.lifecycle.transition(RoomEvent.START)
 
     def _close(self) -> None:

@@ -25,6 +25,7 @@ The policy, in one place (the room calls these from its task, so there is one wr
   every choice forever.
 The keeper keeps no fact about the room: what it learns is in its answers, which the actor
 hands to the room's core (:mod:`server.effects`), so the core holds no reference to the keeper.
+The actor hands it each store effect as it is (:meth:`Keeper.carry_out`), and gets the answer.
 
 - **Retiring** a room nobody is connected to for ``room_idle_ttl``: a room that never started is
   deleted from the store; a started one is archived as abandoned (``{"abandoned": true, "rev"}``),
@@ -38,6 +39,19 @@ from typing import Any
 
 from games.base import Match
 from protocol.errors import ErrorCode, RequestError
+from server.effects import (
+    Answer,
+    Append,
+    AppendChat,
+    Done,
+    Effect,
+    Failed,
+    Finish,
+    Keep,
+    Landed,
+    Retire,
+    StoreSeats,
+)
 from server.room_state import lost_error
 from server.store import Action, NotOwnerError, RoomGoneError, RoomMeta, Store, StoreError
 
@@ -54,6 +68,32 @@ class Keeper:
         self.log = log
         self._due = False
         """A snapshot is due and waits for a settled revision (:meth:`keep`)."""
+
+    async def carry_out(self, effect: Effect, match: Match[Any]) -> Answer:
+        """A store effect of the room's core (``match``: the room's, for a snapshot): the call's
+        value, or the exception it raised (``unsure``: an :class:`Unsure` append)."""
+        try:
+            if isinstance(effect, Append):
+                await self.append(effect.action, effect.meta)
+            elif isinstance(effect, StoreSeats):
+                return Done(await self.seats(effect.meta, required=effect.required))
+            elif isinstance(effect, Keep):
+                return Done(await self.keep(effect.rev, match, effect.extra))
+            elif isinstance(effect, Landed):
+                return Done(await self.landed(effect.rev))
+            elif isinstance(effect, Finish):
+                return Done(await self.finish(effect.result))
+            elif isinstance(effect, Retire):
+                return Done(await self.retire(effect.started, effect.rev))
+            elif isinstance(effect, AppendChat):
+                await self.store.append_chat(self.room, effect.line)
+            else:
+                raise AssertionError(f"not a store effect: {effect!r}")
+        except Unsure as exc:
+            return Failed(exc, unsure=True)
+        except Exception as exc:
+            return Failed(exc)
+        return Done()
 
     async def append(self, action: Action, meta: dict[str, Any] | None = None) -> None:
         """Store ``action`` (with ``meta``, fields of the room's metadata written in the same

@@ -138,7 +138,7 @@ class Membership:
         index = conn.rooms[self.room]
         assert index is not None
         if self.standins.back(self.seating.seats[index]):
-            self._play.bots.pop(index, None)
+            self._play.auto.bots.pop(index, None)
             self._log.info("seat_handed_back", seat=index)
         self._log.info("seat_resumed", seat=index, conn=conn.session, since=req.rev)
         self._send_joined(conn, req.id, index, req.rev, self._play.rev)
@@ -267,7 +267,7 @@ class Membership:
         bot = self.standins.take_over(due, self.seating.seats[due.seat], playing)
         if bot is None:
             return
-        self._play.bots[due.seat] = bot
+        self._play.auto.bots[due.seat] = bot
         self._log.info("seat_taken_over", seat=due.seat, kind=STANDIN_KIND)
         self._announce()
-        self._play.bot_next()
+        self._play.auto.next()

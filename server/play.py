@@ -1,8 +1,9 @@
-"""The room core's play component: starting, choices, undo, bots and timeouts, one path each.
+"""The room core's play component: starting, choices and undo, one path for every choice.
 
 :class:`Play` owns the match's progress in the room: the revision number, the views
-(:mod:`server.views`), the buffer of recent revisions a resume catches up from, the bots that
-play seats now, and a replay room's script. It does no I/O: it puts effects in the room's
+(:mod:`server.views`), the buffer of recent revisions a resume catches up from, and its
+:class:`~server.autoplay.Autoplay` (the bots that play seats now, a replay room's script, the
+clock at zero), whose choices take the same path. It does no I/O: it puts effects in the room's
 outbox (:class:`~server.effects.Outbox`) and yields the store effects it waits for
 (:data:`~server.effects.Steps`).
 
@@ -19,7 +20,6 @@ script take the same path.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -28,11 +28,9 @@ from games.base import Match
 from protocol import frames as f
 from protocol import messages as m
 from protocol.errors import ErrorCode, RequestError
-from server.bots import Bot, RandomPlayer, make_bot
-from server.clock import ClockDue
+from server.autoplay import Autoplay
 from server.effects import (
     Append,
-    Breathe,
     Keep,
     Landed,
     Outbox,
@@ -44,7 +42,6 @@ from server.effects import (
 )
 from server.quotas import Holdings, Quotas
 from server.room_state import (
-    BotTurn,
     RoomEvent,
     RoomSettings,
     RoomState,
@@ -56,15 +53,11 @@ from server.seats import PatchBuffer, Seat, Seating
 from server.spectators import Spectators
 from server.store.meta import RoomMeta
 from server.store.records import UNDO, Action, is_undo
-from server.takeover import STANDIN_KIND
 from server.timekeeping import Timekeeper
 from server.views import Views
 
 if TYPE_CHECKING:
     from server.connection import Connection
-
-BOT_RETRY_SECONDS = 0.2
-"""A bot's choice refused without a pause (a rev the log is ahead of) is tried again this late."""
 
 
 class Play:
@@ -96,10 +89,19 @@ class Play:
         self.rev = 0
         self.views = Views(room_id, match, settings.players, timekeeper.current_parts(), lazy=True)
         self.buffer = PatchBuffer(settings.players, max(1, tuning.patch_buffer))
-        self.bots: dict[int, Bot] = {}
-        """The bots that play seats now: bot seats, stand-ins, seats forfeited on time."""
-        self.script: deque[Action] = deque()
-        """A replay room's remaining archived choices."""
+        self.auto = Autoplay(
+            self,
+            settings,
+            tuning,
+            status=status,
+            out=out,
+            seating=seating,
+            timekeeper=timekeeper,
+            announce=announce,
+            log=log,
+            seed=seed,
+        )
+        """The bots, a replay's script, the clock at zero (:mod:`server.autoplay`)."""
         self._status = status
         self._out = out
         self._seating = seating
@@ -113,12 +115,6 @@ class Play:
         self._quotas = quotas
         self._log = log
         self._room = room_id
-        self._bot_delay = tuning.bot_delay
-        self._seed = seed
-
-    def bot(self, kind: str, seat: int) -> Bot:
-        """A new bot of ``kind`` for ``seat`` (of this room's game and seed)."""
-        return make_bot(kind, self.settings.game, self._seed, seat)
 
     # Starting ---------------------------------------------------------------------------------
 
@@ -161,15 +157,16 @@ class Play:
             for seat in bots or ():
                 seat.release()
             raise
+        auto = self.auto
         for seat in self._seating.seats:
             if seat.bot:
-                self.bots[seat.index] = self.bot(seat.bot_kind, seat.index)
+                auto.bots[seat.index] = auto.bot(seat.bot_kind, seat.index)
         self._transition(RoomEvent.START)
         self._clocks.turned(None)
         self._clocks.arm(self.rev)
-        self._log.info("match_started", bots=sorted(self.bots))
+        self._log.info("match_started", bots=sorted(auto.bots))
         self._announce()
-        self.bot_next()
+        auto.next()
 
     # A member's choice or undo ----------------------------------------------------------------
 
@@ -322,88 +319,10 @@ class Play:
         before it the bots' next turn is queued first and the snapshot is not waited for
         (:class:`~server.effects.Keep`: one round through the core less per choice)."""
         if not self.match.over:
-            self.bot_next()
+            self.auto.next()
             self._out.add(Keep(self.rev, {}, waits=False))
             return
         archived = yield Keep(self.rev, self._clocks.forfeits())
         if archived is not None:
             self._status.finish_pending = None if archived else self.result()
-        self.bot_next()
-
-    # Bots, a replay's script, timeouts --------------------------------------------------------
-
-    def bot_next(self) -> None:
-        to_move = self.match.to_move
-        status = self._status
-        if status.state is not RoomState.PLAYING or to_move is None or status.paused:
-            return
-        if self.script or to_move in self.bots:
-            delay = self.settings.replay_interval if self.script else self._bot_delay
-            if delay > 0:
-                self._out.later(delay, BotTurn(self.rev))
-            else:
-                self._out.post(BotTurn(self.rev))
-
-    def bot_turn(self, turn: BotTurn) -> Steps:
-        status = self._status
-        if status.paused or status.state is not RoomState.PLAYING:
-            return
-        yield from self.catch_up()
-        decision = self.match.decision
-        if turn.rev != self.rev or status.state is not RoomState.PLAYING or decision is None:
-            return
-        # A bot-only stretch must not monopolise the loop: let other rooms run between moves.
-        yield Breathe()
-        if self.script:
-            action = self.script.popleft()
-            if action.undo:
-                why = self.match.why_no_undo(action.seat)
-                if why is not None:
-                    raise RequestError(ErrorCode.NOT_ALLOWED, why)
-                yield from self.commit(action.seat, UNDO)
-            else:
-                legal = self.match.resolve(action.seat, action.choice)
-                yield from self.commit(action.seat, legal)
-            return
-        bot = self.bots.get(decision.seat)
-        if bot is None:
-            return
-        index = bot.choose(self._view(decision.seat), self.rev)
-        try:
-            yield from self.commit(decision.seat, self.match.resolve(decision.seat, index))
-        except RequestError:
-            if not status.paused:  # refused without a pause (a rev the log is ahead of): retry
-                self._out.later(BOT_RETRY_SECONDS, BotTurn(self.rev))
-            raise
-
-    def _view(self, seat: int) -> dict[str, Any]:
-        """What a bot sees: its seat's view document."""
-        return {"shared": self.views.shared, "own": self.views.own[seat]}
-
-    def timeout(self, due: ClockDue) -> Steps:
-        """The running clock's timer fired: at zero, the seat's bot (or a stand-in) decides,
-        and a forfeiting policy hands the seat to the random bot for good."""
-        status = self._status
-        if due.rev != self.rev or status.paused or status.state is not RoomState.PLAYING:
-            return
-        decision = self.match.decision
-        deciding = None if decision is None else decision.seat
-        expired = self._clocks.at_zero(deciding, self._out.now)
-        if expired is None:
-            return
-        if not expired:
-            self._clocks.arm(self.rev)
-            return
-        assert deciding is not None
-        seat = self._seating.seats[deciding]
-        if self._clocks.forfeits_at_zero(seat):
-            seat.forfeited = True
-            seat.bot_kind = "random"
-            seat.standin = False
-            self.bots[deciding] = RandomPlayer(self._seed, deciding)
-            self._log.info("seat_forfeited", seat=deciding, rev=self.rev)
-            self._announce()
-        bot = self.bots.get(deciding) or self.bot(STANDIN_KIND, deciding)
-        choice = bot.choose(self._view(deciding), self.rev)
-        self._log.info("clock_timeout", seat=deciding, rev=self.rev, policy=self._clocks.policy)
-        yield from self.commit(deciding, self.match.resolve(deciding, choice))
+        self.auto.next()

@@ -71,28 +71,22 @@ from server.connection import Connection
 from server.core import RoomCore
 from server.effects import (
     Answer,
-    Append,
-    AppendChat,
     Arm,
     Breathe,
     Closed,
     Done,
     Effect,
     Failed,
-    Finish,
     Keep,
-    Landed,
     Post,
     Publish,
-    Retire,
     Revised,
     Send,
-    StoreSeats,
     Watch,
 )
 from server.fanout import Fanout
 from server.inbox import Inbox
-from server.keeper import Keeper, Unsure
+from server.keeper import Keeper
 from server.metrics import Metrics
 from server.quotas import Holdings, Quotas
 from server.room_state import (
@@ -382,29 +376,9 @@ class Room:
         return True
 
     async def _store(self, effect: Effect) -> Answer:
-        """A store effect, through the keeper: its value, or the exception it raised."""
-        keeper = self.keeper
-        try:
-            if isinstance(effect, Append):
-                await keeper.append(effect.action, effect.meta)
-            elif isinstance(effect, StoreSeats):
-                return Done(await keeper.seats(effect.meta, required=effect.required))
-            elif isinstance(effect, Keep):
-                return Done(await keeper.keep(effect.rev, self.core.play.match, effect.extra))
-            elif isinstance(effect, Landed):
-                return Done(await keeper.landed(effect.rev))
-            elif isinstance(effect, Finish):
-                return Done(await keeper.finish(effect.result))
-            elif isinstance(effect, Retire):
-                return Done(await keeper.retire(effect.started, effect.rev))
-            elif isinstance(effect, AppendChat):
-                await self.store.append_chat(self.id, effect.line)
-            elif isinstance(effect, Breathe):
-                await asyncio.sleep(0)
-            else:
-                raise AssertionError(f"not an effect: {effect!r}")
-        except Unsure as exc:
-            return Failed(exc, unsure=True)
-        except Exception as exc:
-            return Failed(exc)
-        return Done()
+        """A store effect, through the keeper (:meth:`Keeper.carry_out`); a breath (a bot-only
+        stretch lets the other rooms run) is the one the store has no part in."""
+        if isinstance(effect, Breathe):
+            await asyncio.sleep(0)
+            return Done()
+        return await self.keeper.carry_out(effect, self.core.play.match)

@@ -5,7 +5,7 @@ themselves, and the policy at zero, are :mod:`server.clock`'s. It does no I/O an
 clock: the time is the command's (the outbox's ``now``, the event loop's monotonic
 ``loop.time()`` in the room, any number in a test) or an argument, and it arms no timer: it
 puts an :class:`~server.effects.Arm` of :class:`~server.clock.ClockDue` in the room's outbox
-(:meth:`Timekeeper.arm`). What happens at zero is a move: :meth:`server.play.Play.timeout`.
+(:meth:`Timekeeper.arm`). What happens at zero is a move: :meth:`server.autoplay.Autoplay.timeout`.
 """
 
 from __future__ import annotations

@@ -102,7 +102,7 @@ class Upkeep:
         reason = "storage unavailable" if status.paused else "storage available"
         data = f.encode_frame(f.Pause(self.room, status.paused, reason, rev))
         self._out.send(self._membership.members(), data)
-        self._play.bot_next()
+        self._play.auto.next()
 
     # Closing a room nobody is in --------------------------------------------------------------
 

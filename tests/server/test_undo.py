@@ -253,7 +253,7 @@ def test_an_undo_keeps_the_time_charged_and_takes_back_the_increment() -> None:
 
 def test_bots_never_undo() -> None:
     """A bot answers with an index into the legal choices: it has no way to undo, and the
-    room asks it only for that (server.play.Play.bot_turn)."""
+    room asks it only for that (server.autoplay.Autoplay.turn)."""
     from server.bots import make_bot
 
     for game in REAL_GAMES:

@@ -1,0 +1,94 @@
+"""What a room is, as the node reads it: its ``info`` (listed, announced) and its stored meta.
+
+:class:`Description` is part of the room core (:mod:`server.core`), built over the parts it
+reads (the settings, the lifecycle's :class:`~server.room_state.Status`, the seats, the
+spectators, the clocks, the revision): :meth:`Description.info` is what the lobby lists and
+members are told in ``room`` frames when it changes; :meth:`Description.meta` the room's record
+for the store, token digests only, never tokens. Both are read, never kept: each call describes
+the room as it is now.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from server.room_state import RoomSettings, Status
+from server.seats import Seating
+from server.spectators import Spectators
+from server.store.meta import RoomMeta
+from server.timekeeping import Timekeeper
+
+
+class Description:
+    """One room's info and stored meta (see the module doc)."""
+
+    __slots__ = ("_clocks", "_rev", "_room", "_seating", "_settings", "_spectators", "_status")
+
+    def __init__(
+        self,
+        room_id: str,
+        settings: RoomSettings,
+        *,
+        status: Status,
+        seating: Seating,
+        spectators: Spectators,
+        timekeeper: Timekeeper,
+        rev: Callable[[], int],
+    ) -> None:
+        self._room = room_id
+        self._settings = settings
+        self._status = status
+        self._seating = seating
+        self._spectators = spectators
+        self._clocks = timekeeper
+        self._rev = rev
+
+    def info(self) -> dict[str, Any]:
+        """What the lobby lists and members are told when it changes."""
+        s = self._settings
+        return {
+            "room": self._room,
+            "game": s.game,
+            "players": s.players,
+            "options": s.options,
+            "public": s.public,
+            "state": self._status.state.value,
+            "rev": self._rev(),
+            "seats": self._seating.to_json(),
+            "spectators": len(self._spectators),
+            "spectator_delay": s.spectator_delay,
+            "spectator_chat": s.spectator_chat,
+            "paused": self._status.paused,
+            **({"replay_of": s.replay_of} if s.replay_of is not None else {}),
+            **({"clock": s.clock.to_json()} if s.clock is not None else {}),
+        }
+
+    def meta(self) -> RoomMeta:
+        """Room metadata for the store (token digests only, never tokens): :meth:`info` and
+        what only a restore needs, built as the record itself (the same as
+        ``RoomMeta.from_json`` of that map, which tests/server/core/test_meta.py checks, without
+        making the map and parsing it back on every join and at every creation)."""
+        s, status = self._settings, self._status
+        seating = self._seating
+        return RoomMeta(
+            room=self._room,
+            game=s.game,
+            players=s.players,
+            options=dict(s.options),
+            public=s.public,
+            state=status.state.value,
+            rev=self._rev(),
+            seats=seating.metas(),
+            spectators=len(self._spectators),
+            spectator_delay=s.spectator_delay,
+            spectator_chat=s.spectator_chat,
+            paused=status.paused,
+            replay_of=s.replay_of,
+            clock=s.clock.to_json() if s.clock is not None else None,
+            tokens=tuple(seating.digests()),
+            quick=s.quick,
+            host=s.host,
+            bot=s.bot or "random",
+            clock_state=self._clocks.stored(None),
+        )
