@@ -17,8 +17,9 @@ Every frame is written pre-framed straight to the socket's transport (:func:`ws_
 ``Frame`` and queues it in the protocol object per socket: the fan-out to spectators frames a
 message once and writes those bytes to every socket (:meth:`Connection.send_framed`), and a
 seat's frames, acks and replies are framed once per socket (:meth:`Connection.send_bytes`). The
-acting seat's patch and its ``ack`` go in one write (one system call; the other audiences get one
-frame per revision each).
+frames one command of a room sends one socket go in one write (:meth:`Connection.send_all`, one
+system call: the acting seat's patch and its ``ack``, a ``joined`` and the ``room`` frame that
+follows it; :mod:`server.room` gathers them); the other audiences get one frame per revision each.
 The direct write is taken only while the protocol is OPEN, with no extension negotiated (the
 server offers none: ``compression=None``), the transport not closing and nothing of websockets'
 own pending (:func:`_direct`); otherwise ``send_bytes`` falls back to ``broadcast`` (which
@@ -32,7 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import Enum
 from typing import Any
 
@@ -161,30 +162,13 @@ class Connection:
     def send_bytes(self, data: bytes, then: bytes | None = None) -> bool:
         """Write one frame now (framed here, straight to the transport when :func:`_direct`,
         else through websockets' ``broadcast``); False if it was dropped (closed or lagging
-        connection).
-
-        ``then``: a second frame right after it (a seat's ``ack`` after its patch), in the same
-        ``transport.write`` (one system call) when the send-buffer rule would have let both
-        through one by one: the buffer stays within the limit after both. Otherwise each is
-        written on its own, the limit checked after each, as two calls would."""
+        connection). ``then``: a second frame right after it, as :meth:`send_all` writes
+        them (a seat's ``ack`` after its patch: one write)."""
+        if then is not None:
+            return self.send_all((data, then))
         if self.state is ConnState.CLOSED or self.send_buffer.lagging:
             return False
         ws = self.ws
-        if then is not None:
-            framed = ws_frame(data) + ws_frame(then) if _direct(ws) else b""
-            transport = ws.transport
-            if (
-                not framed
-                or transport.get_write_buffer_size() + len(framed) > self.send_buffer.limit
-            ):
-                sent = self.send_bytes(data)
-                self.send_bytes(then)
-                return sent
-            transport.write(framed)  # (within the limit: no overflow to check)
-            metrics = self.metrics
-            metrics.frames_out.inc(2)
-            metrics.bytes_out.inc(len(data) + len(then))
-            return True
         if _direct(ws):
             ws.transport.write(ws_frame(data))
         else:
@@ -195,6 +179,30 @@ class Connection:
         buffered = ws.transport.get_write_buffer_size()
         if buffered > self.send_buffer.limit:
             self._overflowed(buffered)
+        return True
+
+    def send_all(self, frames: Sequence[bytes]) -> bool:
+        """Write ``frames`` (encoded frames, in order) now, in one ``transport.write`` (one
+        system call) when the send-buffer rule would have let them all through one by one:
+        the buffer stays within the limit after the last. Otherwise each is written on its own
+        (:meth:`send_bytes`), the limit checked after each, as separate calls would. False if
+        the first was dropped."""
+        if len(frames) == 1:
+            return self.send_bytes(frames[0])
+        if self.state is ConnState.CLOSED or self.send_buffer.lagging:
+            return False
+        ws = self.ws
+        framed = b"".join([ws_frame(data) for data in frames]) if _direct(ws) else b""
+        transport = ws.transport
+        if not framed or transport.get_write_buffer_size() + len(framed) > self.send_buffer.limit:
+            sent = self.send_bytes(frames[0])
+            for data in frames[1:]:
+                self.send_bytes(data)
+            return sent
+        transport.write(framed)  # (within the limit: no overflow to check)
+        metrics = self.metrics
+        metrics.frames_out.inc(len(frames))
+        metrics.bytes_out.inc(sum(len(data) for data in frames))
         return True
 
     def send_framed(self, framed: bytes) -> bool:

@@ -2,18 +2,20 @@
 
 The actor is thin: it runs the inbox (:mod:`server.inbox`), hands each command and the time to
 the room's core (:class:`server.core.RoomCore`, which decides everything and does no I/O) and
-carries out the effects the core returns, in order (:mod:`server.effects`): frames to sockets
-(written without awaiting, :mod:`server.limits`), timers to the inbox, store calls through the
-keeper (:mod:`server.keeper`: what it stores when, and what each store failure means), whose
-answer it hands back to the core (but a revision's snapshot, which the core does not wait for:
-:class:`~server.effects.Keep`). So the task only ever waits on its inbox and on the store.
+carries out the effects the core returns, in order (:mod:`server.effects`), through its
+:class:`~server.effector.Effector`: frames to sockets (written without awaiting,
+:mod:`server.limits`; one write per socket per list of effects), timers to the inbox, store
+calls through the keeper (:mod:`server.keeper`: what it stores when, and what each store
+failure means), whose answer it hands back to the core (but a revision's snapshot, which the
+core does not wait for: :class:`~server.effects.Keep`). So the task only ever waits on its
+inbox and on the store.
 
 The core owns the room's parts as components (:mod:`server.core` names them): membership
-(:mod:`server.membership`: seats, spectators, stand-ins), play (:mod:`server.play`: choices,
-undo, bots, the views of :mod:`server.views`), the clocks (:mod:`server.timekeeping`), chat
-(:mod:`server.chat`) and upkeep (:mod:`server.upkeep`: pause, loss, reaping). Its lifecycle
-table and commands are in :mod:`server.room_state`; the state changes only by a transition of
-the table, also when a room is restored (:meth:`Room.adopt`), made a replay
+(:mod:`server.membership`: seats, spectators, stand-ins), play (:mod:`server.play`: choices, undo,
+the views of :mod:`server.views`; bots: :mod:`server.autoplay`), the clocks
+(:mod:`server.timekeeping`), chat (:mod:`server.chat`) and upkeep (:mod:`server.upkeep`: pause,
+loss, reaping). Its lifecycle table and commands are in :mod:`server.room_state`; the state changes
+only by a transition of the table, also when a room is restored (:meth:`Room.adopt`), made a replay
 (:meth:`Room.replay`) or evicted (:meth:`Room.evict`, asked for by the lobby).
 
 The actor gives the core what the core may not read itself: the time of each command (the
@@ -69,21 +71,8 @@ from games.base import Match
 from server import logging as oasis_logging
 from server.connection import Connection
 from server.core import RoomCore
-from server.effects import (
-    Answer,
-    Arm,
-    Breathe,
-    Closed,
-    Done,
-    Effect,
-    Failed,
-    Keep,
-    Post,
-    Publish,
-    Revised,
-    Send,
-    Watch,
-)
+from server.effector import Effector
+from server.effects import Effect
 from server.fanout import Fanout
 from server.inbox import Inbox
 from server.keeper import Keeper
@@ -172,12 +161,29 @@ class Room:
         )
         self.fanout = Fanout(self.core.spectators.members)
         """Writes the spectators' frames (:class:`~server.effects.Watch`)."""
-        self.publish: Callable[[Room, bytes, bytes], None] | None = None
-        """The relay's publisher (:mod:`server.relay`): the spectator frames for other nodes."""
-        self._on_close = on_close
+        self.effector = Effector(
+            self,
+            self.core,
+            fanout=self.fanout,
+            inbox=self.inbox,
+            keeper=self.keeper,
+            metrics=metrics,
+            log=self.log,
+            on_close=on_close,
+        )
+        """Carries out the core's effects (:mod:`server.effector`)."""
         self._task: asyncio.Task[None] | None = None
         self._slow = 0
         self._slow_logged = float("-inf")
+
+    @property
+    def publish(self) -> Callable[[Room, bytes, bytes], None] | None:
+        """The relay's publisher (:mod:`server.relay`): the spectator frames for other nodes."""
+        return self.effector.publish
+
+    @publish.setter
+    def publish(self, publish: Callable[[Room, bytes, bytes], None] | None) -> None:
+        self.effector.publish = publish
 
     # What the node reads of the room (its core's) ---------------------------------------------
 
@@ -306,7 +312,7 @@ class Room:
             started = time.perf_counter()
             effects = core.handle(command, self._now(), conn)
             while effects:
-                answer = await self._execute(effects, t0)
+                answer = await self.effector.execute(effects, t0)
                 if answer is None:
                     break
                 effects = core.handle(answer, self._now())
@@ -333,52 +339,4 @@ class Room:
     def _now_effects(self, effects: list[Effect]) -> None:
         """Carry out effects that wait for nothing (outside the task: no store effect)."""
         for effect in effects:
-            assert self._effect(effect, 0.0), f"{type(effect).__name__} outside the task"
-
-    async def _execute(self, effects: list[Effect], t0: float) -> Answer | None:
-        """Carry out ``effects`` in order; the store's answer to the last, if it is a store
-        effect the core waits for (only the last of a list may be one; a snapshot nobody waits
-        for is stored where it stands and answered to nobody)."""
-        for effect in effects:
-            if not self._effect(effect, t0):
-                if isinstance(effect, Keep) and not effect.waits:
-                    answer = await self._store(effect)
-                    if isinstance(answer, Failed):  # (the keeper logs the store's own)
-                        error = answer.error
-                        self.log.error("snapshot_error", rev=effect.rev, exc_info=error)
-                    continue
-                return await self._store(effect)
-        return None
-
-    def _effect(self, effect: Effect, t0: float) -> bool:
-        """Carry out one effect that waits for nothing; False if it is a store effect."""
-        if isinstance(effect, Send):
-            for conn in effect.to:
-                conn.send_bytes(effect.data, effect.then)
-        elif isinstance(effect, Watch):
-            self.fanout.send(effect.data)
-        elif isinstance(effect, Publish):
-            if self.publish is not None:
-                self.publish(self, effect.kind, effect.data)
-        elif isinstance(effect, Arm):
-            self.inbox.later(effect.delay, effect.command)
-        elif isinstance(effect, Post):
-            self.inbox.post(effect.command)
-        elif isinstance(effect, Revised):
-            self.metrics.actions.labels(self.settings.game).inc()
-            self.metrics.patch_bytes.observe(effect.size)
-            self.metrics.action_seconds.observe(time.perf_counter() - t0)
-        elif isinstance(effect, Closed):
-            if self._on_close is not None:
-                self._on_close(self)
-        else:
-            return False
-        return True
-
-    async def _store(self, effect: Effect) -> Answer:
-        """A store effect, through the keeper (:meth:`Keeper.carry_out`); a breath (a bot-only
-        stretch lets the other rooms run) is the one the store has no part in."""
-        if isinstance(effect, Breathe):
-            await asyncio.sleep(0)
-            return Done()
-        return await self.keeper.carry_out(effect, self.core.play.match)
+            assert self.effector.now(effect), f"{type(effect).__name__} outside the task"

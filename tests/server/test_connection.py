@@ -206,12 +206,15 @@ async def test_every_frame_is_written_whole_and_in_order_straight_to_the_transpo
     heads = {data[1] & 0x7F for data in seat_writes.writes if data[0] == 0x82}
     assert {127} <= heads and any(n < 126 for n in heads)  # 64-bit and 7-bit lengths
     assert any(data[0] == 0x89 for data in seat_writes.writes)  # the ping, whole, on its own
-    # Each act's patch and ack went in one write; every other write is one frame.
+    # The frames of one command for one socket went in one write: each act's patch and ack,
+    # the join's joined and the room frame that announced it, the start's room frame and ack.
     kinds = [
         [unpack(_payload(f))["type"] for f in _split(w)] for w in seat_writes.writes if w[0] == 0x82
     ]
+    together = (["patch", "ack"], ["joined", "room"], ["room", "ack"])
     assert kinds.count(["patch", "ack"]) == 5
-    assert all(len(k) == 1 for k in kinds if k != ["patch", "ack"])
+    assert kinds.count(["joined", "room"]) == 1 and kinds.count(["room", "ack"]) == 1
+    assert all(len(k) == 1 for k in kinds if k not in together)
     assert all(len(_split(w)) == 1 for w in watch_writes.writes)
     seat_frames = sum(len(_split(w)) for w in seat_writes.writes if w[0] == 0x82)
     # (the spectators' fan-out counts its own frames, once per fan-out: the seat's only here)
@@ -336,6 +339,27 @@ def test_a_patch_and_its_ack_are_one_write_only_where_frame_by_frame_would_not_l
     assert transport.writes == [ws_frame(b"p" * 50), ws_frame(b"a" * 60)]
     assert conn.send_buffer.lagging
     assert not conn.send_bytes(b"late")
+
+
+def test_the_frames_of_one_command_for_one_socket_are_one_write_within_the_limit() -> None:
+    """rules-checklist: none (transport). Any number of frames for one socket (what one command
+    of a room sends it: a patch, the end's room frame, the ack) go in one write, in order, while
+    the buffer stays within the limit after the last; otherwise frame by frame, as separate
+    sends would: the one that passes the limit makes the connection lag, the rest are dropped."""
+    frames = [b"p" * 30, b"r" * 20, b"a" * 10]
+    conn, transport = _stand_in(limit=100, takes=0)
+    assert conn.send_all(frames)
+    assert transport.writes == [b"".join(ws_frame(data) for data in frames)]
+    assert conn.metrics.frames_out.value == 3 and conn.metrics.bytes_out.value == 60
+
+    conn, transport = _stand_in(limit=100, takes=0)
+    assert conn.send_all([b"p" * 90, b"r" * 20, b"a" * 10])
+    assert transport.writes == [ws_frame(b"p" * 90), ws_frame(b"r" * 20)]
+    assert conn.send_buffer.lagging and conn.metrics.frames_out.value == 2
+
+    conn, transport = _stand_in(limit=100, takes=0)
+    assert conn.send_all([b"only"])
+    assert transport.writes == [ws_frame(b"only")]
 
 
 def _count_fast_path(monkeypatch: pytest.MonkeyPatch) -> dict[bool, int]:

@@ -1,0 +1,168 @@
+"""The room actor's hands: it carries out the effects of the room's core, in order.
+
+:class:`Effector` is part of the actor (:mod:`server.room`): given one list of effects that
+:meth:`server.core.RoomCore.handle` returned, it writes the frames to the sockets (the
+spectators' through the room's :class:`~server.fanout.Fanout`), hands spectator frames to the
+relay, arms and posts the room's own commands on its inbox (:mod:`server.inbox`), counts the
+revisions in the metrics, tells the lobby a room closed, and makes the store calls through the
+keeper (:meth:`server.keeper.Keeper.carry_out`), whose answer goes back to the core.
+
+Frames are gathered per socket while a list is carried out and written together, one
+``transport.write`` (one system call) per socket (:meth:`Connection.send_all`): before the task
+awaits the store, and at the end of the list; a spectator's before the fan-out writes to it,
+so every socket gets its frames in the order of the effects. So the acting seat's patch and its
+``ack``, a ``joined`` and the ``room`` frame announcing the new member, the last patch of a
+match and the ``room`` frame of its end, each go in one write. Sending never awaits
+(:mod:`server.limits`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from server.connection import Connection
+from server.core import RoomCore
+from server.effects import (
+    Answer,
+    Arm,
+    Breathe,
+    Closed,
+    Done,
+    Effect,
+    Failed,
+    Keep,
+    Post,
+    Publish,
+    Revised,
+    Send,
+    Watch,
+)
+from server.fanout import Fanout
+from server.inbox import Inbox
+from server.keeper import Keeper
+from server.metrics import Metrics
+
+if TYPE_CHECKING:
+    from server.room import Room
+
+
+class Effector:
+    """Carries out one room's effects (see the module doc)."""
+
+    def __init__(
+        self,
+        room: Room,
+        core: RoomCore,
+        *,
+        fanout: Fanout,
+        inbox: Inbox[Any],
+        keeper: Keeper,
+        metrics: Metrics,
+        log: Any,
+        on_close: Callable[[Room], None] | None,
+    ) -> None:
+        self.publish: Callable[[Room, bytes, bytes], None] | None = None
+        """The relay's publisher (:mod:`server.relay`): the spectator frames for other nodes."""
+        self._room = room
+        self._core = core
+        self._fanout = fanout
+        self._inbox = inbox
+        self._keeper = keeper
+        self._metrics = metrics
+        self._actions = metrics.actions.labels(core.settings.game)
+        self._log = log
+        self._on_close = on_close
+
+    async def execute(self, effects: list[Effect], t0: float) -> Answer | None:
+        """Carry out ``effects`` in order; the store's answer to the last, if it is a store
+        effect the core waits for (only the last of a list may be one; a snapshot nobody waits
+        for is stored where it stands and answered to nobody). ``t0``: when the command came
+        into the inbox; a revision's time (``oasis_action_seconds``) is taken once its frames
+        are written."""
+        held: dict[Connection, list[bytes]] = {}
+        revised = False
+        for effect in effects:
+            if isinstance(effect, Send):
+                then = effect.then
+                for conn in effect.to:
+                    frames = held.get(conn)
+                    if frames is None:
+                        frames = held[conn] = []
+                    frames.append(effect.data)
+                    if then is not None:
+                        frames.append(then)
+                continue
+            if isinstance(effect, Revised):
+                self._revised(effect)
+                revised = True
+                continue
+            if held and isinstance(effect, Watch):
+                members = self._fanout.members
+                for conn in [conn for conn in held if conn in members]:
+                    conn.send_all(held.pop(conn))
+            if self.now(effect):
+                continue
+            if held:
+                _write(held)
+            if revised:
+                revised = False
+                self._metrics.action_seconds.observe(time.perf_counter() - t0)
+            if isinstance(effect, Keep) and not effect.waits:
+                answer = await self._store(effect)
+                if isinstance(answer, Failed):  # (the keeper logs the store's own)
+                    error = answer.error
+                    self._log.error("snapshot_error", rev=effect.rev, exc_info=error)
+                continue
+            return await self._store(effect)
+        if held:
+            _write(held)
+        if revised:
+            self._metrics.action_seconds.observe(time.perf_counter() - t0)
+        return None
+
+    def now(self, effect: Effect) -> bool:
+        """Carry out one effect that waits for nothing, at once (its frames written now);
+        False if it is a store effect."""
+        if isinstance(effect, Send):
+            for conn in effect.to:
+                conn.send_bytes(effect.data, effect.then)
+        elif isinstance(effect, Watch):
+            self._fanout.send(effect.data)
+        elif isinstance(effect, Publish):
+            if self.publish is not None:
+                self.publish(self._room, effect.kind, effect.data)
+        elif isinstance(effect, Arm):
+            self._inbox.later(effect.delay, effect.command)
+        elif isinstance(effect, Post):
+            self._inbox.post(effect.command)
+        elif isinstance(effect, Revised):
+            self._revised(effect)
+        elif isinstance(effect, Closed):
+            if self._on_close is not None:
+                self._on_close(self._room)
+        else:
+            return False
+        return True
+
+    def _revised(self, effect: Revised) -> None:
+        """A revision went out: the counters (its time is :meth:`execute`'s)."""
+        self._actions.inc()
+        self._metrics.patch_bytes.observe(effect.size)
+
+    async def _store(self, effect: Effect) -> Answer:
+        """A store effect, through the keeper (:meth:`Keeper.carry_out`); a breath (a bot-only
+        stretch lets the other rooms run) is the one the store has no part in."""
+        if isinstance(effect, Breathe):
+            await asyncio.sleep(0)
+            return Done()
+        return await self._keeper.carry_out(effect, self._core.play.match)
+
+
+def _write(held: dict[Connection, list[bytes]]) -> None:
+    """Write the gathered frames, one write per socket (see the module doc)."""
+    for conn, frames in held.items():
+        conn.send_all(frames)
+    held.clear()
