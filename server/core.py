@@ -97,6 +97,10 @@ if TYPE_CHECKING:
     from server.connection import Connection
 
 
+_ANSWERS = (Done, Failed)
+"""The store's answers, which resume the command waiting for them."""
+
+
 class RoomCore:
     """One room's rules and state (see the module doc); ``handle`` is its one entry point."""
 
@@ -249,13 +253,16 @@ class RoomCore:
         An answer (:class:`Done`, :class:`Failed`) resumes the command that waits for it; any
         other command may come only when none waits."""
         self.out.start(now)
-        if isinstance(command, Done | Failed):
+        if isinstance(command, _ANSWERS):
             return self.driver.resume(command)
         return self.driver.run(self._dispatch(conn, command), conn, command)
 
     def _dispatch(self, conn: Connection | None, command: Command | Internal) -> Steps:
         play, membership = self.play, self.membership
-        if isinstance(command, BotTurn):
+        if isinstance(command, m.Act):  # (the command of nearly every revision, looked up first)
+            assert conn is not None
+            yield from play.act(conn, command, conn in self.spectators)
+        elif isinstance(command, BotTurn):
             yield from play.auto.turn(command)
         elif isinstance(command, Reap):
             yield from self.upkeep.reap()
@@ -281,9 +288,7 @@ class RoomCore:
         else:
             assert conn is not None, type(command).__name__
             watching = conn in self.spectators
-            if isinstance(command, m.Act):
-                yield from play.act(conn, command, watching)
-            elif isinstance(command, m.Undo):
+            if isinstance(command, m.Undo):
                 yield from play.undo(conn, command, watching)
             elif isinstance(command, m.Join):
                 yield from membership.join(conn, command)

@@ -45,17 +45,20 @@ class Timekeeper:
 
     def current_parts(self) -> dict[str, Any] | None:
         """The clocks' view parts now (None without clocks)."""
-        return self.parts(self._match.to_move)
+        clocks = self.clocks
+        return None if clocks is None else clocks.parts(self._match.to_move)
 
     def turned(self, seat: int | None, *, undo: bool = False, at: float | None = None) -> None:
         """A revision was applied (by ``seat`` at ``at``, default now; None: started or
         restored): the clocks turn."""
+        if self.clocks is None:  # (nothing to turn: not even the seat to move is asked)
+            return
         to_move = self._match.to_move if self._status.state is RoomState.PLAYING else None
         self.turn(seat, to_move, self._out.now if at is None else at, undo=undo)
 
     def arm(self, rev: int) -> None:
         """Set the timer of the running clock at ``rev`` (after the revision went out)."""
-        if self._status.paused:
+        if self.clocks is None or self._status.paused:
             return
         left = self.due_in(self._out.now)
         if left is not None:
