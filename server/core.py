@@ -230,9 +230,9 @@ class RoomCore:
         """What the lobby lists and members are told when it changes."""
         return self.description.info()
 
-    def meta(self) -> RoomMeta:
+    def meta(self, *, state: str | None = None, seed: int | None = None) -> RoomMeta:
         """The room's record for the store (:meth:`Description.meta`)."""
-        return self.description.meta()
+        return self.description.meta(state=state, seed=seed)
 
     def free_seats(self) -> int:
         return self.seating.free()
@@ -365,9 +365,10 @@ class RoomCore:
 
     # Who is told what -------------------------------------------------------------------------
 
-    def _announce(self) -> None:
-        """Tell everyone in the room (and the relays) what the room is now."""
-        data = f.encode_frame(f.RoomInfo(self.id, self.info()))
+    def _announce(self, info: dict[str, Any] | None = None) -> None:
+        """Tell everyone in the room (and the relays) what the room is now (``info``: the
+        room's info if the caller just made it, for a frame of the same command)."""
+        data = f.encode_frame(f.RoomInfo(self.id, self.info() if info is None else info))
         out = self.out
         out.send(self.seating.connected(), data)
         self.spectators.now(data)

@@ -64,11 +64,14 @@ class Description:
             **({"clock": s.clock.to_json()} if s.clock is not None else {}),
         }
 
-    def meta(self) -> RoomMeta:
+    def meta(self, *, state: str | None = None, seed: int | None = None) -> RoomMeta:
         """Room metadata for the store (token digests only, never tokens): :meth:`info` and
         what only a restore needs, built as the record itself (the same as
         ``RoomMeta.from_json`` of that map, which tests/server/core/test_meta.py checks, without
-        making the map and parsing it back on every join and at every creation)."""
+        making the map and parsing it back on every join and at every creation).
+
+        ``state``: the state it is stored with instead of the room's (a match about to start
+        is stored as playing before it starts); ``seed``: the match's, stored at creation."""
         s, status = self._settings, self._status
         seating = self._seating
         return RoomMeta(
@@ -77,7 +80,7 @@ class Description:
             players=s.players,
             options=dict(s.options),
             public=s.public,
-            state=status.state.value,
+            state=status.state.value if state is None else state,
             rev=self._rev(),
             seats=seating.metas(),
             spectators=len(self._spectators),
@@ -91,4 +94,5 @@ class Description:
             host=s.host,
             bot=s.bot or "random",
             clock_state=self._clocks.stored(None),
+            seed=seed,
         )

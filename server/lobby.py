@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from games import registry
@@ -151,7 +150,7 @@ class Lobby:
         room = self._room(secrets.token_hex(5), settings, match, seed)
         for seat in room.seats[req.players - req.bots :]:
             seat.bot, seat.name, seat.bot_kind = True, f"bot {seat.index + 1}", req.bot
-        meta = replace(room.meta(), seed=seed)
+        meta = room.meta(seed=seed)
         held = self._holdings(conn)
         # While the store writes the room, it is live there but not in ``rooms`` yet: the
         # cluster's orphan scan must not take it for a dead node's room (server.cluster).

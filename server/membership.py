@@ -15,7 +15,7 @@ is stored before it is answered).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from protocol import frames as f
 from protocol import messages as m
@@ -40,6 +40,12 @@ must not cost every member 10,000 frames."""
 SPECTATOR_ANNOUNCE_EVERY = 0.5
 
 
+class Announcer(Protocol):
+    """Tells the room what it is now (``info``: the room's info if the caller just made it)."""
+
+    def __call__(self, info: dict[str, Any] | None = None) -> None: ...
+
+
 class Membership:
     """Who is in one room (see the module doc): the seats' holders, the spectators, the
     stand-ins' grace periods."""
@@ -57,7 +63,7 @@ class Membership:
         chat: ChatLog,
         status: Status,
         out: Outbox,
-        announce: Callable[[], None],
+        announce: Announcer,
         info: Callable[[], dict[str, Any]],
         meta: Callable[[], RoomMeta],
         wall: Callable[[], float],
@@ -122,8 +128,9 @@ class Membership:
         self._log.info("seat_taken", seat=seat.index, conn=conn.session)
         play = self._play
         view, view_hash = play.views.full(seat.index)
-        self._out.reply(conn, self._joined(req.id, seat.index, token, play.rev, view, view_hash))
-        self._announce()
+        joined = self._joined(req.id, seat.index, token, play.rev, view, view_hash)
+        self._out.reply(conn, joined)
+        self._announce(joined.info)  # (the same room as the joined frame's: made once)
         if self.settings.quick and self.seating.free() == 0:
             yield from play.begin()
 
@@ -141,13 +148,14 @@ class Membership:
             self._play.auto.bots.pop(index, None)
             self._log.info("seat_handed_back", seat=index)
         self._log.info("seat_resumed", seat=index, conn=conn.session, since=req.rev)
-        self._send_joined(conn, req.id, index, req.rev, self._play.rev)
-        self._announce()
+        info = self._send_joined(conn, req.id, index, req.rev, self._play.rev)
+        self._announce(info)
 
     def _send_joined(
         self, conn: Connection, rid: m.RequestId, seat: int | None, since: int | None, upto: int
-    ) -> None:
-        """A ``joined``, then either the full view or the missed patches from the buffer."""
+    ) -> dict[str, Any]:
+        """A ``joined``, then either the full view or the missed patches from the buffer; the
+        room's info it carries."""
         frames = missed(self._play.buffer, seat, since, upto)
         out = self._out
         if frames is None:
@@ -155,12 +163,15 @@ class Membership:
                 view, _, view_hash = self.spectators.delayed_view()
             else:
                 view, view_hash = self._play.views.full(seat)
-            out.reply(conn, self._joined(rid, seat, None, upto, view, view_hash))
-            return
+            joined = self._joined(rid, seat, None, upto, view, view_hash)
+            out.reply(conn, joined)
+            return joined.info
         assert since is not None
-        out.reply(conn, self._joined(rid, seat, None, since, None, None))
+        joined = self._joined(rid, seat, None, since, None, None)
+        out.reply(conn, joined)
         for frame in frames:
             out.add(Send((conn,), frame))
+        return joined.info
 
     def _joined(
         self,
@@ -185,13 +196,14 @@ class Membership:
         self.spectators.add(conn)
         conn.rooms[self.room] = None
         upto = self.spectators.delayed_view()[1] if self.spectators.delayed else self._play.rev
-        self._send_joined(conn, req.id, None, req.rev, upto)
-        self.announce_spectators()
+        info = self._send_joined(conn, req.id, None, req.rev, upto)
+        self.announce_spectators(info)
 
-    def announce_spectators(self) -> None:
-        """A spectator came or went: announced at once in a small audience, else batched."""
+    def announce_spectators(self, info: dict[str, Any] | None = None) -> None:
+        """A spectator came or went: announced at once in a small audience, else batched
+        (``info``: the room's, if the caller just made it)."""
         if len(self.spectators) <= SPECTATORS_ANNOUNCED_AT_ONCE:
-            self._announce()
+            self._announce(info)
         elif not self._announcing:
             self._announcing = True
             self._out.later(SPECTATOR_ANNOUNCE_EVERY, Announce())

@@ -21,7 +21,6 @@ script take the same path.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from games.base import Match
@@ -78,7 +77,7 @@ class Play:
         transition: Callable[[RoomEvent], None],
         announce: Callable[[], None],
         finished: Callable[[], None],
-        meta: Callable[[], RoomMeta],
+        meta: Callable[..., RoomMeta],
         holdings: Holdings,
         quotas: Quotas | None,
         log: Any,
@@ -150,7 +149,7 @@ class Play:
         """Seat the bots and start, once the store has the room as it will play."""
         for seat in bots or ():
             seat.bot, seat.name, seat.bot_kind = True, f"bot {seat.index + 1}", self.settings.bot
-        meta = replace(self._meta(), state=RoomState.PLAYING.value)
+        meta = self._meta(state=RoomState.PLAYING.value)
         try:
             yield StoreSeats(meta, required=True)
         except RequestError:

@@ -222,8 +222,8 @@ class Room:
     def info(self) -> dict[str, Any]:
         return self.core.info()
 
-    def meta(self) -> RoomMeta:
-        return self.core.meta()
+    def meta(self, *, state: str | None = None, seed: int | None = None) -> RoomMeta:
+        return self.core.meta(state=state, seed=seed)
 
     def free_seats(self) -> int:
         return self.core.free_seats()
