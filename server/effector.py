@@ -86,14 +86,15 @@ class Effector:
         revised = False
         for effect in effects:
             if isinstance(effect, Send):
-                then = effect.then
+                data, then = effect.data, effect.then
                 for conn in effect.to:
                     frames = held.get(conn)
                     if frames is None:
-                        frames = held[conn] = []
-                    frames.append(effect.data)
-                    if then is not None:
-                        frames.append(then)
+                        held[conn] = [data] if then is None else [data, then]
+                    else:
+                        frames.append(data)
+                        if then is not None:
+                            frames.append(then)
                 continue
             if isinstance(effect, Revised):
                 self._revised(effect)
@@ -111,6 +112,8 @@ class Effector:
                 revised = False
                 self._metrics.action_seconds.observe(time.perf_counter() - t0)
             if isinstance(effect, Keep) and not effect.waits:
+                if not self._keeper.due(effect.rev, self._core.play.match):
+                    continue  # (nothing to store: no store call, no answer)
                 answer = await self._store(effect)
                 if isinstance(answer, Failed):  # (the keeper logs the store's own)
                     error = answer.error
@@ -164,5 +167,8 @@ class Effector:
 def _write(held: dict[Connection, list[bytes]]) -> None:
     """Write the gathered frames, one write per socket (see the module doc)."""
     for conn, frames in held.items():
-        conn.send_all(frames)
+        if len(frames) == 1:  # (most sockets: one frame, no list to join)
+            conn.send_bytes(frames[0])
+        else:
+            conn.send_all(frames)
     held.clear()

@@ -141,6 +141,15 @@ class Keeper:
             self.log.warning("seats_not_stored", error=str(exc))
         return False
 
+    def due(self, rev: int, match: Match[Any]) -> bool:
+        """Whether :meth:`keep` of ``rev`` has anything to store (a snapshot due and settled,
+        or the end), remembering a snapshot that falls due (asked again, the same answer): the
+        actor asks it first, so a revision with nothing to store costs no store call."""
+        final = match.over
+        if not final and rev % self.snapshot_every == 0:
+            self._due = True
+        return final or (self._due and match.settled)
+
     async def keep(
         self, rev: int, match: Match[Any], extra: dict[str, Any] | None = None
     ) -> bool | None:
@@ -153,11 +162,9 @@ class Keeper:
         revision instead (the end of the turn at the latest); ``_due`` remembers it.
 
         None, or at the end whether the archive was written."""
-        final = match.over
-        if not final and rev % self.snapshot_every == 0:
-            self._due = True
-        if not final and not (self._due and match.settled):
+        if not self.due(rev, match):
             return None
+        final = match.over
         self._due = False
         try:
             await self.store.snapshot(self.room, rev, match.game.dump(match.state))
