@@ -12,7 +12,7 @@ boundary (member, seat, turn, legal, rev seen; resolved once), appended to the s
 (:class:`~server.effects.Append`; a failure refuses it with ``unavailable`` and changes
 nothing), applied (one revision, :meth:`games.base.Match.push`: the trusted half), fanned out
 (one frame per audience), acknowledged to its sender (the ``ack`` written with its patch, one
-system call: :meth:`server.connection.Connection.send_bytes`); only then is a due snapshot stored
+system call: :mod:`server.effector`); only then is a due snapshot stored
 (:class:`~server.effects.Keep`). A clock room's clocks are stored with the choice, in the
 append's one round trip. Undo (SPEC section 24), bots, timeouts on the clock and a replay's
 script take the same path.
@@ -267,8 +267,10 @@ class Play:
         asker: tuple[Connection, m.RequestId] | None = None,
     ) -> bool:
         """Apply a stored choice (or undo) and fan the revision out (``at``: the time it was
-        decided). True if the ``ack`` to ``asker`` went with its seat's patch, in one write:
-        always but at the end of the match (the ``room`` frame of the end goes before it)."""
+        decided). True if the ``ack`` to ``asker`` went with its seat's patch (its ``then``):
+        always but at the end of the match, where the ``room`` frame of the end goes between
+        them (the three still in one write: the actor writes a socket's frames of one command
+        together, :mod:`server.effector`)."""
         self.views.ensure()  # the diff starts from the views before the choice
         # Resolved (or the undo allowed) once, before it was stored.
         undo = is_undo(legal)
