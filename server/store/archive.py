@@ -6,9 +6,9 @@ exactly the tail it must replay (``XRANGE`` of the whole stream). The archive ne
 choice, so the full choice list is kept beside the stream in the same script (``choices``: one
 compact blob per choice, about the size of the choice itself) rather than archiving from an
 untrimmed stream; it is what :meth:`Archives.archive` copies into the archive, after which
-every live key of the room is deleted. The cost is that a live room holds each choice twice
-until its snapshot trims the stream, and once afterwards; a match is a few hundred choices, so
-this is kilobytes per room.
+every live key of the room is deleted (one script). The cost is that a live room holds each
+choice twice until its snapshot trims the stream, and once afterwards; a match is a few hundred
+choices, so this is kilobytes per room.
 
 The archive is one msgpack string (:func:`server.store.records.archive_blob`, read back by
 :func:`server.store.records.archive`) in the room's slot, ``P:{room}:archive``, listed in the
@@ -20,10 +20,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from redis.typing import EncodableT
+
 from server.store import keys, records
 from server.store.client import Client
-from server.store.errors import RoomGoneError
 from server.store.records import ArchiveRecord
+from server.store.writes import Writes
 
 __all__ = ["Archives"]
 
@@ -32,9 +34,17 @@ class Archives:
     """The archives of one Redis store (its client and key cache)."""
 
     def __init__(
-        self, client: Client, names: keys.KeyCache, index: str, *, cluster: bool, ttl: float
+        self,
+        client: Client,
+        writes: Writes,
+        names: keys.KeyCache,
+        index: str,
+        *,
+        cluster: bool,
+        ttl: float,
     ) -> None:
         self._client = client
+        self._writes = writes
         self._redis = client.redis
         self._run = client.run
         self._keys = names
@@ -49,49 +59,52 @@ class Archives:
 
     async def archive(self, room: str, result: dict[str, Any]) -> None:
         """Write the archive (meta, seed, options, every choice, chat, result) and delete the
-        room's live keys: one read MULTI, one write MULTI. Finishing twice is harmless.
+        room's live keys: one script (:data:`~server.store.scripts.ARCHIVE`), through the group
+        commit (:mod:`.writes`). Finishing twice is harmless.
+
+        The script packs the archive in Redis from the stored blobs, byte for byte what
+        :func:`~server.store.records.archive_blob` packs from their decoded values: the archive
+        costs this process neither the room's read (every choice decoded, then packed again) nor
+        a second round trip. Their bytes are checked when the archive is read back
+        (:func:`~server.store.records.archive`), not before it is written.
 
         The archive expires after ``archive_ttl`` seconds (``OASIS_ARCHIVE_TTL_DAYS``): storage
         stays bounded by the matches of that period, and live rooms never compete with old
         archives for memory (the deploy Redis has ``maxmemory`` with ``noeviction``)."""
         k = self.keys(room)
-
-        async def read() -> list[Any]:
-            pipe = self._redis.pipeline(transaction=True)
-            pipe.hgetall(k.meta)
-            pipe.lrange(k.choices, 0, -1)
-            pipe.lrange(k.chat, 0, -1)
-            pipe.exists(k.archive)
-            return list(await pipe.execute())
-
-        raw_meta, raw_choices, raw_chat, archived = await self._run(f"read room {room}", read)
-        if not raw_meta:
-            if archived:
-                return
-            raise RoomGoneError(f"archive room {room}: the room is not live")
-        meta = records.unpack_fields(room, raw_meta)
         finished = time.time()
-        actions = [records.decode(room, "choices", b) for b in raw_choices]
-        chat = [records.decode(room, "chat", b) for b in raw_chat]
-        blob = records.archive_blob(room, meta, actions, result, chat, finished)
-
         ttl = self._archive_ttl
-        expiry = max(1, round(ttl)) if ttl > 0 else None
+        expiry = max(1, round(ttl)) if ttl > 0 else 0
+        bound = f"({finished - ttl}" if expiry else ""  # the index forgets expired archives too
+        score = repr(finished)
+        args: list[EncodableT] = [
+            records.archive_head(room),
+            records.pack(result),
+            records.pack(finished),
+            score,
+            expiry,
+            bound,
+            room,
+        ]
+        names = [k.meta, k.choices, k.chat, k.archive, k.log, k.snap]
+        what = f"archive room {room}"
+        writes = self._writes
+        if not self._cluster:
+            await writes.call(what, writes.archive, [*names, self._rooms_key, self._index], args)
+            return
+        # The indexes live in other slots: written apart, after the room.
+        if not await writes.call(what, writes.archive, names, args):
+            return  # archived before
 
-        async def write() -> None:
-            pipe = self._redis.pipeline(transaction=True)
-            pipe.set(k.archive, blob, ex=expiry)
-            pipe.delete(*k.live())
-            if self._cluster:  # the indexes live in other slots: written apart, after the room
-                await pipe.execute()
-                pipe = self._redis.pipeline(transaction=False)
+        async def index() -> None:
+            pipe = self._redis.pipeline(transaction=False)
             pipe.zrem(self._rooms_key, room)
             pipe.zadd(self._index, {room: finished})
-            if expiry is not None:  # the index forgets expired archives: it stays bounded too
-                pipe.zremrangebyscore(self._index, "-inf", f"({finished - ttl}")
+            if bound:
+                pipe.zremrangebyscore(self._index, "-inf", bound)
             await pipe.execute()
 
-        await self._run(f"archive room {room}", write)
+        await self._run(what, index)
 
     async def load(self, room: str) -> ArchiveRecord | None:
         """The archive of a finished match, or None."""

@@ -207,6 +207,18 @@ def archive_blob(
     )
 
 
+def archive_head(room: str) -> bytes:
+    """The first bytes of :func:`archive_blob`'s map (its size, ``schema_version`` and
+    ``room``), from which :data:`~server.store.scripts.ARCHIVE` packs the rest in Redis."""
+    return (
+        b"\x8b"  # a map of 11 entries: keep in step with archive_blob
+        + pack("schema_version")
+        + pack(SCHEMA_VERSION)
+        + pack("room")
+        + pack(room)
+    )
+
+
 # Decoding --------------------------------------------------------------------------------------
 
 

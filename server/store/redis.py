@@ -5,13 +5,21 @@ The keys (:mod:`server.store.keys` has their layout) and their records
 ``schema_version`` migrations) live apart; this module is the I/O.
 
 Everything a room does while it plays (append, snapshot, chat, meta updates) touches only its own
-slot. The two global indexes are written in the same MULTI as the room's keys when a room is
-created, archived or deleted, which a single Redis allows. On a **Redis Cluster** (``cluster=True``,
-``OASIS_REDIS_CLUSTER``) a MULTI must stay in one slot, so those three calls write the index
-apart: on create the index entry first (a crash in between leaves an entry without a room, which
-recovery skips, never a room nobody lists), on archive and delete the room's keys first (a crash
-leaves an index entry for a room that is gone, skipped the same way); recovery reads each room in
-its own MULTI.
+slot. The two global indexes are written in the same script (or MULTI) as the room's keys when
+a room is created, archived or deleted, which a single Redis allows. On a **Redis Cluster**
+(``cluster=True``, ``OASIS_REDIS_CLUSTER``) a MULTI or a script must stay in one slot, so those
+three calls write the index apart: on create the index entry first (a crash in between leaves
+an entry without a room, which recovery skips, never a room nobody lists), on archive and delete
+the room's keys first (a crash leaves an index entry for a room that is gone, skipped the same
+way); recovery reads each room in its own MULTI.
+
+Create and archive. :meth:`RedisStore.create_room` is one script
+(:data:`~server.store.scripts.CREATE`: leftovers of the id dropped, meta, lease, index) and
+:meth:`RedisStore.archive` one more (:data:`~server.store.scripts.ARCHIVE`, packing the
+archive from the stored blobs in Redis: :mod:`server.store.archive`), both through the group
+commit: a match's first and last writes are no round trips of their own, and no longer
+redis-py's pipeline (issue 21: three round trips per match, a tiny game's match is ~50
+actions).
 
 Write path. :meth:`RedisStore.append` is one EVALSHA (one round trip): a Lua script checks that
 the rev is exactly the next one (the ``choices`` length + 1) and that the room is live, then
@@ -22,17 +30,12 @@ an append whose reply was lost is safe (redis-py retries once on a dropped conne
 reason); any other duplicate, gap or older rev raises :class:`RevisionError`. Redis also refuses
 a stream id not above the last one, even after trims: a second guard.
 
-Group commit. Appends, seat updates (:meth:`RedisStore.update_room`) and snapshots, the
-writes a room makes while it is set up and plays, each one script call, go through
-:class:`~server.store.commit.GroupCommit` (one batch in flight; what arrives meanwhile goes
-together next), whose sender this store is: a batch (a lone call too) is its EVALSHAs written at
-once on the group commit's own connection (:meth:`.Client.commit_scripts`: packed there, not by
-redis-py's pipeline), each reply mapped on its own (a wrong rev fails that room only; a batch
-that fails as a whole fails each of its calls, an unknown outcome like any lost reply).
-A room has one write in flight at a time and a batch keeps the order of its calls, so nothing
-about order changes; what they share is the per-call path (issue 21: with matches ending
-and starting all the time, the seat updates of their set-ups were as many lone round trips as
-their choices' appends). On a Redis Cluster each call keeps its own round trip.
+Group commit. Every write of a room's life (its creation, seat updates, appends, snapshots and
+its archive), each one script call, goes through the group commit of :mod:`server.store.writes`:
+one round trip for what arrives while the batch before it is in flight, in order, each reply
+mapped on its own. On a Redis Cluster each call keeps its own round trip.
+
+Recovery reads (:mod:`server.store.recovery`) restore rooms from snapshot + log.
 
 Trim and archive decision (:mod:`server.store.archive`): a snapshot trims the log, the full
 list of choices stays beside it for the archive.
@@ -49,32 +52,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
-from redis.typing import EncodableT, FieldT
+from redis.typing import EncodableT
 
 from server import logging as oasis_logging
-from server.store import keys, records, scripts
+from server.store import keys, records
 from server.store.archive import Archives
 from server.store.client import Client
-from server.store.commit import GroupCommit, Pending
-from server.store.errors import CorruptRecordError, NotOwnerError, StoreError
+from server.store.errors import CorruptRecordError, NotOwnerError
 from server.store.fence import Fence
 from server.store.records import Action, ArchiveRecord, RoomRecord, pack
+from server.store.recovery import Recovery
+from server.store.writes import Writes
 
 __all__ = ["RedisStore"]
-
-
-@dataclass(frozen=True, slots=True)
-class _Call:
-    """One script call of the group commit (a :class:`GroupCommit` payload): an append, a seat
-    update or a snapshot."""
-
-    script: Any
-    keys: list[str]
-    args: list[EncodableT]
 
 
 class RedisStore:
@@ -118,22 +110,30 @@ class RedisStore:
         self._health = self._client.health
         self._prefix = prefix
         self._chat_keep = max(1, chat_keep)
-        self._batch = batch
-        self._append = self._redis.register_script(scripts.APPEND)
-        self._snapshot = self._redis.register_script(scripts.SNAPSHOT)
-        self._update = self._redis.register_script(scripts.UPDATE)
-        self._chat = self._redis.register_script(scripts.CHAT)
         self._keys = keys.KeyCache(prefix)
-        self._commit: GroupCommit[_Call] = GroupCommit(self._send_calls)
-        """The group commit of appends, seat updates and snapshots (see "Group commit")."""
         self._fence = fence
-        self._token = "" if fence is None else fence.token
-        """This node's lease token (:mod:`.fence`); empty: no leases, nothing is fenced."""
-        self.on_not_owner: Callable[[str], None] | None = None
-        """Called with a room whose write was refused because this node lost its lease."""
-        self._archives = Archives(
-            self._client, self._keys, keys.archived(prefix), cluster=cluster, ttl=archive_ttl
+        self._writes = Writes(
+            self._client, cluster=cluster, token="" if fence is None else fence.token
         )
+        """Every write of a room's life, through the group commit (see "Group commit")."""
+        self._archives = Archives(
+            self._client,
+            self._writes,
+            self._keys,
+            keys.archived(prefix),
+            cluster=cluster,
+            ttl=archive_ttl,
+        )
+        self._recovery = Recovery(self._client, self._keys, cluster=cluster, batch=batch)
+
+    @property
+    def on_not_owner(self) -> Callable[[str], None] | None:
+        """Called with a room whose write was refused because this node lost its lease."""
+        return self._writes.on_not_owner
+
+    @on_not_owner.setter
+    def on_not_owner(self, listener: Callable[[str], None] | None) -> None:
+        self._writes.on_not_owner = listener
 
     # Keys --------------------------------------------------------------------------------------
 
@@ -213,45 +213,33 @@ class RedisStore:
         """How many times Redis was found emptied under this store."""
         return self._health.losses
 
-    async def _fenced(self, room: str, what: str, op: Callable[[], Awaitable[Any]]) -> Any:
-        """:meth:`_run` for a fenced script: a lost lease is told to ``on_not_owner``."""
-        try:
-            return await self._run(what, op)
-        except NotOwnerError:
-            if self.on_not_owner is not None:
-                self.on_not_owner(room)
-            raise
-
     # The Store protocol ------------------------------------------------------------------------
 
     async def create_room(self, room: str, meta: dict[str, Any]) -> None:
-        """Store a new room's meta and list it as live (one MULTI; leftovers of the id go)."""
+        """Store a new room's meta and list it as live (one script, :data:`.scripts.CREATE`;
+        leftovers of the id go). On a Redis Cluster the index entry is written first, apart."""
         k = self.keys(room)
-
-        async def op() -> None:
-            if self._cluster:
-                await self._redis.zadd(self._rooms_key, {room: time.time()})
-            pipe = self._redis.pipeline(transaction=True)
-            pipe.delete(*k.live())
-            pipe.hset(k.meta, mapping=_pack_fields(meta))
-            if self._fence is not None:  # the creating node owns the room from its first write
-                pipe.set(k.lease, self._fence.token, px=self._fence.ms)
-            if not self._cluster:
-                pipe.zadd(self._rooms_key, {room: time.time()})
-            await pipe.execute()
-
-        await self._run(f"create room {room}", op)
+        now = time.time()
+        fence = self._fence
+        token, ms = ("", 0) if fence is None else (fence.token, fence.ms)
+        args: list[EncodableT] = [token, ms, room, repr(now), *_flat(meta)]
+        names = [*k.live(), k.lease]
+        what = f"create room {room}"
+        if self._cluster:
+            await self._run(what, lambda: self._redis.zadd(self._rooms_key, {room: now}))
+        else:
+            names.append(self._rooms_key)
+        await self._writes.call(what, self._writes.create, names, args)
 
     async def update_room(self, room: str, meta: dict[str, Any]) -> None:
         """Merge ``meta``'s top-level fields into the stored meta (the seed given at creation
         stays even though the room's later meta omits it). Refused for a room that is not live."""
         k = self.keys(room)
-        args: list[EncodableT] = []
-        for name, value in _pack_fields(meta).items():
-            args += [name, value]
+        args = _flat(meta)
         if not args:
             return
-        await self._script(room, f"update room {room}", self._update, [k.meta, k.lease], args)
+        writes = self._writes
+        await writes.fenced(room, f"update room {room}", writes.update, [k.meta, k.lease], args)
 
     async def append(self, room: str, action: Action, meta: dict[str, Any] | None = None) -> None:
         """Store ``action`` before it is acknowledged: one round trip, raise StoreError if not.
@@ -261,67 +249,47 @@ class RedisStore:
         k = self.keys(room)
         blob = pack([action.seat, action.choice])
         names = [k.meta, k.log, k.choices, k.lease]
-        fields: list[EncodableT] = []
-        for name, value in _pack_fields(meta or {}).items():
-            fields += [name, value]
         what = f"append rev {action.rev} to room {room}"
-        await self._script(room, what, self._append, names, [action.rev, blob, *fields])
-
-    async def _script(
-        self, room: str, what: str, script: Any, names: list[str], args: list[EncodableT]
-    ) -> None:
-        """One fenced script call of ``room`` (this node's lease token goes last), through the
-        group commit; a lost lease is told to ``on_not_owner``."""
-        args = [*args, self._token]
-        if self._cluster:
-            await self._fenced(room, what, lambda: script(keys=names, args=args))
-            return
-        try:
-            await self._commit.submit(what, _Call(script, names, args))
-        except NotOwnerError:
-            if self.on_not_owner is not None:
-                self.on_not_owner(room)
-            raise
+        args: list[EncodableT] = [action.rev, blob]
+        if meta:
+            args += _flat(meta)
+        await self._writes.fenced(room, what, self._writes.append, names, args)
 
     @property
     def append_batches(self) -> int:
-        """How many round trips carried the group commit's calls (appends, seat updates and
-        snapshots; with ``appends_batched``: the batching)."""
-        return self._commit.batches
+        """How many round trips carried the group commit's calls (every write of a room's life
+        but its chat; with ``appends_batched``: the batching)."""
+        return self._writes.batches
 
     @property
     def appends_batched(self) -> int:
-        return self._commit.items
-
-    async def _send_calls(self, batch: Sequence[Pending[_Call]]) -> list[StoreError | None]:
-        """One round trip for a batch of script calls (a lone one is one call, more a
-        pipeline), each reply mapped on its own; the :class:`GroupCommit`'s sender."""
-        calls = [(i.payload.script, i.payload.keys, i.payload.args) for i in batch]
-        what = batch[0].what if len(batch) == 1 else f"{len(batch)} writes"
-        replies = await self._run(what, partial(self._client.commit_scripts, calls))
-        outcome = self._client.outcome
-        return [outcome(i.what, reply) for i, reply in zip(batch, replies, strict=True)]
+        return self._writes.items
 
     async def append_chat(self, room: str, line: dict[str, Any]) -> None:
-        """Keep a chat line with the match (the last ``chat_keep``); ignored once it is over."""
+        """Keep a chat line with the match (the last ``chat_keep``); ignored once it is over.
+        Alone, not through the group commit: a chat line is acknowledged by nothing."""
         k = self.keys(room)
         blob = pack(line)
-        await self._fenced(
-            room,
-            f"chat in room {room}",
-            lambda: self._chat(
-                keys=[k.meta, k.chat, k.lease], args=[blob, self._chat_keep, self._token]
-            ),
-        )
+        names = [k.meta, k.chat, k.lease]
+        what = f"chat in room {room}"
+        writes = self._writes
+        chat = writes.chat
+        args = [blob, self._chat_keep, writes.token]
+        try:
+            await self._run(what, lambda: chat(keys=names, args=args))
+        except NotOwnerError:
+            if writes.on_not_owner is not None:
+                writes.on_not_owner(room)
+            raise
 
     async def finish(self, room: str, result: dict[str, Any]) -> None:
         """Archive the finished match and drop its live keys (see :meth:`archive`)."""
         await self.archive(room, result)
 
     async def close(self) -> None:
-        self._commit.close()
+        self._writes.close()
         await self._health.close()
-        await self._commit.drain()  # appends on their way: let them land and answer their rooms
+        await self._writes.drain()  # appends on their way: let them land and answer their rooms
         await self._client.close()
 
     # Snapshots and recovery --------------------------------------------------------------------
@@ -334,16 +302,13 @@ class RedisStore:
         k = self.keys(room)
         blob = records.snapshot_blob(rev, state)
         names = [k.meta, k.log, k.choices, k.snap, k.lease]
-        await self._script(
-            room, f"snapshot rev {rev} of room {room}", self._snapshot, names, [rev, blob]
-        )
+        writes = self._writes
+        what = f"snapshot rev {rev} of room {room}"
+        await writes.fenced(room, what, writes.snapshot, names, [rev, blob])
 
     async def unfinished_rooms(self) -> list[str]:
         """Every live room, oldest first."""
-        raw: list[bytes] = await self._run(
-            "list rooms", lambda: self._redis.zrange(self._rooms_key, 0, -1)
-        )
-        return [r.decode() for r in raw]
+        return await self._recovery.unfinished_rooms()
 
     async def load_room(self, room: str) -> RoomRecord | None:
         """Meta, latest snapshot and the actions after it, read in one MULTI (a consistent view).
@@ -358,46 +323,12 @@ class RedisStore:
     async def load_rooms(
         self, rooms: Sequence[str]
     ) -> dict[str, RoomRecord | CorruptRecordError | None]:
-        """Load many rooms, ``batch`` per round trip; a corrupt room is reported in its entry and
-        does not stop the others."""
-        out: dict[str, RoomRecord | CorruptRecordError | None] = {}
-        for start in range(0, len(rooms), self._batch):
-            chunk = rooms[start : start + self._batch]
-            raw: list[Any] = await self._run(f"load {len(chunk)} rooms", partial(self._read, chunk))
-            for room, parts in zip(chunk, records.groups(raw, 5), strict=True):
-                try:
-                    out[room] = records.record(room, *parts)
-                except CorruptRecordError as exc:
-                    out[room] = exc
-        return out
-
-    async def _read(self, rooms: Sequence[str]) -> list[Any]:
-        if self._cluster:  # one MULTI per room: a transaction stays in one slot
-            out: list[Any] = []
-            for room in rooms:
-                out += await self._multi_read([room])
-            return out
-        return await self._multi_read(rooms)
-
-    async def _multi_read(self, rooms: Sequence[str]) -> list[Any]:
-        pipe = self._redis.pipeline(transaction=True)
-        for room in rooms:
-            k = self.keys(room)
-            pipe.hgetall(k.meta)
-            pipe.hgetall(k.snap)
-            pipe.xrange(k.log)
-            pipe.llen(k.choices)
-            pipe.lrange(k.chat, 0, -1)
-        return list(await pipe.execute())
+        """Load many rooms (:meth:`.Recovery.load_rooms`)."""
+        return await self._recovery.load_rooms(rooms)
 
     async def actions_after(self, room: str, rev: int) -> list[Action]:
-        """Every stored action after ``rev`` (from the full list): a room whose append failed
-        with an unknown outcome asks this before it goes on, to adopt a choice that did land."""
-        k = self.keys(room)
-        raw: list[bytes] = await self._run(
-            f"read actions of room {room}", lambda: self._redis.lrange(k.choices, rev, -1)
-        )
-        return [records.action(room, rev + 1 + i, blob) for i, blob in enumerate(raw)]
+        """Every stored action after ``rev`` (:meth:`.Recovery.actions_after`)."""
+        return await self._recovery.actions_after(room, rev)
 
     # Archives ----------------------------------------------------------------------------------
 
@@ -411,18 +342,8 @@ class RedisStore:
         return await self._archives.load(room)
 
     async def missing(self, rooms: Sequence[str]) -> list[str]:
-        """Those of ``rooms`` whose live keys are gone from Redis (one pipeline)."""
-        if not rooms:
-            return []
-
-        async def op() -> list[Any]:
-            pipe = self._redis.pipeline(transaction=False)
-            for room in rooms:
-                pipe.exists(self.keys(room).meta)
-            return list(await pipe.execute())
-
-        found = await self._run(f"check {len(rooms)} rooms", op)
-        return [room for room, there in zip(rooms, found, strict=True) if not there]
+        """Those of ``rooms`` whose live keys are gone from Redis (:meth:`.Recovery.missing`)."""
+        return await self._recovery.missing(rooms)
 
     async def archived_rooms(self) -> list[str]:
         """Every archived room, oldest first."""
@@ -451,5 +372,9 @@ class RedisStore:
 # Helpers ------------------------------------------------------------------------------------
 
 
-def _pack_fields(meta: dict[str, Any]) -> dict[FieldT, EncodableT]:
-    return {name: pack(value) for name, value in meta.items()}
+def _flat(meta: dict[str, Any]) -> list[EncodableT]:
+    """``meta``'s fields as a script's arguments: name, packed value, ..."""
+    args: list[EncodableT] = []
+    for name, value in meta.items():
+        args += [name, pack(value)]
+    return args
