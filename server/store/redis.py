@@ -24,10 +24,11 @@ a stream id not above the last one, even after trims: a second guard.
 
 Group commit. Appends, seat updates (:meth:`RedisStore.update_room`) and snapshots, the
 writes a room makes while it is set up and plays, each one script call, go through
-:class:`~server.store.commit.GroupCommit` (one batch in flight; what arrives meanwhile goes
-together next), whose sender this store is: a batch (a lone call too) is its EVALSHAs written at
-once on the group commit's own connection (:meth:`.Client.commit_scripts`: packed there, not by
-redis-py's pipeline), each reply mapped on its own (a wrong rev fails that room only; a batch
+:class:`~server.store.commit.GroupCommit` (a lone call goes at once; what arrives while
+batches are in flight goes together at the next loop turn), whose sender this store is: a batch
+is its EVALSHAs written at once on the group commit's own pipelined connection
+(:meth:`.Client.commit_scripts`, :mod:`server.store.lane`: packed there, not by redis-py's
+pipeline), each reply mapped on its own (a wrong rev fails that room only; a batch
 that fails as a whole fails each of its calls, an unknown outcome like any lost reply).
 A room has one write in flight at a time and a batch keeps the order of its calls, so nothing
 about order changes; what they share is the per-call path (issue 21: with matches ending
