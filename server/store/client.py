@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -32,6 +31,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.maint_notifications import MaintNotificationsConfig
 
 from server.store.errors import NotOwnerError, RevisionError, RoomGoneError, StoreError
+from server.store.lane import Lane
 from server.store.readiness import Readiness
 
 __all__ = ["POOL_IDLE_KEEP", "Client"]
@@ -89,8 +89,8 @@ class Client:
             self.redis = aioredis.Redis.from_pool(pool)
         self.deadline = 3 * timeout
         self._timeout = timeout
-        self._lane: Any = None
-        """The group commit's own pooled connection (:meth:`commit_scripts`), held for good."""
+        self._lane = Lane(getattr(self.redis, "connection_pool", None), timeout)
+        """The group commit's own pooled connection, pipelined (:meth:`commit_scripts`)."""
         self._resident: set[Any] = set()
         """The pooled connections opened at start-up (:meth:`open_pool`), kept by trims."""
         self.health = Readiness(
@@ -158,7 +158,7 @@ class Client:
             pass
         finally:
             if len(got) > POOL_IDLE_KEEP:  # one more: the group commit's, held (never idle)
-                self._lane = got.pop()
+                self._lane.hold(got.pop())
             for connection in got:
                 await pool.release(connection)
         self._resident = set(got)
@@ -244,14 +244,15 @@ class Client:
     ) -> list[Any]:
         """:meth:`pipeline_scripts` for the group commit (not a cluster), on its own connection.
 
-        The group commit has one batch in flight at a time, so one connection serves it: held
-        for good (no checkout and release per batch), its commands packed here (keys and args
-        are ``str``, ``bytes`` and ``int``), written at once and their replies read in order,
-        errors as values, under one socket timeout for the batch instead of redis-py's per-call
-        path (its pipeline, retry, encoder and a timeout per reply: most of what the Redis log
-        cost per action, BENCHMARKS.md). A dropped connection is retried once on a new one, as
-        redis-py's pool does (every call is idempotent), and a Redis that lost its scripts gets
-        them loaded and those calls sent again, once."""
+        One connection serves the group commit, several batches in flight on it: held for good
+        (no checkout and release per batch), its commands packed here (keys and args are
+        ``str``, ``bytes`` and ``int``), written at once and their replies parsed as they arrive
+        (:class:`~server.store.lane.Lane`), errors as values, under one timeout for the batch
+        instead of redis-py's per-call path (its pipeline, retry, encoder and a timeout per
+        reply: most of what the Redis log cost per action, BENCHMARKS.md). A dropped
+        connection is retried once on a new one, as redis-py's pool does (every call is
+        idempotent), and a Redis that lost its scripts gets them loaded and those calls sent
+        again, once."""
 
         async def send(todo: list[int]) -> list[Any]:
             commands = [_evalsha(*calls[i]) for i in todo]
@@ -263,40 +264,14 @@ class Client:
         return await self._with_scripts(calls, send)
 
     async def _round_trip(self, commands: list[bytes]) -> list[Any]:
-        """Write ``commands`` on the group commit's connection and read one reply each."""
-        connection = self._lane
-        if connection is None:
-            connection = self._lane = await self.redis.connection_pool.get_connection()
-        if not connection.is_connected:
-            await connection.connect()  # (redis-py's hook: Readiness verifies again)
-        replies: list[Any] = []
-        try:
-            async with asyncio.timeout(self._timeout):
-                writer = connection._writer
-                writer.write(b"".join(commands))
-                await writer.drain()
-                for _ in commands:
-                    try:
-                        replies.append(await connection.read_response(timeout=math.inf))
-                    except ResponseError as exc:  # an error reply: read whole, a value here
-                        replies.append(exc)
-        except TimeoutError:
-            await connection.disconnect(nowait=True)
-            raise RedisTimeoutError("Timeout on the group commit's connection") from None
-        except OSError as exc:
-            await connection.disconnect(nowait=True)
-            raise RedisConnectionError(f"Error on the group commit's connection: {exc}") from exc
-        except BaseException:  # cancelled, or read_response's own errors: replies unknown
-            await connection.disconnect(nowait=True)
-            raise
-        return replies
+        """Write ``commands`` on the group commit's connection and read one reply each
+        (:class:`~server.store.lane.Lane`: pipelined, replies parsed as they arrive)."""
+        return await self._lane.round_trip(commands)
 
     async def close(self) -> None:
         await self.health.stop_probe()
-        if self._lane is not None:
-            with contextlib.suppress(Exception):
-                await self.redis.connection_pool.release(self._lane)
-            self._lane = None
+        with contextlib.suppress(Exception):
+            await self._lane.close()
         await self.redis.aclose()
 
 

@@ -2,13 +2,14 @@
 
 The Redis store sends its appends, seat updates and snapshots through one (each a script call).
 
-One batch is in flight at a time. A submission that finds none leads: it is sent at once,
-alone (no added latency). Submissions that arrive while a batch is in flight queue, and go
-together as the next batch as soon as the batch before it has answered, so under load a batch
-holds every append that arrived during the last round trip. Each submitter still waits for its
-own outcome, and a room has at most one write in flight, so nothing about order or
-acknowledgement changes; what a batch shares is the client's per-call path (for redis-py:
-connection checkout, timeouts, a task per command; BENCHMARKS.md has the figures).
+A submission that finds no batch in flight leads: it is sent at once, alone (no added
+latency). Submissions that arrive while batches are in flight queue for one loop turn and go
+together as the next batch, sent at the next turn without waiting for those in flight (the
+sender pipelines them: :mod:`server.store.lane`), so under load a batch holds every write of
+one loop turn and waits for no other round trip. Each submitter still waits for its own outcome,
+and a room has at most one write in flight, so nothing about order or acknowledgement changes;
+what a batch shares is the client's per-call path (for redis-py: connection checkout, timeouts,
+a task per command; BENCHMARKS.md has the figures).
 
 The sender is given, so this is testable with no Redis: ``send(batch)`` delivers one batch in
 one round trip and returns one outcome per item (``None``: stored; a :class:`StoreError`: that
@@ -46,36 +47,44 @@ Sender = Callable[[Sequence[Pending[P]]], Awaitable[Sequence[StoreError | None]]
 
 
 class GroupCommit(Generic[P]):
-    """The queue of submissions and the one batch in flight, for one sender."""
+    """The queue of submissions and the batches in flight, for one sender."""
 
     def __init__(self, send: Sender[P]) -> None:
         self._send_batch = send
         self._queued: list[Pending[P]] = []
         """Submissions waiting for the next batch."""
         self._flushes: set[asyncio.Task[None]] = set()
-        self._flushing = False
-        """A batch is in flight (the next submissions queue for the batch after it)."""
+        self._forming = False
+        """A task will send what is queued at its first step (the next loop turn)."""
+        self._in_flight = 0
+        """Batches sent and not answered yet."""
         self._closed = False
         self.batches = 0
         """How many batches were sent (with :attr:`items`: the batching at work)."""
         self.items = 0
 
     async def submit(self, what: str, payload: P) -> None:
-        """Deliver ``payload`` in the next batch (now, if none is in flight); raise its error."""
+        """Deliver ``payload`` now if nothing is in flight, else in the batch of the next loop
+        turn; raise its error."""
         pending = Pending(what, payload, asyncio.get_running_loop().create_future())
         self._queued.append(pending)
-        if not self._flushing:  # nothing in flight: this one leads, and goes now
-            self._flushing = True
+        if not self._in_flight and not self._forming:  # nothing in flight: it leads, now
+            batch, self._queued = self._queued, []
             try:
-                await self._flush()
+                await self._send(batch)
             except BaseException:  # cancelled: its own reply is not awaited any more
                 if pending.reply.done() and not pending.reply.cancelled():
                     pending.reply.exception()  # (marks it retrieved)
                 raise
+        elif not self._forming:  # the first to queue: its batch goes at the next loop turn
+            self._forming = True
+            task = asyncio.get_running_loop().create_task(self._flush())
+            self._flushes.add(task)
+            task.add_done_callback(self._flushes.discard)
         await pending.reply
 
     def close(self) -> None:
-        """Start no new batch: what is queued when the batch in flight answers fails."""
+        """Start no new batch: what is queued fails at the next loop turn."""
         self._closed = True
 
     async def drain(self) -> None:
@@ -84,29 +93,28 @@ class GroupCommit(Generic[P]):
             await asyncio.gather(*self._flushes, return_exceptions=True)
 
     async def _flush(self) -> None:
-        """Send what is queued; what queued meanwhile goes in the next batch, sent by a task
-        (the leader goes back to its own work)."""
+        """Send what queued during the loop turn before (the module doc), without waiting for
+        the batches in flight."""
+        self._forming = False
         batch, self._queued = self._queued, []
-        try:
+        if self._closed:
+            for item in batch:
+                item.reply.set_exception(StoreError(f"{item.what}: the store is closed"))
+            return
+        if batch:
             await self._send(batch)
-        finally:
-            if self._queued and not self._closed:
-                task = asyncio.get_running_loop().create_task(self._flush())
-                self._flushes.add(task)
-                task.add_done_callback(self._flushes.discard)
-            else:
-                self._flushing = False
-                for item in self._queued:  # closed meanwhile
-                    item.reply.set_exception(StoreError(f"{item.what}: the store is closed"))
-                self._queued = []
 
     async def _send(self, batch: list[Pending[P]]) -> None:
         """One round trip for ``batch``; answer each item. Raises only if cancelled, after
         answering."""
         self.batches += 1
         self.items += len(batch)
+        self._in_flight += 1
         try:
-            outcomes = await self._send_batch(batch)
+            try:
+                outcomes = await self._send_batch(batch)
+            finally:
+                self._in_flight -= 1
         except StoreError as exc:  # the batch as a whole: each item's outcome is unknown
             for item in batch:
                 if not item.reply.done():

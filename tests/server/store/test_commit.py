@@ -1,5 +1,5 @@
-"""The group commit with a fake sender and no Redis: batching, one batch in flight, each
-outcome to its own submitter, failures of a whole batch, cancellation and close."""
+"""The group commit with a fake sender and no Redis: batching by loop turn, several batches in
+flight, each outcome to its own submitter, failures of a whole batch, cancellation and close."""
 
 from __future__ import annotations
 
@@ -64,22 +64,29 @@ async def test_a_lone_submission_is_sent_at_once_alone() -> None:
     assert (commit.batches, commit.items) == (1, 1)
 
 
-async def test_submissions_during_a_round_trip_go_together_in_the_next_batch() -> None:
+async def test_submissions_during_a_round_trip_go_together_at_the_next_loop_turn() -> None:
     sender = FakeSender()
     commit: GroupCommit[str] = GroupCommit(sender)
     first = asyncio.create_task(commit.submit("append a", "a"))
     assert await sender.next_batch(1) == ["a"]
     others = [asyncio.create_task(commit.submit(f"append {p}", p)) for p in "bcd"]
-    await _settled()
-    assert len(sender.batches) == 1  # one batch in flight at a time: b, c, d wait for it
-    assert not any(task.done() for task in others)
-    sender.answer(0)
-    await first
+    # b, c and d queue in one loop turn: one batch, sent without waiting for a's reply
     assert await sender.next_batch(2) == ["b", "c", "d"]
-    assert not any(task.done() for task in others)  # each waits for its own outcome
-    sender.answer(1)
+    assert not first.done() and not any(task.done() for task in others)
+    late = asyncio.create_task(commit.submit("append e", "e"))
+    assert await sender.next_batch(3) == ["e"]  # three batches in flight at once
+    sender.answer(1)  # answered out of order: each batch answers its own submitters
     await asyncio.gather(*others)
-    assert (commit.batches, commit.items) == (2, 4)
+    assert not first.done() and not late.done()
+    sender.answer(0)
+    sender.answer(2)
+    await asyncio.gather(first, late)
+    assert (commit.batches, commit.items) == (3, 5)
+    lone = asyncio.create_task(commit.submit("append f", "f"))  # nothing in flight: at once
+    await asyncio.sleep(0)
+    assert len(sender.batches) == 4 and sender.batches[3] == ["f"]
+    sender.answer(3)
+    await lone
 
 
 async def test_each_outcome_reaches_its_own_submitter_only() -> None:
@@ -89,10 +96,9 @@ async def test_each_outcome_reaches_its_own_submitter_only() -> None:
     await sender.next_batch(1)
     b = asyncio.create_task(commit.submit("append b", "b"))
     c = asyncio.create_task(commit.submit("append c", "c"))
-    await _settled()
+    await sender.next_batch(2)
     sender.answer(0)
     await lead
-    await sender.next_batch(2)
     refused = RevisionError("append b: the log is at rev 3")
     sender.answer(1, [refused, None])
     with pytest.raises(RevisionError) as caught:
@@ -114,13 +120,17 @@ async def test_a_batch_that_fails_as_a_whole_fails_each_item_naming_it() -> None
     with pytest.raises(StoreError) as alone:
         await lead
     assert alone.value is lost  # a lone item gets the error itself
-    await sender.next_batch(2)  # the queue goes on: b and c are the next batch
+    assert await sender.next_batch(2) == ["b", "c"]  # sent before a's failure: their own
     sender.fail(1, StoreError("deadline"))
     for task, name in ((b, "append b"), (c, "append c")):
         with pytest.raises(StoreError) as caught:
             await task
         assert str(caught.value) == f"{name}: deadline"
-    assert not commit._flushing  # nothing queued: the next submission leads again
+    again = asyncio.create_task(commit.submit("append d", "d"))
+    await asyncio.sleep(0)
+    assert sender.batches[2:] == [["d"]]  # nothing in flight: the next submission leads again
+    sender.answer(2)
+    await again
 
 
 async def test_a_cancelled_leader_leaves_no_submitter_waiting() -> None:
@@ -148,8 +158,9 @@ async def test_close_sends_no_new_batch_and_fails_what_is_queued() -> None:
     lead = asyncio.create_task(commit.submit("append a", "a"))
     await sender.next_batch(1)
     queued = asyncio.create_task(commit.submit("append b", "b"))
-    await _settled()
+    await asyncio.sleep(0)  # b queued, its batch not sent yet
     commit.close()
+    await _settled()
     sender.answer(0)
     await lead  # the batch in flight lands and answers
     with pytest.raises(StoreError, match="append b: the store is closed"):
@@ -164,10 +175,9 @@ async def test_drain_waits_for_the_batch_on_its_way() -> None:
     lead = asyncio.create_task(commit.submit("append a", "a"))
     await sender.next_batch(1)
     second = asyncio.create_task(commit.submit("append b", "b"))
-    await _settled()
+    await sender.next_batch(2)  # sent by the commit's own task, not by a submitter
     sender.answer(0)
     await lead
-    await sender.next_batch(2)  # sent by the commit's own task, not by a submitter
     draining = asyncio.create_task(commit.drain())
     await _settled()
     assert not draining.done()
