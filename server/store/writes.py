@@ -2,7 +2,7 @@
 
 Group commit. A room's creation (:data:`~server.store.scripts.CREATE`), its seat updates,
 appends and snapshots, and its archive (:data:`~server.store.scripts.ARCHIVE`), each one
-EVALSHA, go through :class:`~server.store.commit.GroupCommit` (one batch in flight; what
+EVALSHA, go through :class:`~server.store.commit.GroupCommit` (a lone call at once; what
 arrives meanwhile goes together next), whose sender :class:`Writes` is: a batch (a lone call
 too) is its EVALSHAs written at once on the group commit's own connection
 (:meth:`.Client.commit_scripts`: packed there, not by redis-py's pipeline), each reply mapped on
