@@ -49,13 +49,36 @@ _pack = pack
 
 
 def _same(a: Any, b: Any) -> bool:
-    """Strict equality: Python ``==`` (C speed) confirmed by identical msgpack bytes.
+    """Strict equality: Python ``==`` (C speed) confirmed by :func:`_strict`.
 
-    ``==`` alone would call ``1``, ``1.0`` and ``True`` equal; the bytes tell them apart. Maps with
-    the same content in another key order give different bytes and are then diffed key by key,
-    which finds nothing to change, so the check is only ever conservative.
+    ``==`` alone would call ``1``, ``1.0`` and ``True`` equal; the types tell them apart.
     """
-    return a is b or (a == b and _pack(a) == _pack(b))
+    return a is b or (a == b and _strict(a, b))
+
+
+def _strict(a: Any, b: Any) -> bool:
+    """Whether two values already ``==`` also have the same type everywhere (so the same
+    canonical encoding): a walk of both, which costs less than encoding them (no allocation)
+    and stops at the first subtree they share.
+
+    ``==`` has settled the keys and the lengths. Floats equal but of another sign (``0.0`` and
+    ``-0.0``) encode differently and are not the same; a map in another key order is (its
+    canonical encoding is that of the other).
+    """
+    kind = type(a)
+    if kind is not type(b):
+        return False
+    if kind is dict:
+        for key, value in a.items():
+            other = b[key]
+            if value is not other and not _strict(value, other):
+                return False
+        return True
+    if kind is list:
+        return all(x is y or _strict(x, y) for x, y in zip(a, b, strict=True))
+    if kind is float:
+        return not _signed(a, b)
+    return True
 
 
 def diff(old: Any, new: Any, path: str = "", sizes: Mapping[int, int] | None = None) -> list[Op]:
@@ -68,8 +91,43 @@ def diff(old: Any, new: Any, path: str = "", sizes: Mapping[int, int] | None = N
     object) are skipped without a look.
     """
     ops: list[Op] = []
-    _diff(old, new, path, ops, sizes or _NO_SIZES)
+    _diff(old, new, path, ops, sizes or _NO_SIZES, _OpBytes())
     return ops
+
+
+class _OpBytes:
+    """The encodings of the ops of one diff, each made once: the size rule weighs the ops of a
+    container again at every enclosing container (``_collapse``), and the server splices the
+    surviving ones into its frames (:meth:`protocol.tree.Work.encode_ops`).
+
+    By ``id`` of the op, each op kept alive beside (``keep``) so that no id is reused while
+    the diff runs, by a new op after the size rule dropped one. Ops are never edited once
+    made, so their bytes stay true.
+    """
+
+    __slots__ = ("enc", "keep")
+
+    def __init__(self) -> None:
+        self.enc: dict[int, bytes] = {}
+        self.keep: list[Op] = []
+
+    def of(self, op: Op) -> bytes:
+        """``pack(op)``, encoded on the first call only."""
+        enc = self.enc.get(id(op))
+        if enc is None:
+            enc = _pack(op)
+            self.enc[id(op)] = enc
+            self.keep.append(op)
+        return enc
+
+    def join(self, ops: list[Op]) -> bytes:
+        """The concatenated encodings of ``ops`` (:func:`protocol.frames.encode_ops`'s bytes)."""
+        known = self.enc
+        parts: list[bytes] = []
+        for op in ops:
+            enc = known.get(id(op))
+            parts.append(_pack(op) if enc is None else enc)
+        return b"".join(parts)
 
 
 _NO_SIZES: Mapping[int, int] = {}
@@ -80,18 +138,28 @@ _REMOVE_LEAST = len(_pack({"op": "remove", "path": "/0"}))
 index suffix, a path of no more bytes than characters, and a one-byte string header)."""
 
 
-def _collapse(ops: list[Op], start: int, path: str, size: int, value: Callable[[], Any]) -> None:
+def _collapse(
+    ops: list[Op],
+    start: int,
+    path: str,
+    size: int,
+    value: Callable[[], Any],
+    packed: _OpBytes | None = None,
+) -> None:
     """The size rule: replace ``ops[start:]``, the changes of one map or list at ``path``, by a
     single ``replace`` of its new value when that encodes to strictly fewer bytes.
 
     ``size``: the msgpack size of the new value; ``value`` makes it (called only if needed).
+    ``packed``: the op encodings of this diff (each op is encoded once, not at every level).
     """
     if len(ops) - start < 2:
         return
+    if packed is None:
+        packed = _OpBytes()
     budget = _REPLACE_OVERHEAD + len(_pack(path)) + size
     total = 0
     for i in range(start, len(ops)):
-        total += len(_pack(ops[i]))
+        total += len(packed.of(ops[i]))
         if total > budget:
             del ops[start:]
             ops.append({"op": "replace", "path": path, "value": value()})
@@ -121,8 +189,17 @@ def _replaces_list(old_len: int, new: list[Any], path: str, size: int | None = N
     return extra * (_REMOVE_LEAST + len(path)) > _REPLACE_OVERHEAD + len(_pack(path)) + size
 
 
-def _diff_child(old: Any, new: Any, path: str, ops: list[Op], sizes: Mapping[int, int]) -> None:
+def _diff_child(
+    old: Any,
+    new: Any,
+    path: str,
+    ops: list[Op],
+    sizes: Mapping[int, int],
+    packed: _OpBytes | None = None,
+) -> None:
     """Diff two containers below the top; one ``replace`` instead if that is smaller."""
+    if packed is None:
+        packed = _OpBytes()
     if (
         type(old) is list
         and type(new) is list
@@ -131,16 +208,18 @@ def _diff_child(old: Any, new: Any, path: str, ops: list[Op], sizes: Mapping[int
         ops.append({"op": "replace", "path": path, "value": new})
         return
     start = len(ops)
-    _diff(old, new, path, ops, sizes)
+    _diff(old, new, path, ops, sizes, packed)
     if len(ops) - start < 2:
         return
     known = sizes.get(id(new))
     if known is None:  # not tracked by the caller: encode it
         known = len(_pack(new))
-    _collapse(ops, start, path, known, lambda: new)
+    _collapse(ops, start, path, known, lambda: new, packed)
 
 
-def _diff(old: Any, new: Any, path: str, ops: list[Op], sizes: Mapping[int, int]) -> None:
+def _diff(
+    old: Any, new: Any, path: str, ops: list[Op], sizes: Mapping[int, int], packed: _OpBytes
+) -> None:
     if old is new:
         return
     kind = type(old)
@@ -158,7 +237,7 @@ def _diff(old: Any, new: Any, path: str, ops: list[Op], sizes: Mapping[int, int]
             vt = type(value)
             if vt is type(other) and (vt is dict or vt is list):
                 if not _same(value, other):
-                    _diff_child(value, other, path + "/" + escape(key), ops, sizes)
+                    _diff_child(value, other, path + "/" + escape(key), ops, sizes, packed)
             elif vt is not type(other) or value != other or (vt is float and _signed(value, other)):
                 ops.append({"op": "replace", "path": path + "/" + escape(key), "value": other})
         for key, value in new.items():
@@ -175,7 +254,7 @@ def _diff(old: Any, new: Any, path: str, ops: list[Op], sizes: Mapping[int, int]
             at = type(a)
             if at is type(b) and (at is dict or at is list):
                 if not _same(a, b):
-                    _diff_child(a, b, f"{path}/{i}", ops, sizes)
+                    _diff_child(a, b, f"{path}/{i}", ops, sizes, packed)
             elif at is not type(b) or a != b or (at is float and _signed(a, b)):
                 ops.append({"op": "replace", "path": f"{path}/{i}", "value": b})
         for i in range(len(old) - 1, common - 1, -1):

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from protocol.codec import array_length, canonical, canonical_array, canonical_map, unpack
-from protocol.patch import Op, _collapse, _diff_child, _replaces_list, diff
+from protocol.patch import Op, _collapse, _diff, _diff_child, _OpBytes, _replaces_list
 from protocol.pointer import escape
 
 __all__ = ["Tree", "Work", "diff_trees", "track"]
@@ -55,14 +55,21 @@ class Tree:
 
 class Work:
     """What one version learns on the way, for its diff only: the value of every new leaf as
-    the caller gave it (by ``id`` of its node) and the encoded size of every new container
-    value (by its ``id``, for the size rule of :func:`protocol.patch.diff`)."""
+    the caller gave it (by ``id`` of its node), the encoded size of every new container
+    value (by its ``id``, for the size rule of :func:`protocol.patch.diff`) and the encoding of
+    every op the size rule weighed (:meth:`encode_ops` reuses them)."""
 
-    __slots__ = ("fresh", "sizes")
+    __slots__ = ("fresh", "packed", "sizes")
 
     def __init__(self) -> None:
         self.fresh: dict[int, Any] = {}
         self.sizes: dict[int, int] = {}
+        self.packed = _OpBytes()
+
+    def encode_ops(self, ops: list[Op]) -> bytes:
+        """:func:`protocol.frames.encode_ops` of ops diffed with this work: the same bytes,
+        without encoding again an op the size rule already encoded."""
+        return self.packed.join(ops)
 
     def value(self, node: Tree) -> Any:
         """The value of ``node``: as given if new in this version, else decoded."""
@@ -167,14 +174,14 @@ def _diff_trees(old: Tree, new: Tree, path: str, ops: list[Op], work: Work, belo
         if type(after) is list:
             header = array_length(old.enc)
             if header is not None and _list_shortcut(
-                old.enc, header, new.enc, after, path, ops, below
+                old.enc, header, new.enc, after, path, ops, below, work.packed
             ):
                 return
         before = unpack(old.enc)
         if below:
-            _diff_child(before, after, path, ops, work.sizes)
+            _diff_child(before, after, path, ops, work.sizes, work.packed)
         else:
-            ops += diff(before, after, path, work.sizes)
+            _diff(before, after, path, ops, work.sizes, work.packed)
         return
     if type(ok) is not type(nk):
         ops.append({"op": "replace", "path": path, "value": work.value(new)})
@@ -205,7 +212,7 @@ def _diff_trees(old: Tree, new: Tree, path: str, ops: list[Op], work: Work, belo
             ops.append({"op": "add", "path": f"{path}/{i}", "value": work.value(nk[i])})
     if below:
         decoded: Callable[[], Any] = new.value
-        _collapse(ops, start, path, len(new.enc), decoded)
+        _collapse(ops, start, path, len(new.enc), decoded, work.packed)
 
 
 def _list_shortcut(
@@ -216,6 +223,7 @@ def _list_shortcut(
     path: str,
     ops: list[Op],
     below: bool,
+    packed: _OpBytes,
 ) -> bool:
     """The ops of a list leaf whose change its bytes tell without decoding the old list (True),
     or False: diff them.
@@ -239,5 +247,5 @@ def _list_shortcut(
     for i in range(count, grown[0]):
         ops.append({"op": "add", "path": f"{path}/{i}", "value": after[i]})
     if below:
-        _collapse(ops, start, path, len(new), lambda: after)
+        _collapse(ops, start, path, len(new), lambda: after, packed)
     return True

@@ -35,7 +35,7 @@ from typing import Any
 
 from games.base import Decision, Event, Match, own_part, shared_part
 from protocol.codec import array_header, canonical, canonical_copy, unpack
-from protocol.frames import encode_events, encode_ops, encode_patch
+from protocol.frames import encode_events, encode_patch
 from protocol.hashing import DocumentHasher
 from protocol.patch import Op, diff
 from protocol.tree import Tree, Work, diff_trees, track
@@ -210,7 +210,7 @@ class Views:
                 else:
                     shared_ops.append({"op": "add", "path": "/" + name, "value": part})
                 self.parts[name], self.parts_enc[name] = part, enc
-        shared_bytes = encode_ops(shared_ops)
+        shared_bytes = work.encode_ops(shared_ops)
         count = len(shared_ops)
         self._shared = tree
         # The events as everyone sees them, encoded once; a seat with private fields gets its own.

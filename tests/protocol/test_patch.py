@@ -175,7 +175,7 @@ def test_diff_at_a_path_prefixes_every_operation() -> None:
 def _by_the_rule(old: list[Any], new: list[Any], path: str) -> list[dict[str, Any]]:
     """The ops of the size rule made the long way: every op, then the rule's comparison."""
     ops: list[dict[str, Any]] = []
-    patch._diff(old, new, path, ops, {})
+    patch._diff(old, new, path, ops, {}, patch._OpBytes())
     patch._collapse(ops, 0, path, len(msgpack.packb(new)), lambda: new)
     return ops
 

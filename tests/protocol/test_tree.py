@@ -9,7 +9,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.codec import canonical
+from protocol.codec import canonical, pack
+from protocol.frames import encode_ops
 from protocol.patch import apply
 from protocol.tree import Tree, Work, diff_trees, track
 from tests.protocol.strategies import documents
@@ -46,6 +47,24 @@ def test_the_diff_of_two_trees_turns_one_version_into_the_next(
         ops = diff_trees(tree, new, "", work, below=below)
         current = apply(current, ops)
         assert canonical(current) == canonical({"doc": frozen})
+        tree = new
+
+
+@settings(max_examples=300, deadline=None)
+@given(versions, st.integers(0, 3), st.booleans(), st.sampled_from(["", "/s", "/" + "é" * 140]))
+def test_the_ops_spliced_for_the_frames_are_each_op_s_encoding(
+    docs: list[Any], depth: int, below: bool, path: str
+) -> None:
+    """The size rule encodes each op once per diff, whatever the levels that weigh it, and the
+    frames reuse those bytes: :func:`protocol.frames.encode_ops`'s bytes exactly."""
+    tree = track(None, {"doc": docs[0]}, depth, Work())
+    for doc in docs[1:]:
+        work = Work()
+        new = track(tree, {"doc": doc}, depth, work)
+        ops = diff_trees(tree, new, path, work, below=below)
+        for op in work.packed.keep:
+            assert work.packed.enc[id(op)] == pack(op), op
+        assert work.encode_ops(ops) == encode_ops(ops)
         tree = new
 
 
