@@ -33,7 +33,8 @@ a stream id not above the last one, even after trims: a second guard.
 Group commit. Every write of a room's life (its creation, seat updates, appends, snapshots and
 its archive), each one script call, goes through the group commit of :mod:`server.store.writes`:
 a lone call at once, what arrives while batches are in flight together at the next loop turn,
-on a pipelined connection (:mod:`server.store.lane`), in order, each reply mapped on its own. On a Redis Cluster each call keeps its own round trip.
+on a pipelined connection (:mod:`server.store.lane`), in order, each reply mapped on its own.
+On a Redis Cluster each call keeps its own round trip.
 
 Recovery reads (:mod:`server.store.recovery`) restore rooms from snapshot + log.
 
