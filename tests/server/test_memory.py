@@ -149,7 +149,8 @@ async def test_the_pool_opens_its_lasting_connections_at_start_and_a_trim_keeps_
         lasting = set(pool._available_connections)
         assert lasting == client._resident
         assert len(lasting) == POOL_IDLE_KEEP
-        assert client._lane is not None and client._lane not in lasting  # (made at start-up too)
+        held = client._lane._connection  # the group commit's own connection, made at start-up too
+        assert held is not None and held not in lasting
         burst = [await pool.get_connection() for _ in range(3 * POOL_IDLE_KEEP)]
         assert lasting <= set(burst)  # (the pool hands out its idle ones first)
         for connection in burst:  # the start-up ones released first: the least recently used
@@ -162,7 +163,7 @@ async def test_the_pool_opens_its_lasting_connections_at_start_and_a_trim_keeps_
             for one, which takes a pooled connection while it runs); the group commit's own
             connection stays in use."""
             async with asyncio.timeout(10):
-                while set(pool._in_use_connections) - {client._lane} or not _done(  # noqa: ASYNC110
+                while set(pool._in_use_connections) - {held} or not _done(  # noqa: ASYNC110
                     store._health._verifying
                 ):
                     await asyncio.sleep(0.01)
