@@ -19,8 +19,12 @@ can cut out its window):
   from the call to its return: the Redis round trip, the group commit's wait and the loop's
   queue together.
 
-A thread writes it all to PATH as JSON every ``DUMP_SECONDS`` (and the runner reads the file
-once its window is over). The probe costs the server a wake-up per millisecond and a
+A thread appends to PATH, every ``DUMP_SECONDS``, one JSON line of what was recorded since
+the line before (and the runner reads the file once its window is over): a dump costs what is
+new, not the whole run. (Dumping everything every time held the GIL for 20 to 55 ms every half
+second late in a window, stalls of the server's loop that were the probe's own and made the
+paced tail of ``--probe`` runs about three times what runs without it measured: BENCHMARKS.md,
+"The probe's own stalls".) The probe costs the server a wake-up per millisecond and a
 ``perf_counter`` pair per store call and per collection: its figures are for finding where a
 tail comes from, not for the CPU-per-action tables.
 """
@@ -74,6 +78,8 @@ class Probe:
         self.stacks: list[tuple[float, str]] = []
         """(time, the stack's frames innermost first) of each watchdog sample in a stall."""
         self.census: Census | None = Census() if os.environ.get("OASIS_BENCH_GC_CENSUS") else None
+        self._dumped: dict[str, int] = {}
+        """How many items of each list the file has (:meth:`dump`)."""
 
     def on_gc(self, phase: str, info: dict[str, Any]) -> None:
         if phase == "start":
@@ -118,19 +124,26 @@ class Probe:
         return wrapper
 
     def dump(self) -> None:
-        data = {
-            "gc": list(self.gc),
-            "late": list(self.late),
+        """Append one line: the records made since the last dump (module doc)."""
+        census = self.census
+        line = {
+            "gc": self._new("gc", self.gc),
+            "late": self._new("late", self.late),
             "wakes": self.wakes,
-            "calls": {k: list(v) for k, v in self.calls.items()},
-            "trims": list(self.trims),
-            "stacks": list(self.stacks),
-            "census": None if self.census is None else self.census.report(),
+            "calls": {k: self._new(f"calls.{k}", v) for k, v in list(self.calls.items())},
+            "trims": self._new("trims", self.trims),
+            "stacks": self._new("stacks", self.stacks),
+            "census": None if census is None else self._new("census", census.rows),
             "at": time.monotonic(),
         }
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data))
-        os.replace(tmp, self.path)
+        with self.path.open("a") as out:
+            out.write(json.dumps(line) + "\n")
+
+    def _new(self, key: str, items: list[Any]) -> list[Any]:
+        """The items of ``items`` added since the last dump (the lists only ever grow)."""
+        done, now = self._dumped.get(key, 0), len(items)
+        self._dumped[key] = now
+        return items[done:now]
 
     def watchdog(self) -> None:
         while True:
@@ -191,9 +204,6 @@ class Census:
             if enabled:
                 gc.enable()
 
-    def report(self) -> list[Any]:
-        return list(self.rows)
-
 
 def shape(o: object) -> str:
     """A short description of a container: a dict's keys, a list's item types, a tuple's length
@@ -221,6 +231,7 @@ def install(path: str) -> Probe:
     from server.store.redis import RedisStore
 
     probe = Probe(Path(path))
+    probe.path.write_text("")  # (this server's lines only)
     gc.callbacks.append(probe.on_gc)
     for cls in (RedisStore, MemoryStore):
         for name in STORE_CALLS:
@@ -275,11 +286,37 @@ def stack(frame: Any, depth: int = 12) -> str:
     return " < ".join(out)
 
 
+def load(path: Path) -> dict[str, Any] | None:
+    """Everything the probe recorded, its file's lines put together (None: no file, or
+    nothing in it yet; a line being written is left out)."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return None
+    data: dict[str, Any] = {"gc": [], "late": [], "trims": [], "stacks": [], "calls": {}}
+    census: list[Any] | None = None
+    seen = False
+    for raw in text.splitlines():
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue
+        seen = True
+        for key in ("gc", "late", "trims", "stacks"):
+            data[key] += line[key]
+        for name, items in line["calls"].items():
+            data["calls"].setdefault(name, []).extend(items)
+        if line["census"] is not None:
+            census = (census or []) + line["census"]
+        data["wakes"], data["at"] = line["wakes"], line["at"]
+    data["census"] = census
+    return data if seen else None
+
+
 def window(path: Path, start: float, end: float) -> dict[str, Any]:
     """The probe's figures for ``[start, end]`` (``time.monotonic()``), from its file."""
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
+    data = load(path)
+    if data is None:
         return {}
 
     def inside(t: float) -> bool:
