@@ -306,8 +306,9 @@ def load(path: Path) -> dict[str, Any] | None:
             data[key] += line[key]
         for name, items in line["calls"].items():
             data["calls"].setdefault(name, []).extend(items)
-        if line["census"] is not None:
-            census = (census or []) + line["census"]
+        if line["census"] is not None:  # (OASIS_BENCH_GC_CENSUS: every line has its list)
+            census = [] if census is None else census
+            census.extend(line["census"])
         data["wakes"], data["at"] = line["wakes"], line["at"]
     data["census"] = census
     return data if seen else None

@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from bench.probe import Probe, load, window  # noqa: E402
+from bench.probe import Census, Probe, load, window  # noqa: E402
 
 
 def test_each_dump_appends_what_is_new_and_load_puts_the_lines_together(tmp_path: Path) -> None:
@@ -50,8 +50,10 @@ def test_each_dump_appends_what_is_new_and_load_puts_the_lines_together(tmp_path
     assert later["stalls_over_20ms"] == [[0.6, 25.0, True, False]]  # (the collection overlaps)
 
 
-def test_a_line_being_written_is_left_out_and_no_file_is_none(tmp_path: Path) -> None:
+def test_a_line_being_written_is_left_out_and_an_empty_or_no_file_is_none(tmp_path: Path) -> None:
     path = tmp_path / "probe.json"
+    assert load(path) is None
+    path.write_text("")  # (what install leaves before the first dump)
     assert load(path) is None
     probe = Probe(path)
     probe.late.append((1.0, 0.005))
@@ -60,3 +62,16 @@ def test_a_line_being_written_is_left_out_and_no_file_is_none(tmp_path: Path) ->
         out.write('{"gc": [')  # the dumper thread mid-line
     data = load(path)
     assert data is not None and data["late"] == [[1.0, 0.005]]
+
+
+def test_the_census_rows_of_every_line_are_put_together(tmp_path: Path) -> None:
+    path = tmp_path / "probe.json"
+    probe = Probe(path)
+    probe.census = Census()
+    probe.census.rows.append((1.0, 10, 5, [("dict", 3)]))
+    probe.dump()
+    probe.census.rows.append((2.0, 20, 6, [("list", 4)]))
+    probe.dump()
+    data = load(path)
+    assert data is not None
+    assert data["census"] == [[1.0, 10, 5, [["dict", 3]]], [2.0, 20, 6, [["list", 4]]]]
