@@ -37,7 +37,7 @@ from server.spectators import Spectators
 from server.store.errors import StoreError
 
 if TYPE_CHECKING:
-    from server.connection import Connection
+    from server.member import Member
 
 SHOWN_ON_JOIN = 50
 
@@ -128,7 +128,7 @@ class Chat:
         """The wall-clock time of the command being handled."""
         return self._epoch + self._out.now
 
-    def chat(self, conn: Connection, req: m.Chat, rev: int) -> Steps:
+    def chat(self, conn: Member, req: m.Chat, rev: int) -> Steps:
         if self.room not in conn.rooms:
             raise RequestError(ErrorCode.NOT_ALLOWED, f"join or spectate room {self.room} first")
         seat = conn.rooms[self.room]

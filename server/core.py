@@ -94,7 +94,7 @@ from server.timekeeping import Timekeeper
 from server.upkeep import Upkeep
 
 if TYPE_CHECKING:
-    from server.connection import Connection
+    from server.member import Member
 
 
 _ANSWERS = (Done, Failed)
@@ -246,7 +246,7 @@ class RoomCore:
     # The one entry point ----------------------------------------------------------------------
 
     def handle(
-        self, command: Command | Internal | Answer, now: float, conn: Connection | None = None
+        self, command: Command | Internal | Answer, now: float, conn: Member | None = None
     ) -> list[Effect]:
         """Handle ``command`` (from ``conn``, a member, or None) at time ``now``: the effects.
 
@@ -257,7 +257,7 @@ class RoomCore:
             return self.driver.resume(command)
         return self.driver.run(self._dispatch(conn, command), conn, command)
 
-    def _dispatch(self, conn: Connection | None, command: Command | Internal) -> Steps:
+    def _dispatch(self, conn: Member | None, command: Command | Internal) -> Steps:
         play, membership = self.play, self.membership
         if isinstance(command, m.Act):  # (the command of nearly every revision, looked up first)
             assert conn is not None

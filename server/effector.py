@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from server.connection import Connection
 from server.core import RoomCore
@@ -87,7 +87,7 @@ class Effector:
         for effect in effects:
             if isinstance(effect, Send):
                 data, then = effect.data, effect.then
-                for conn in effect.to:
+                for conn in cast("Sequence[Connection]", effect.to):
                     frames = held.get(conn)
                     if frames is None:
                         held[conn] = [data] if then is None else [data, then]
@@ -130,7 +130,7 @@ class Effector:
         """Carry out one effect that waits for nothing, at once (its frames written now);
         False if it is a store effect."""
         if isinstance(effect, Send):
-            for conn in effect.to:
+            for conn in cast("Sequence[Connection]", effect.to):
                 conn.send_bytes(effect.data, effect.then)
         elif isinstance(effect, Watch):
             self._fanout.send(effect.data)

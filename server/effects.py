@@ -40,7 +40,7 @@ from server.store.meta import RoomMeta
 from server.store.records import Action
 
 if TYPE_CHECKING:
-    from server.connection import Connection
+    from server.member import Member
     from server.room_state import Internal
 
 
@@ -49,7 +49,7 @@ class Send:
     """Write ``data`` (one encoded frame) to each of ``to``, then ``then`` (another, if any)
     in the same write: the acting seat's patch and its ``ack``."""
 
-    to: Sequence[Connection]
+    to: Sequence[Member]
     data: bytes
     then: bytes | None = None
 
@@ -214,10 +214,10 @@ class Outbox:
     def add(self, effect: Effect) -> None:
         self.effects.append(effect)
 
-    def reply(self, conn: Connection, frame: ServerFrame) -> None:
+    def reply(self, conn: Member, frame: ServerFrame) -> None:
         self.effects.append(Send((conn,), encode_frame(frame)))
 
-    def send(self, to: Sequence[Connection], data: bytes) -> None:
+    def send(self, to: Sequence[Member], data: bytes) -> None:
         if to:
             self.effects.append(Send(to, data))
 

@@ -31,7 +31,7 @@ from server.takeover import STANDIN_KIND, Standins, TakeoverDue
 from server.timekeeping import Timekeeper
 
 if TYPE_CHECKING:
-    from server.connection import Connection
+    from server.member import Member
 
 SPECTATORS_ANNOUNCED_AT_ONCE = 64
 """Up to this many spectators, one coming or going is announced (``room``) at once; past it, at
@@ -96,7 +96,7 @@ class Membership:
             view, view_hash = self._play.views.full(None)
             self.spectators.restart(view, view_hash, self._play.rev)
 
-    def members(self) -> list[Connection]:
+    def members(self) -> list[Member]:
         """Every connection in the room: the seats' and the spectators'."""
         out = self.seating.connected()
         out.extend(self.spectators)
@@ -108,7 +108,7 @@ class Membership:
 
     # Seats ------------------------------------------------------------------------------------
 
-    def join(self, conn: Connection, req: m.Join) -> Steps:
+    def join(self, conn: Member, req: m.Join) -> Steps:
         if req.token is not None:
             self._resume(conn, req, req.token)
             return
@@ -134,7 +134,7 @@ class Membership:
         if self.settings.quick and self.seating.free() == 0:
             yield from play.begin()
 
-    def _resume(self, conn: Connection, req: m.Join, token: str) -> None:
+    def _resume(self, conn: Member, req: m.Join, token: str) -> None:
         old = self.seating.resume(conn, token, req.seat)
         if old is not None:
             error = f.ErrorFrame.of(
@@ -152,7 +152,7 @@ class Membership:
         self._announce(info)
 
     def _send_joined(
-        self, conn: Connection, rid: m.RequestId, seat: int | None, since: int | None, upto: int
+        self, conn: Member, rid: m.RequestId, seat: int | None, since: int | None, upto: int
     ) -> dict[str, Any]:
         """A ``joined``, then either the full view or the missed patches from the buffer; the
         room's info it carries."""
@@ -190,7 +190,7 @@ class Membership:
 
     # Spectators, sync -------------------------------------------------------------------------
 
-    def spectate(self, conn: Connection, req: m.Spectate) -> None:
+    def spectate(self, conn: Member, req: m.Spectate) -> None:
         if self.room in conn.rooms:
             raise RequestError(ErrorCode.NOT_ALLOWED, f"already in room {self.room}")
         self.spectators.add(conn)
@@ -214,7 +214,7 @@ class Membership:
         if self._status.state is not RoomState.CLOSED:
             self._announce()
 
-    def sync(self, conn: Connection, rid: m.RequestId) -> None:
+    def sync(self, conn: Member, rid: m.RequestId) -> None:
         if self.room not in conn.rooms:
             raise RequestError(ErrorCode.NOT_ALLOWED, f"join or spectate room {self.room} first")
         seat = conn.rooms[self.room]
@@ -229,7 +229,7 @@ class Membership:
 
     # Leaving ----------------------------------------------------------------------------------
 
-    def leave(self, conn: Connection, req: m.Leave) -> Steps:
+    def leave(self, conn: Member, req: m.Leave) -> Steps:
         if self.room not in conn.rooms:
             raise RequestError(ErrorCode.NOT_ALLOWED, f"not in room {self.room}")
         spectator = conn.rooms[self.room] is None
@@ -240,7 +240,7 @@ class Membership:
         else:
             self._announce()
 
-    def gone(self, conn: Connection) -> Steps:
+    def gone(self, conn: Member) -> Steps:
         if self.room in conn.rooms:
             spectator = conn.rooms[self.room] is None
             yield from self._drop(conn)
@@ -249,7 +249,7 @@ class Membership:
             else:
                 self._announce()
 
-    def _drop(self, conn: Connection) -> Steps:
+    def _drop(self, conn: Member) -> Steps:
         index = conn.rooms.pop(self.room, None)
         self.spectators.discard(conn)
         if index is None:

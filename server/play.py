@@ -56,7 +56,7 @@ from server.timekeeping import Timekeeper
 from server.views import Views
 
 if TYPE_CHECKING:
-    from server.connection import Connection
+    from server.member import Member
 
 
 class Play:
@@ -117,7 +117,7 @@ class Play:
 
     # Starting ---------------------------------------------------------------------------------
 
-    def start(self, conn: Connection, req: m.Start) -> Steps:
+    def start(self, conn: Member, req: m.Start) -> Steps:
         """``start``: every seat taken, or the host fills the free ones with bots; a match
         nobody plays in counts against its host's quota."""
         if self._room not in conn.rooms and conn.session != self.settings.host:
@@ -169,7 +169,7 @@ class Play:
 
     # A member's choice or undo ----------------------------------------------------------------
 
-    def act(self, conn: Connection, req: m.Act, watching: bool) -> Steps:
+    def act(self, conn: Member, req: m.Act, watching: bool) -> Steps:
         """``watching``: ``conn`` is one of the spectators."""
         seat = self._seating.seat_of(conn, watching)
         self._clocks.check_forfeit(seat)
@@ -181,7 +181,7 @@ class Play:
         legal = self.match.resolve(seat.index, req.choice)
         yield from self.commit(seat.index, legal, (conn, req.id))
 
-    def undo(self, conn: Connection, req: m.Undo, watching: bool) -> Steps:
+    def undo(self, conn: Member, req: m.Undo, watching: bool) -> Steps:
         """Take back the seat's last step (SPEC section 24): an entry of the log like a choice,
         stored before it is applied and acknowledged; refused with ``not_allowed`` and the
         match's reason where the barrier stands (:meth:`Match.why_no_undo`)."""
@@ -234,7 +234,7 @@ class Play:
         self,
         seat: int,
         legal: dict[str, Any],
-        asker: tuple[Connection, m.RequestId] | None = None,
+        asker: tuple[Member, m.RequestId] | None = None,
     ) -> Steps:
         """Store, apply, fan out, acknowledge (to ``asker``, if a member asked), then what is
         stored after the acknowledgement: the one path of every accepted choice (and undo:
@@ -264,7 +264,7 @@ class Play:
         seat: int,
         legal: dict[str, Any],
         at: float,
-        asker: tuple[Connection, m.RequestId] | None = None,
+        asker: tuple[Member, m.RequestId] | None = None,
     ) -> bool:
         """Apply a stored choice (or undo) and fan the revision out (``at``: the time it was
         decided). True if the ``ack`` to ``asker`` went with its seat's patch (its ``then``):

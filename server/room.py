@@ -65,7 +65,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from games.base import Match
 from server import logging as oasis_logging
@@ -159,7 +159,9 @@ class Room:
         self.inbox: Inbox[Command | Internal] = Inbox(
             room_id, inbox_size, lambda: self.core.state is RoomState.CLOSED
         )
-        self.fanout = Fanout(self.core.spectators.members)
+        # (the core names its members by the structural server.member.Member; this shell submits
+        # only its Connections, so every one of them is a Connection)
+        self.fanout = Fanout(cast("set[Connection]", self.core.spectators.members))
         """Writes the spectators' frames (:class:`~server.effects.Watch`)."""
         self.effector = Effector(
             self,

@@ -26,7 +26,7 @@ from protocol.errors import ErrorCode, RequestError
 from server.store.meta import SeatMeta
 
 if TYPE_CHECKING:
-    from server.connection import Connection
+    from server.member import Member
     from server.views import Revision
 
 
@@ -45,7 +45,7 @@ class Seat:
     index: int
     name: str = ""
     token_digest: bytes = b""
-    conn: Connection | None = None
+    conn: Member | None = None
     bot: bool = False
     bot_kind: str = ""
     """The kind of the bot that plays this seat now (a bot seat, or a stand-in), else ""."""
@@ -57,7 +57,7 @@ class Seat:
     def taken(self) -> bool:
         return self.bot or bool(self.token_digest)
 
-    def claim(self, name: str, conn: Connection) -> str:
+    def claim(self, name: str, conn: Member) -> str:
         token = new_token()
         self.name = name
         self.token_digest = digest(token)
@@ -119,11 +119,11 @@ class Seating:
     def free(self) -> int:
         return sum(1 for seat in self.seats if not seat.taken)
 
-    def connected(self) -> list[Connection]:
+    def connected(self) -> list[Member]:
         """The connections that hold a seat."""
         return [seat.conn for seat in self.seats if seat.conn is not None]
 
-    def seat_of(self, conn: Connection, watching: bool) -> Seat:
+    def seat_of(self, conn: Member, watching: bool) -> Seat:
         """The seat ``conn`` holds (``watching``: it is one of the spectators)."""
         seat = conn.rooms.get(self.room)
         if seat is None:
@@ -146,7 +146,7 @@ class Seating:
                 return seat
         raise RequestError(ErrorCode.ROOM_FULL, f"room {self.room} is full")
 
-    def resume(self, conn: Connection, token: str, wanted: int | None) -> Connection | None:
+    def resume(self, conn: Member, token: str, wanted: int | None) -> Member | None:
         """``conn`` takes back the seat of ``token`` (``wanted``: the seat it names, if any);
         the connection that held it before, if another, is the one it displaced."""
         seat = find_by_token(self.seats, token)

@@ -35,7 +35,7 @@ from server.effects import Outbox, Watch
 from server.quotas import Quotas
 
 if TYPE_CHECKING:
-    from server.connection import Connection
+    from server.member import Member
     from server.views import Revision
 
 NODE = ""
@@ -73,7 +73,7 @@ class Spectators:
     ) -> None:
         self.delay = delay
         self.quotas = quotas
-        self.members: set[Connection] = set()
+        self.members: set[Member] = set()
         self._out = out
         self._pending: deque[_Delayed] = deque()
         self._armed: float | None = None
@@ -86,7 +86,7 @@ class Spectators:
     def __len__(self) -> int:
         return len(self.members)
 
-    def __iter__(self) -> Iterator[Connection]:
+    def __iter__(self) -> Iterator[Member]:
         return iter(self.members)
 
     def __contains__(self, conn: object) -> bool:
@@ -98,7 +98,7 @@ class Spectators:
         self._pending.clear()
         self._armed = None
 
-    def add(self, conn: Connection) -> None:
+    def add(self, conn: Member) -> None:
         """A new spectator, or ``quota_exceeded`` (``spectators_per_room`` or ``_per_node``)."""
         if conn in self.members:
             return
@@ -111,7 +111,7 @@ class Spectators:
             q.spectators.acquire(NODE)
         self.members.add(conn)
 
-    def discard(self, conn: Connection) -> None:
+    def discard(self, conn: Member) -> None:
         if conn in self.members:
             self.members.discard(conn)
             if self.quotas is not None:

@@ -30,7 +30,7 @@ from server.metrics import Metrics
 from server.room_state import Status
 
 if TYPE_CHECKING:
-    from server.connection import Connection
+    from server.member import Member
 
 
 class Driver:
@@ -55,10 +55,10 @@ class Driver:
         self._pending: Steps | None = None
         self._waiting: Effect | None = None
         """The store effect the pending steps wait for."""
-        self._asker: tuple[Connection | None, object] = (None, None)
+        self._asker: tuple[Member | None, object] = (None, None)
         """The connection and command of the pending steps (for the error frame)."""
 
-    def run(self, steps: Steps, conn: Connection | None, command: object) -> list[Effect]:
+    def run(self, steps: Steps, conn: Member | None, command: object) -> list[Effect]:
         """Start ``steps``, the handling of ``command`` from ``conn``: its effects."""
         assert self._pending is None, "a command while another waits for the store"
         self._asker = (conn, command)

@@ -27,10 +27,10 @@ MAY_IMPORT: dict[str, set[str]] = {
 
 ROOM = ("room", "core", "effects", "room_state", "membership", "takeover", "timekeeping", "inbox",
         "views", "keeper", "spectators", "fanout", "seats", "clock", "chat", "play",
-        "upkeep", "steps")  # fmt: skip
+        "upkeep", "steps", "member")  # fmt: skip
 """The modules of one room (its actor, its core and parts, below the lobby)."""
 CORE = ("core", "effects", "room_state", "membership", "takeover", "timekeeping", "views", "seats",
-        "clock", "chat", "play", "upkeep", "spectators", "steps")  # fmt: skip
+        "clock", "chat", "play", "upkeep", "spectators", "steps", "member")  # fmt: skip
 """The room's sans-I/O core and its parts: none imports asyncio (no await, no timer, no loop),
 nor the actor that runs it (``server.room``) or its inbox."""
 DOES_IO = {"asyncio", "socket", "websockets", "redis", "time", "server.connection",
@@ -177,6 +177,15 @@ def test_the_room_core_imports_nothing_that_does_io(module: str) -> None:
     found = runtime_imports(ROOT / "server" / f"{module}.py")
     assert not within(found, DOES_IO), (module, within(found, DOES_IO))
     assert "server.store" not in found, (module, "imports the store package")
+
+
+@pytest.mark.parametrize("module", CORE)
+def test_the_room_core_never_names_the_socket_class(module: str) -> None:
+    """Not even for the checker: the core types its members as :class:`server.member.Member`
+    (what it reads of one), so a compiled core, which checks every argument's declared class,
+    takes the twins' members as well as the server's connections."""
+    found = imported_modules(ROOT / "server" / f"{module}.py")
+    assert "server.connection" not in found, module
 
 
 def test_the_io_scan_skips_only_type_checking_blocks(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from protocol import frames as f
 from server.cluster.claims import Claims
@@ -76,6 +76,6 @@ class Eviction:
 
 
 def _members(room: Room) -> list[Connection]:
-    out = [seat.conn for seat in room.seats if seat.conn is not None]
-    out.extend(room.spectators)
+    out = [cast(Connection, seat.conn) for seat in room.seats if seat.conn is not None]
+    out.extend(cast("set[Connection]", room.spectators.members))
     return out

@@ -18,8 +18,8 @@ from protocol.codec import decode
 from protocol.patch import apply
 from server import logging as oasis_logging
 from server.clock import parse_clock
-from server.connection import Connection
 from server.core import RoomCore
+from server.member import Member as CoreMember
 from server.effects import (
     Answer,
     Append,
@@ -78,8 +78,10 @@ class Member:
             self.view, self.rev = apply(self.view, frame["ops"]), frame["rev"]
 
     @property
-    def conn(self) -> Connection:
-        return cast(Connection, self)
+    def conn(self) -> CoreMember:
+        """This member as the core names it (itself: it has what :class:`server.member.Member`
+        asks of a connection)."""
+        return self
 
 
 class Twin:
