@@ -118,6 +118,19 @@ class Clocks:
         self.forfeited: list[int] = []
         self.timeouts = [0] * players
 
+    def copy(self) -> Clocks:
+        """A copy that changes apart from this one (its lists copied): what a choice would
+        make of the clocks, worked out before it is applied."""
+        twin = Clocks(self.settings, len(self.remaining))
+        twin.remaining = list(self.remaining)
+        twin.running = self.running
+        twin._since = self._since
+        twin._charged = self._charged
+        twin.counting = self.counting
+        twin.forfeited = list(self.forfeited)
+        twin.timeouts = list(self.timeouts)
+        return twin
+
     def start(self, seat: int | None, now: float) -> None:
         """The decision of ``seat`` begins (None: nobody's, e.g. the match is over)."""
         self.running = seat

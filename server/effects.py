@@ -31,6 +31,7 @@ times the cost of a plain one, and a revision makes a dozen of them.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -179,7 +180,9 @@ class Failed:
     """The answer to a store effect: the exception it raised (``unsure``: an append that may
     have been stored anyway; read back with :class:`Landed` before the next)."""
 
-    error: Exception
+    error: builtins.Exception
+    """(spelled ``builtins.Exception``: a compiled dataclass looks a bare builtin name up among
+    the module's globals, where it is not)"""
     unsure: bool = False
 
 

@@ -10,7 +10,6 @@ puts an :class:`~server.effects.Arm` of :class:`~server.clock.ClockDue` in the r
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from games.base import Match
@@ -128,8 +127,7 @@ class Timekeeper:
         clocks = self.clocks
         if clocks is None:
             return None
-        after = copy.copy(clocks)
-        after.remaining = list(clocks.remaining)
+        after = clocks.copy()
         (after.undone if undo else after.decided)(seat, now)
         return after.part(None)
 

@@ -19,7 +19,6 @@ from protocol.patch import apply
 from server import logging as oasis_logging
 from server.clock import parse_clock
 from server.core import RoomCore
-from server.member import Member as CoreMember
 from server.effects import (
     Answer,
     Append,
@@ -37,6 +36,7 @@ from server.effects import (
     StoreSeats,
     Watch,
 )
+from server.member import Member as CoreMember
 from server.metrics import Metrics
 from server.room_state import Command, Internal, RoomSettings, Tuning
 from server.store import MemoryStore
@@ -145,6 +145,8 @@ class Twin:
         self._seq = 0
         self._posted: deque[Internal] = deque()
         self._next_id = 0
+        self.handed: list[object] = []
+        """Every command and answer handed to the core, in order (its rounds)."""
 
     # Driving --------------------------------------------------------------------------------
 
@@ -164,6 +166,7 @@ class Twin:
         return answers[-1] if answers else {}
 
     def handle(self, command: Command | Internal, member: Member | None = None) -> None:
+        self.handed.append(command)
         effects = self.core.handle(command, self.now, None if member is None else member.conn)
         self._carry(effects)
         self._drain()
@@ -191,6 +194,7 @@ class Twin:
                 answer = self._effect(effect)
             if answer is None:
                 return
+            self.handed.append(answer)
             effects = self.core.handle(answer, self.now)
 
     def _effect(self, effect: Effect) -> Answer | None:
