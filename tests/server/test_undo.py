@@ -236,6 +236,22 @@ async def test_full_matches_with_undos_leak_nothing_and_validate(
     assert check_schemas(played) > 0
 
 
+def test_a_copy_of_the_clocks_changes_apart_from_them() -> None:
+    """What a choice would make of the clocks is worked out on a copy (the room stores it with
+    the choice, before applying it): the copy's changes never reach the clocks it came from."""
+    clocks = Clocks(ClockSettings(60.0, 5.0, "bot"), 2)
+    clocks.start(0, 100.0)
+    clocks.timed_out(1)
+    copy = clocks.copy()
+    assert copy.part(0) == clocks.part(0) and copy.left(104.0) == clocks.left(104.0)
+    copy.decided(0, 110.0)
+    copy.timed_out(0)
+    copy.forfeit(0)
+    assert copy.running is None and copy.remaining[0] == 0.0 and copy.timeouts == [1, 1]
+    assert clocks.running == 0 and clocks.remaining == [60.0, 0.0] and clocks.timeouts == [0, 1]
+    assert clocks.forfeited == [] and clocks.left(110.0) == pytest.approx(50.0)
+
+
 def test_an_undo_keeps_the_time_charged_and_takes_back_the_increment() -> None:
     clocks = Clocks(ClockSettings(60.0, 5.0, "bot"), 2)
     clocks.start(0, 100.0)
