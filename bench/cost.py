@@ -1,7 +1,8 @@
 """Server CPU per action through the whole server, per game, and where it goes (cProfile).
 
 Issue 21 measures the framework's cost per action as the server process's CPU time over a
-saturated window divided by the actions in it. This runs exactly that, small enough for a
+saturated window divided by the actions in it (and, apart, the part of it the kernel spent:
+system time, the socket reads and writes above all). This runs exactly that, small enough for a
 shared machine: one real server (``bench/serve.py``, uvloop, the in-memory store unless
 ``--store redis``), one load generator process (``bench/loadgen.py``) with ``--rooms`` rooms of
 4 seats + 2 spectators, a saturation window per session, for the tests' tiny game (registered in
@@ -38,7 +39,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.procs import ROOT, Server, Worker, add_server_env, cpu_seconds, server_env
+from bench.procs import ROOT, Server, Worker, add_server_env, cpu_seconds, cpu_split, server_env
 
 TINY = "tests.games.tiny:TINY"
 GAMES = ("tiny", "yspahan", "ishtar")
@@ -66,9 +67,11 @@ def session(
         worker.send("go " + json.dumps(phase))
         time.sleep(warmup)
         pid = server.pid
-        cpu0, bots0, t0 = cpu_seconds(pid), cpu_seconds(worker.pid), time.perf_counter()
+        (user0, sys0), bots0, t0 = cpu_split(pid), cpu_seconds(worker.pid), time.perf_counter()
         time.sleep(seconds)
-        cpu1, bots1, window = cpu_seconds(pid), cpu_seconds(worker.pid), time.perf_counter() - t0
+        (user1, sys1), bots1 = cpu_split(pid), cpu_seconds(worker.pid)
+        window = time.perf_counter() - t0
+        cpu0, cpu1 = user0 + sys0, user1 + sys1
         out = worker.expect("result", warmup + seconds + 60)
     finally:
         if worker is not None:
@@ -86,6 +89,7 @@ def session(
         "server_cpu_pct": 100 * (cpu1 - cpu0) / window,
         "bots_cpu_pct": 100 * (bots1 - bots0) / window,
         "us_per_action": 1e6 * (cpu1 - cpu0) / actions if actions else None,
+        "us_system_per_action": 1e6 * (sys1 - sys0) / actions if actions else None,
         "matches_restarted": out["matches"],
         "errors": out["errors"],
     }
@@ -241,19 +245,21 @@ def main(argv: list[str] | None = None) -> int:
                 row = session(game, args.store, args.rooms, args.warmup, args.seconds, rep + 1)
                 runs[game].append(row)
                 print(
-                    f"rep {rep + 1} {game}: {row['us_per_action']:.0f} us per action "
+                    f"rep {rep + 1} {game}: {row['us_per_action']:.0f} us per action, "
+                    f"{row['us_system_per_action']:.0f} of it in the kernel "
                     f"({row['actions_per_s']:.0f} actions/s, server {row['server_cpu_pct']:.0f} %,"
                     f" bots {row['bots_cpu_pct']:.0f} %)",
                     flush=True,
                 )
         print(f"\nserver CPU us per action, saturation {args.rooms} rooms, {args.store} store:")
-        print(f"{'game':<8} {'min':>6} {'median':>7}  runs")
+        print(f"{'game':<8} {'min':>6} {'median':>7} {'kernel':>7}  runs")
         for game, rows in runs.items():
             figures = [r["us_per_action"] for r in rows if r["us_per_action"]]
+            kernel = [r["us_system_per_action"] for r in rows if r["us_per_action"]]
             if figures:
                 print(
-                    f"{game:<8} {min(figures):6.0f} {statistics.median(figures):7.0f}  "
-                    + " / ".join(f"{f:.0f}" for f in figures)
+                    f"{game:<8} {min(figures):6.0f} {statistics.median(figures):7.0f} "
+                    f"{statistics.median(kernel):7.0f}  " + " / ".join(f"{f:.0f}" for f in figures)
                 )
             result["games"][game] = rows
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")

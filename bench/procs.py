@@ -60,6 +60,10 @@ connections by default and the store holds one per append in flight, so with mor
 acting at once appends fail (``MaxConnectionsError``), the store takes that for Redis being down
 and every room pauses and resumes, over and over (see BENCHMARKS.md). ``bench/run.py
 --redis-pool 0`` leaves the URL as the server's default would be."""
+REDIS_APPENDONLY = True
+"""The benches' private Redis keeps its append-only file (``appendfsync everysec``, as a
+deployment does); ``bench/peers/run.py --redis-aof no`` runs one without it, to tell the disk's
+share of the paced tail from the rest."""
 
 
 def add_server_env(parser: argparse.ArgumentParser, help: str) -> None:
@@ -82,12 +86,19 @@ def server_env(parser: argparse.ArgumentParser, items: list[str]) -> dict[str, s
 
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process so far (``/proc/PID/stat`` fields 14 and 15)."""
+    user, system = cpu_split(pid)
+    return user + system
+
+
+def cpu_split(pid: int) -> tuple[float, float]:
+    """User and system CPU time of a process so far, apart (``/proc/PID/stat`` fields 14 and
+    15): the system part is the kernel's work for it, its socket writes and reads above all."""
     try:
         text = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
-        return 0.0
+        return 0.0, 0.0
     fields = text[text.rindex(")") + 2 :].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
+    return int(fields[11]) / TICK, int(fields[12]) / TICK
 
 
 def rss_bytes(pid: int) -> int:
@@ -161,7 +172,7 @@ class Server:
             if self.store == "redis":
                 url = self.redis_url
                 if not url:
-                    self.redis = RedisServer(self.workdir / "redis")
+                    self.redis = RedisServer(self.workdir / "redis", appendonly=REDIS_APPENDONLY)
                     self.redis.start()
                     url = self.redis.url
                 if REDIS_POOL:

@@ -46,6 +46,7 @@ from typing import IO, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from bench import procs
 from bench.baseline import raise_fd_limit
 from bench.probe import DUMP_SECONDS
 from bench.probe import window as probe_window
@@ -614,6 +615,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="Oasis with bench/probe.py: GC pauses, loop stalls, store call times per window",
     )
+    parser.add_argument(
+        "--redis-aof",
+        choices=("yes", "no"),
+        default="yes",
+        help="oasis/redis: its private Redis with the append-only file (as shipped) or without",
+    )
     parser.add_argument("--out", type=Path, help="JSON file (default bench/results/...)")
     parser.add_argument(
         "--markdown", type=Path, metavar="JSON", help="print a result's table as Markdown, no run"
@@ -631,6 +638,7 @@ def main(argv: list[str] | None = None) -> int:
     modes = tuple(m for m in args.modes.split(",") if m)
     if not modes or set(modes) - {"paced", "saturation"}:
         parser.error("--modes: paced, saturation or both")
+    procs.REDIS_APPENDONLY = args.redis_aof == "yes"
     if args.probe:
         PROBE["path"] = Path(tempfile.mkdtemp(prefix="oasis-probe-")) / "probe.json"
     reps = args.reps or (2 if args.quick else 3)
