@@ -302,6 +302,10 @@ class Room:
     async def _run(self) -> None:
         try:
             await self._serve()
+        except Exception:
+            # A bug (in the core, an effect, the store's use): the room serves no more commands.
+            # Said at once, in the room's log (a task's exception shows only when collected).
+            self.log.exception("room_failed", rev=self.rev)
         finally:
             self.inbox.cancel_timers()
 

@@ -347,3 +347,30 @@ async def test_names_and_chat_are_relayed_without_control_characters(
         assert str(frame.get("text", "")).isprintable(), frame
     blank = await ann.request({"type": "chat", "room": room, "text": "\x1b\x07"})
     assert blank["code"] == "bad_request"
+
+
+class _BrokenEffector:
+    """An effector with a bug: carrying out any effects raises."""
+
+    async def execute(self, effects: Any, t0: float) -> None:
+        raise RuntimeError("a bug in carrying out effects")
+
+
+async def test_a_room_whose_task_fails_says_so_at_once_in_its_log(
+    app: App, make_client: MakeClient
+) -> None:
+    """Operators see a room task that died of a bug (here its effector raises) when it dies, in
+    one ``room_failed`` line with the room, its revision and the traceback, not only when the
+    task is collected."""
+    room, (seat0, _) = await playing_room(make_client)
+    actor = app.lobby.rooms[room]
+    actor.effector = _BrokenEffector()  # type: ignore[assignment]
+    task = actor._task
+    assert task is not None
+    with structlog.testing.capture_logs() as logs:
+        await seat0.send({"type": "act", "room": room, "rev": 0, "choice": 0})
+        await asyncio.wait_for(asyncio.shield(task), 5)  # it ends, having said why
+    failed = [line for line in logs if line["event"] == "room_failed"]
+    assert len(failed) == 1, logs
+    assert failed[0]["room"] == room and failed[0]["rev"] == 0
+    assert failed[0]["log_level"] == "error" and failed[0]["exc_info"] is True
