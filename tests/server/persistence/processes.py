@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from games.base import bare
 from server.store import ArchiveRecord
@@ -89,7 +89,8 @@ class ServerProcess:
         while True:
             try:
                 return await Client.open(self.url, name)
-            except (OSError, InvalidStatus, ConnectionClosed, ProtocolFailure, TimeoutError):
+            except (OSError, InvalidHandshake, ConnectionClosed, ProtocolFailure, TimeoutError):
+                # (InvalidHandshake: a refused upgrade, or the process killed mid-handshake)
                 if loop.time() > deadline:
                     raise
                 # The process is starting (restoring rooms): nothing to wait on but the port.
