@@ -124,14 +124,14 @@ def decode(data: object, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
         )
     except msgpack.StackError:  # deeper than the unpacker's own stack (1,024 levels)
         raise FrameError(ErrorCode.TOO_DEEP, f"nesting deeper than {limits.max_depth}") from None
-    except TypeError as exc:
-        if "unhashable" in str(exc):  # a map or an array used as a map key
+    except TypeError as wrong:
+        if "unhashable" in str(wrong):  # a map or an array used as a map key
             raise FrameError(ErrorCode.BAD_TYPE, "map keys must be strings") from None
         raise FrameError(
-            ErrorCode.MALFORMED_FRAME, f"not one msgpack value: {type(exc).__name__}"
+            ErrorCode.MALFORMED_FRAME, f"not one msgpack value: {type(wrong).__name__}"
         ) from None
-    except ValueError as exc:
-        text = str(exc)
+    except ValueError as refused:
+        text = str(refused)
         if "max_bin_len" in text or "max_ext_len" in text:
             raise FrameError(
                 ErrorCode.BAD_TYPE, "binary and extension types are not allowed"

@@ -6,9 +6,18 @@ Pure Python stays the fallback: nothing imports the extensions by name, a checko
 (or where mypyc or a C compiler is missing) runs the same code from source. The modules are those
 that earn their place (BENCHMARKS.md, "Compiled hot paths"): the protocol's canonical splicer,
 kept trees and their diff, JSON Patch, pointers and view hash; Ishtar's and Yspahan's views,
-labels and legal choices. One mypyc group per package (``GROUPS``): each builds one shared
-library beside its modules (``protocol/native__mypyc.*.so``, ...), so that an installed tree
-(the image's wheel) carries every compiled file inside its packages.
+labels and legal choices; the server's room core and the shell's hot path (a frame read,
+dispatched, queued in the room's inbox, its effects carried out, frames written to sockets and
+spectators). Not compiled: ``server/room.py``, the actor around the core (a native class
+cannot be weakly referenced, which ``tests/server/test_memory.py`` proves freed rooms by; it
+does little per action), ``server/gate.py`` (it subclasses websockets' classes) and
+``server/keeper.py`` (no gain measured; and mypyc mistypes an ``except A as e`` followed by
+``except B as e`` in one function when ``A`` is a native class: the second raises
+``TypeError``; so a compiled module binds each ``except`` name to one type, which
+``tests/test_compiled.py`` checks). One mypyc group per
+package (``GROUPS``): each builds one shared library beside its modules
+(``protocol/native__mypyc.*.so``, ...), so that an installed tree (the image's wheel) carries
+every compiled file inside its packages.
 
     scripts/build-compiled              # build in place (gcc, about 1 to 2 minutes)
     scripts/build-compiled --clean      # remove the extensions: back to pure Python
@@ -53,6 +62,30 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "games/yspahan/views.py",
         "games/yspahan/labels.py",
         "games/yspahan/decisions.py",
+    ),
+    "server": (
+        # The room core (sans I/O): its commands, views, seats, spectators and clocks.
+        "server/core.py",
+        "server/steps.py",
+        "server/play.py",
+        "server/views.py",
+        "server/seats.py",
+        "server/spectators.py",
+        "server/membership.py",
+        "server/effects.py",
+        "server/clock.py",
+        "server/timekeeping.py",
+        # The shell's hot path: a frame read, dispatched, queued, carried out and written.
+        # (Not server/member.py: a Protocol for types only, never imported at run time.)
+        "server/effector.py",
+        "server/fanout.py",
+        "server/connection.py",
+        "server/reader.py",
+        "server/inbox.py",
+        "server/dispatch.py",
+        "server/description.py",
+        "server/autoplay.py",
+        "server/limits.py",
     ),
 }
 """Package -> its compiled modules: one mypyc group (one shared library) per package."""

@@ -20,10 +20,11 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Set
+from typing import Any, Protocol
 
-from server.connection import Connection, ws_frame
+from server.connection import ws_frame
+from server.metrics import Metrics
 
 FANOUT_AT_ONCE = 256
 """An audience up to this size is written at once (see the module); a larger one in turns."""
@@ -34,12 +35,22 @@ store's answer, the room's task) before its ``ack``, each waiting for at most on
 FANOUT_STEP = 32
 
 
+class Viewer(Protocol):
+    """What a fan-out writes to: a :class:`~server.connection.Connection` (a protocol, not the
+    class, so that a compiled fan-out takes a test's stand-in too)."""
+
+    @property
+    def metrics(self) -> Metrics: ...
+
+    def send_framed(self, framed: bytes) -> bool: ...
+
+
 class Fanout:
     """Writes frames to ``members`` (a live set): at once when it is small, else in turns of
     about :data:`FANOUT_BUDGET` seconds. A frame is framed for WebSocket once and the same bytes
     written to every socket (:meth:`~server.connection.Connection.send_framed`)."""
 
-    def __init__(self, members: set[Connection]) -> None:
+    def __init__(self, members: Set[Viewer]) -> None:
         self.members = members
         self._queue: deque[list[Any]] = deque()
         """[framed frame, its size, the members when it was sent, how many were written]"""
@@ -93,7 +104,7 @@ class Fanout:
         return len(self._queue)
 
 
-def _count(conns: Iterable[Connection], written: int, size: int) -> None:
+def _count(conns: Iterable[Viewer], written: int, size: int) -> None:
     """The metrics of ``written`` frames of ``size`` bytes (every connection shares them)."""
     if written:
         metrics = next(iter(conns)).metrics

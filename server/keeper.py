@@ -89,8 +89,8 @@ class Keeper:
                 await self.store.append_chat(self.room, effect.line)
             else:
                 raise AssertionError(f"not a store effect: {effect!r}")
-        except Unsure as exc:
-            return Failed(exc, unsure=True)
+        except Unsure as unsure:  # (a name of its own: see scripts/build_compiled.py)
+            return Failed(unsure, unsure=True)
         except Exception as exc:
             return Failed(exc)
         return Done()

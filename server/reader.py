@@ -135,9 +135,9 @@ class Reader:
         try:
             # A text frame reaches decode as str, which it refuses with text_frame.
             frame = decode(data, self.app.limits)
-        except FrameError as exc:
-            self._error(conn, None, exc.code, exc.message, None)
-            raise Closing(exc.close_code or 1002, exc.code.value) from None
+        except FrameError as bad:
+            self._error(conn, None, bad.code, bad.message, None)
+            raise Closing(bad.close_code or 1002, bad.code.value) from None
         rid = m.request_id(frame)
         kind = frame["type"]
         known = kind if kind in m.CLIENT_TYPES else "unknown"

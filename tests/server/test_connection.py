@@ -20,7 +20,7 @@ from games import registry
 from games.base import JSON, Choice, Decision, Event, Game, Result
 from games.rng import Rng
 from protocol.codec import encode, unpack
-from server import connection, dispatch, reader
+from server import connection, reader
 from server.app import App
 from server.connection import Connection, ws_frame
 from server.limits import SendBuffer, TokenBucket
@@ -247,23 +247,37 @@ async def test_a_closing_connection_falls_back_to_websockets_and_closes_cleanly(
     assert len(writes.writes) == before
 
 
+class _Answers:
+    """Records, in the order they are written, the ``id`` of every frame written to the
+    transports of some server-side connections, as ``(client, id)``."""
+
+    def __init__(self, *conns: Connection) -> None:
+        self.order: list[tuple[str, Any]] = []
+        for conn in conns:
+            transport: Any = conn.ws.transport
+            transport.write = self._spy(conn.client, transport.write)
+
+    def _spy(self, name: str, real: Any) -> Any:
+        def write(data: bytes | bytearray | memoryview) -> None:
+            for frame in _split(bytes(data)):
+                answer = unpack(_payload(frame))
+                if isinstance(answer, Mapping) and "id" in answer:
+                    self.order.append((name, answer["id"]))
+            real(data)
+
+        return write
+
+
 async def test_a_connection_with_frames_queued_takes_turns_with_the_others(
-    make_app: MakeApp, make_client: MakeClient, monkeypatch: pytest.MonkeyPatch
+    make_app: MakeApp, make_client: MakeClient
 ) -> None:
     """rules-checklist: none (transport). Ten frames that arrive at once on one socket and one
-    on another: the other's is handled before the first socket's last one (each connection
+    on another: the other's is answered before the first socket's last one (each connection
     yields after a frame that has another behind it), and every frame is answered in order."""
     app = await make_app()
     busy = await make_client("busy", target=app)
     other = await make_client("other", target=app)
-    handled: list[tuple[str, Any]] = []
-    real_handle = dispatch.handle_now
-
-    def handle_now(app: App, conn: Connection, req: Any) -> None:
-        handled.append((conn.client, req.id))
-        real_handle(app, conn, req)
-
-    monkeypatch.setattr(dispatch, "handle_now", handle_now)
+    answers = _Answers(_conn(app, "busy"), _conn(app, "other"))
     start = len(busy.frames)
     # Written without yielding to the loop: the server finds both sockets' frames at once.
     for rid in range(1, 11):
@@ -274,7 +288,7 @@ async def test_a_connection_with_frames_queued_takes_turns_with_the_others(
     await busy.until(lambda: len(busy.frames) >= start + 10)
     await other.wait_for(lambda f: f.get("id") == 99)
     assert [f["id"] for f in busy.frames[start:]] == list(range(1, 11))
-    assert handled.index(("other", 99)) < handled.index(("busy", 10))
+    assert answers.order.index(("other", 99)) < answers.order.index(("busy", 10))
 
 
 class _Transport:
@@ -310,7 +324,7 @@ def _stand_in(limit: int, takes: int) -> tuple[Connection, _Transport]:
     def spawn(coro: Any) -> None:  # (no loop: the drain watcher is not run)
         coro.close()
 
-    conn._spawn = spawn  # type: ignore[method-assign]
+    conn.spawner = spawn
     return conn, transport
 
 
