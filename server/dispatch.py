@@ -3,7 +3,7 @@
 another node holds the room, else the room's inbox.
 
 :func:`handle_now` serves, without awaiting, every request that needs no await (``hello``,
-``ping``, a listing of this node only, a room request on a node without cluster or relay, see
+``ping``, a listing of this node only, a request of a room this node serves, see
 :func:`awaits`): the read path's fast path (:mod:`server.reader`). :func:`dispatch` serves any
 request, awaiting what must be awaited (the store, the cluster, the relay). Costly requests
 spend their quota (:mod:`server.quotas`) before any work. Errors are raised (``RequestError``
@@ -33,13 +33,24 @@ _AWAITED = (m.Create, m.Replay, m.Quick)
 """Requests that always await (the store, the lobby's quick search)."""
 
 
-def awaits(app: App, req: m.Request) -> bool:
-    """Whether serving ``req`` may await (then only :func:`dispatch` serves it)."""
+def awaits(app: App, conn: Connection, req: m.Request) -> bool:
+    """Whether serving ``req`` may await (then only :func:`dispatch` serves it).
+
+    A room request on a node with a cluster or a relay awaits only if this node does not serve
+    the room (the cluster may redirect it or claim it, the relay serve it): for a room in this
+    node's lobby that ``conn`` does not watch through the relay, :func:`dispatch` would hand it
+    to the room without awaiting anything, as :func:`handle_now` does."""
     if isinstance(req, (m.Hello, m.Ping)):
         return False
     if isinstance(req, m.ListRooms):
         return app.cluster is not None
-    return isinstance(req, _AWAITED) or app.relay is not None or app.cluster is not None
+    if isinstance(req, _AWAITED):
+        return True
+    relay = app.relay
+    if relay is None and app.cluster is None:
+        return False
+    room = req.room
+    return room not in app.lobby.rooms or (relay is not None and relay.serves(conn, room))
 
 
 def handle_now(app: App, conn: Connection, req: m.Request) -> None:
@@ -79,7 +90,7 @@ def handle_now(app: App, conn: Connection, req: m.Request) -> None:
 
 async def dispatch(app: App, conn: Connection, req: m.Request) -> None:
     """Serve ``req``, awaiting what it needs."""
-    if not awaits(app, req):
+    if not awaits(app, conn, req):
         handle_now(app, conn, req)
         return
     if app.stopping:

@@ -96,7 +96,7 @@ class Reader:
             isinstance(req, m.Hello)  # (a wrong version closes)
             or state is ConnState.CLOSED
             or (state, ConnEvent.REQUEST) not in TRANSITIONS
-            or dispatch.awaits(app, req)
+            or dispatch.awaits(app, conn, req)
             or not conn.bucket.take()  # (a refusal changes nothing: the task's take refuses too)
         ):
             return False

@@ -24,9 +24,11 @@ from server import connection, reader
 from server.app import App
 from server.connection import Connection, ws_frame
 from server.limits import SendBuffer, TokenBucket
+from server.main import open_store, start_rooms
 from server.metrics import Metrics
 from tests.server.client import Client
-from tests.server.conftest import MakeApp, MakeClient
+from tests.server.conftest import TEST_CONFIG, MakeApp, MakeClient
+from tests.services import RedisServer
 
 WIDE = 70_000
 """Bytes of the wide game's view: past 64 KiB, so its frames take the 64-bit length header."""
@@ -430,3 +432,33 @@ async def test_a_frame_over_the_rate_limit_goes_to_the_task_which_closes(
     assert error["type"] == "error" and counts == {True: 3, False: 2}
     closed = await asyncio.wait_for(asyncio.shield(client.closed), 10)
     assert closed[0] == 1008, closed
+
+
+async def test_a_node_on_redis_serves_its_own_rooms_in_the_socket_read(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """rules-checklist: none (transport). On Redis, with the cluster and the relay set up as
+    ``oasis-server`` sets them up, a request of a room this node serves takes the fast path
+    like in memory (the cluster would not redirect it, nor the relay serve it); a request of a
+    room it does not serve goes to the task, which asks the store (here: no such room)."""
+    counts = _count_fast_path(monkeypatch)
+    store = open_store(TEST_CONFIG, redis_server.url)
+    await store.start()
+    app = App(TEST_CONFIG, store)
+    await start_rooms(app, asyncio.Event())
+    await app.start()
+    assert app.cluster is not None and app.relay is not None
+    client = await Client.open(f"ws://127.0.0.1:{app.port}/", "node")
+    try:
+        created = await client.request({"type": "create", "game": "tiny", "players": 2})
+        assert created["type"] == "ack"
+        before = dict(counts)
+        joined = await client.request({"type": "join", "room": created["room"], "name": "a"})
+        assert joined["type"] == "joined"
+        assert counts == {True: before[True] + 1, False: before[False]}
+        missing = await client.request({"type": "join", "room": "r-not-here", "name": "b"})
+        assert (missing["type"], missing["code"]) == ("error", "not_found")
+        assert counts == {True: before[True] + 1, False: before[False] + 1}
+    finally:
+        await client.close()
+        await app.stop()
