@@ -136,14 +136,20 @@ IDLE = ("run_forever", "select", "poll", "epoll")
 
 def read_profile(path: str) -> dict[str, Any]:
     """Self time per function and per part of the stack, per revision of the profiled run (a
-    revision is one call of :meth:`server.views.Views.advance`: one action)."""
+    revision is one call of :meth:`server.views.Views.advance`: one action; where the server's
+    views run compiled, which cProfile does not see, one call of :meth:`games.base.Match.push`,
+    the engine's step of every action, which stays Python)."""
     stats = pstats.Stats(path)
     raw: dict[Any, Any] = stats.stats  # type: ignore[attr-defined]
-    revisions = sum(
-        calls
-        for (file, _line, name), (_cc, calls, *_rest) in raw.items()
-        if name == "advance" and file.endswith("server/views.py")
-    )
+
+    def calls_of(method: str, module: str) -> int:
+        return sum(
+            calls
+            for (file, _line, name), (_cc, calls, *_rest) in raw.items()
+            if name == method and file.endswith(module)
+        )
+
+    revisions = calls_of("advance", "server/views.py") or calls_of("push", "games/base.py")
     rows = []
     parts: Counter[str] = Counter()
     total = idle = 0.0
