@@ -11,7 +11,7 @@ The default tier runs a representative part: the protocol's tests but the six sl
 tests (the diff's, the tree's and the mutated frames': their smaller siblings still run), and the
 games' tests of the compiled modules (views, labels, garden, legal choices) with the engines'
 contract and the seeded playouts; the server's room core through its in-process twins, its
-units, undo, views, clocks and the connection's and fan-out's send paths (over real sockets).
+units, views, clocks and the connection's and fan-out's send paths (over real sockets).
 The slow tier (``-m slow``) runs every test of the three, the 2,000 random games per engine and
 every socket test of the server included. (A test that watches the encoder by monkeypatching a
 module global, which compiled code binds at build time, checks what it watched only in pure
@@ -21,7 +21,9 @@ Python, and its results either way.)
 from __future__ import annotations
 
 import ast
+import fcntl
 import importlib.machinery
+import os
 import shutil
 import subprocess
 import sys
@@ -64,15 +66,19 @@ GAMES_DEFAULT_K = "not 200_random and not random_matches_keep and (not harness o
 SERVER_DEFAULT = (
     "tests/server/core",
     "tests/server/test_units.py",
-    "tests/server/test_undo.py",
     "tests/server/test_views.py",
     "tests/server/test_clock.py",
     "tests/server/test_connection.py",
     "tests/server/test_relay_fanout.py",
 )
-"""The server's tests in the default tier: the room core's twins and units, and the shell's
-send paths over real sockets; the slow tier runs all of ``tests/server``."""
+"""The server's tests in the default tier: the room core's twins and units, its views and
+clocks, and the shell's send paths over real sockets; the slow tier runs all of
+``tests/server`` (``test_undo.py``'s 13 s among them)."""
 COMPILED_PACKAGES = ("protocol", "games", "server")
+OPT_LEVEL = "0"
+"""The copy's C is compiled at ``-O0``, not the shipped ``-O3``: what the code does is mypyc's,
+not the C compiler's optimisation, and the build takes half the time (54 s against about 100
+on a slow machine; the default tier's largest part)."""
 TESTS_COPIED = ("__init__.py", "conftest.py", "services.py", "harness.py")
 _BUILT: dict[str, Path] = {}
 
@@ -96,7 +102,7 @@ def _compiled_copy(tmp: Path) -> Path:
     for tests in COMPILED_PACKAGES:
         shutil.copytree(ROOT / "tests" / tests, tmp / "tests" / tests, ignore=skip)
     done = subprocess.run(
-        [sys.executable, str(BUILD), "--root", str(tmp)],
+        [sys.executable, str(BUILD), "--root", str(tmp), "--opt-level", OPT_LEVEL],
         capture_output=True,
         text=True,
         timeout=1800,
@@ -118,10 +124,24 @@ def _compiled_copy(tmp: Path) -> Path:
 
 def compiled_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The session's compiled copy, built on first use (this module's tests and
-    ``tests/deploy``'s compiled server share it)."""
-    if "tree" not in _BUILT:
-        _BUILT["tree"] = _compiled_copy(tmp_path_factory.mktemp("compiled"))
-    return _BUILT["tree"]
+    ``tests/deploy``'s compiled server share it). Under pytest-xdist the workers share it too:
+    it lies in their common temporary directory, and the first to need it builds it under a
+    file lock while any other waits for it."""
+    if "tree" in _BUILT:
+        return _BUILT["tree"]
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # (pytest-of-USER/pytest-N: every worker's basetemp is below)
+    tree, done = shared / "compiled-tree", shared / "compiled-tree.done"
+    with open(shared / "compiled-tree.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(tree, ignore_errors=True)  # (a build that failed in another worker)
+            tree.mkdir()
+            _compiled_copy(tree)
+            done.touch()
+    _BUILT["tree"] = tree
+    return tree
 
 
 @pytest.fixture(scope="session")

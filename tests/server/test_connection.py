@@ -262,6 +262,8 @@ class _Answers:
     def _spy(self, name: str, real: Any) -> Any:
         def write(data: bytes | bytearray | memoryview) -> None:
             for frame in _split(bytes(data)):
+                if frame[0] & 0x0F != Opcode.BINARY.value:  # (the close frame at the end)
+                    continue
                 answer = unpack(_payload(frame))
                 if isinstance(answer, Mapping) and "id" in answer:
                     self.order.append((name, answer["id"]))
