@@ -14,8 +14,9 @@ does little per action), ``server/gate.py`` (it subclasses websockets' classes) 
 ``server/keeper.py`` (no gain measured; and mypyc mistypes an ``except A as e`` followed by
 ``except B as e`` in one function when ``A`` is a native class: the second raises
 ``TypeError``; so a compiled module binds each ``except`` name to one type, which
-``tests/test_compiled.py`` checks). One mypyc group per
-package (``GROUPS``): each builds one shared library beside its modules
+``tests/test_compiled.py`` checks).
+
+One mypyc group per package (``GROUPS``): each builds one shared library beside its modules
 (``protocol/native__mypyc.*.so``, ...), so that an installed tree (the image's wheel) carries
 every compiled file inside its packages.
 

@@ -22,7 +22,9 @@ from typing import Any
 
 import msgpack
 
-from protocol import codec
+# (the records' encoder is the protocol's: ``msgpack.packb(value, use_bin_type=True)`` through
+# one reused Packer per thread, not the new Packer ``packb`` builds at every call)
+from protocol.codec import pack as pack
 from server.store.errors import CorruptRecordError
 from server.store.meta import RoomMeta
 
@@ -166,14 +168,7 @@ def migrate(
     return data
 
 
-# Encoding --------------------------------------------------------------------------------------
-
-
-def pack(value: Any) -> bytes:
-    """``msgpack.packb(value, use_bin_type=True)``: the protocol's encoder, whose one reused
-    Packer per thread spares the new Packer ``packb`` builds at every call (several per
-    stored choice: the log's entry, the script's arguments)."""
-    return codec.pack(value)
+# Encoding (``pack``: the protocol's, imported above) ----------------------------------------
 
 
 def unpack(data: bytes) -> Any:
