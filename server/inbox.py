@@ -109,6 +109,12 @@ class Inbox(Generic[C]):
                     self._waiter = None
         return queue.popleft()
 
+    def take(self) -> list[tuple[Connection | None, C]]:
+        """Empty the queue: what waited, in order (a failed room answers it)."""
+        taken = [(conn, command) for conn, command, _ in self._queue]
+        self._queue.clear()
+        return taken
+
     def later(self, delay: float, command: C) -> None:
         """Post ``command`` after ``delay`` seconds (cancelled if the task ends first)."""
         timer = _Timer(command)

@@ -11,16 +11,23 @@ pass it; each room created holds a place in its creator's ``rooms_per_connection
 closes. The public rooms are also kept in a :class:`~server.listing.RoomIndex` for
 ``list_rooms``, updated as rooms are added and closed. What the store's health means for the
 rooms (pause, resume, storage lost) is :class:`~server.store_watch.StoreWatch`'s.
+
+A room whose task failed (a bug: :meth:`Room._failed <server.room.Room._failed>`) is brought back
+from the store (:meth:`Lobby.recover`): the durable log is the truth, so the new room is at the
+last stored choice, and its members are sent an unasked ``redirect`` with no ``url`` (reconnect
+and resume, SPEC section 18). A room that cannot be rebuilt is closed.
 """
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from collections.abc import Callable
 from typing import Any
 
 from games import registry
 from games.base import Match
+from protocol import frames as f
 from protocol import messages as m
 from protocol.errors import ErrorCode, RequestError
 from server import logging as oasis_logging
@@ -31,9 +38,10 @@ from server.connection import Connection
 from server.listing import Filters, Key, RoomIndex, cut, page_size, parse_cursor
 from server.metrics import Metrics
 from server.quotas import Holdings, Quotas
+from server.recovery import rebuild
 from server.room import Room
 from server.room_state import RoomSettings, RoomState
-from server.store import ArchiveRecord, MemoryStore, RoomMeta, Store, StoreError
+from server.store import ArchiveRecord, MemoryStore, RoomMeta, RoomRecord, Store, StoreError
 from server.store_watch import StoreWatch
 from server.trim import Trimmer
 
@@ -56,6 +64,8 @@ class Lobby:
         self.publish: Callable[[Room, bytes, bytes], None] | None = None
         """The relay's publisher (:mod:`server.relay`), given to every stored room."""
         self.log = oasis_logging.get(component="lobby")
+        self._recoveries: set[asyncio.Task[Room | None]] = set()
+        """Failed rooms being brought back (:meth:`recover`)."""
         self.store_watch = StoreWatch(store, self.rooms, config.resume_after, self.log)
         """Tells the rooms when the store goes down, comes back or lost them."""
 
@@ -279,6 +289,7 @@ class Lobby:
             seed=seed,
             snapshot_every=c.snapshot_every,
             on_close=self._closed,
+            on_fail=self._failed,
             takeover_grace=c.takeover_grace,
             quotas=self.quotas,
             room_chat_per_minute=c.room_chat_per_minute,
@@ -349,7 +360,46 @@ class Lobby:
         self.forget(room.id)
         self.trimmer.room_closed()
 
+    def _failed(self, room: Room, members: list[Connection]) -> None:
+        task = asyncio.get_running_loop().create_task(self.recover(room, members))
+        self._recoveries.add(task)
+        task.add_done_callback(self._recoveries.discard)
+
+    async def recover(self, failed: Room, members: list[Connection]) -> Room | None:
+        """Bring back a room whose task failed (the module doc), from what the store holds;
+        tell its ``members`` to resume it. The new room, or None (closed: finished, a replay
+        room, or not rebuilt).
+
+        The failed room stays in the lobby (refusing everything: it is closed) until its
+        successor replaces it in one step, so a cluster's lease loop never finds it gone."""
+        room_id = failed.id
+        restored: Room | None = None
+        if failed.settings.replay_of is None:
+            try:
+                found = (await self.store.load_rooms([room_id]))[room_id]
+                if isinstance(found, RoomRecord) and self.rooms.get(room_id) is failed:
+                    match = rebuild(found)
+                    self.forget(room_id)
+                    restored = self.restore(room_id, found.info, match, found.rev, found.chat)
+            except Exception as exc:  # the store, a recovery error, an engine refusing its data
+                error = f"{type(exc).__name__}: {exc}"
+                self.log.error("room_not_restored", room=room_id, error=error)
+        if self.rooms.get(room_id) is failed:
+            self.forget(room_id)
+            self.trimmer.room_closed()
+        if restored is not None:
+            self.log.warning("room_restored", room=room_id, rev=restored.rev)
+            reason = f"room {room_id} failed and was restored: resume it"
+        else:
+            reason = f"room {room_id} failed and is closed"
+        for conn in members:
+            conn.rooms.pop(room_id, None)
+            conn.send(f.Redirect(None, room_id, "", reason))
+        return restored
+
     async def stop(self) -> None:
+        for task in list(self._recoveries):
+            task.cancel()
         self.trimmer.stop()
         self.store_watch.stop()
         for room in list(self.rooms.values()):

@@ -48,7 +48,11 @@ spectators can be in them.
 
 An engine bug raised while applying a choice (after it was stored) is answered ``internal`` and
 logged; the room goes on, but its state is whatever the engine left (the contract's ``apply``
-must not fail on a legal choice, and the random-playout harness is what guards that).
+must not fail on a legal choice, and the random-playout harness is what guards that). A bug
+anywhere else in the task (the core, an effect, the store's use) ends the task: ``room_failed``
+in the log at once, ``internal`` to the command it was on and to those queued, the room closed
+and rebuilt by its lobby from the store (:meth:`Room._failed`, :meth:`server.lobby.Lobby.recover`),
+its members told to resume it (an unasked ``redirect``, SPEC section 18).
 
 Spectators get their frames through the actor's :class:`~server.fanout.Fanout` (one frame
 framed once, the same bytes to each, a large audience in turns), over the set of spectators the
@@ -68,6 +72,8 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from games.base import Match
+from protocol import frames as f
+from protocol.errors import ErrorCode
 from server import logging as oasis_logging
 from server.connection import Connection
 from server.core import RoomCore
@@ -120,6 +126,7 @@ class Room:
         seed: int,
         snapshot_every: int = 50,
         on_close: Any = None,
+        on_fail: Callable[[Room, list[Connection]], None] | None = None,
         takeover_grace: float = -1.0,
         quotas: Quotas | None = None,
         room_chat_per_minute: int = 0,
@@ -174,6 +181,7 @@ class Room:
             on_close=on_close,
         )
         """Carries out the core's effects (:mod:`server.effector`)."""
+        self._on_fail = on_fail
         self._task: asyncio.Task[None] | None = None
         self._slow = 0
         self._slow_logged = float("-inf")
@@ -226,6 +234,12 @@ class Room:
 
     def meta(self, *, state: str | None = None, seed: int | None = None) -> RoomMeta:
         return self.core.meta(state=state, seed=seed)
+
+    def members(self) -> list[Connection]:
+        """The connections in the room: its seats' and its spectators'."""
+        out = [cast(Connection, seat.conn) for seat in self.seats if seat.conn is not None]
+        out.extend(cast("set[Connection]", self.spectators.members))
+        return out
 
     def free_seats(self) -> int:
         return self.core.free_seats()
@@ -302,10 +316,6 @@ class Room:
     async def _run(self) -> None:
         try:
             await self._serve()
-        except Exception:
-            # A bug (in the core, an effect, the store's use): the room serves no more commands.
-            # Said at once, in the room's log (a task's exception shows only when collected).
-            self.log.exception("room_failed", rev=self.rev)
         finally:
             self.inbox.cancel_timers()
 
@@ -316,17 +326,38 @@ class Room:
             if isinstance(command, Stop):
                 return
             started = time.perf_counter()
-            effects = core.handle(command, self._now(), conn)
-            while effects:
-                answer = await self.effector.execute(effects, t0)
-                if answer is None:
-                    break
-                effects = core.handle(answer, self._now())
+            try:
+                effects = core.handle(command, self._now(), conn)
+                while effects:
+                    answer = await self.effector.execute(effects, t0)
+                    if answer is None:
+                        break
+                    effects = core.handle(answer, self._now())
+            except Exception:
+                self._failed(conn, command)
+                return
             took = time.perf_counter() - started
             if took > SLOW_COMMAND_SECONDS:
                 self._slow_command(command, started, took, t0)
             if core.state is RoomState.CLOSED:
                 return
+
+    def _failed(self, conn: Connection | None, command: object) -> None:
+        """The task dies of a bug (in the core, an effect, the store's use): said at once in the
+        room's log (a task's exception shows only when collected); the command it was on and
+        every one queued are answered ``internal``; the room closes, and its lobby brings it
+        back from the store and tells the members to resume there (``on_fail``,
+        :meth:`server.lobby.Lobby.recover`)."""
+        self.log.exception("room_failed", rev=self.rev, command=type(command).__name__)
+        members = self.members()
+        self.core.close()  # (its inbox takes nothing more)
+        for who, what in [(conn, command), *self.inbox.take()]:
+            rid = getattr(what, "id", None)
+            if who is not None and rid is not None:
+                message = f"room {self.id} failed; it is being restored: resume it"
+                who.send(f.ErrorFrame.of(rid, ErrorCode.INTERNAL, message, self.id))
+        if self._on_fail is not None:
+            self._on_fail(self, members)
 
     def _slow_command(self, command: object, started: float, took: float, t0: float) -> None:
         self._slow += 1

@@ -13,17 +13,15 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from protocol import frames as f
 from server.cluster.claims import Claims
-from server.connection import Connection
 from server.lease import Leases
 from server.store import StoreError
 
 if TYPE_CHECKING:
     from server.lobby import Lobby
-    from server.room import Room
 
 
 class Eviction:
@@ -60,7 +58,7 @@ class Eviction:
                 self.log.warning("lease_regained", room=room_id, rev=room.rev)
                 return
             self.log.warning("lease_lost", room=room_id, rev=room.rev)
-            members = _members(room)  # (before the lobby lets its spectators go)
+            members = room.members()  # (before the lobby lets its spectators go)
             self.claims.held.discard(room_id)
             await self.lobby.evict(room_id)
             url = ""
@@ -73,9 +71,3 @@ class Eviction:
                 conn.send(f.Redirect(None, room_id, url, "the room moved to another node"))
         finally:
             self._evicting.discard(room_id)
-
-
-def _members(room: Room) -> list[Connection]:
-    out = [cast(Connection, seat.conn) for seat in room.seats if seat.conn is not None]
-    out.extend(cast("set[Connection]", room.spectators.members))
-    return out

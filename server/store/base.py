@@ -6,6 +6,10 @@ The room calls :meth:`Store.append` *before* it applies, acknowledges or broadca
 timeout after Redis wrote it): the room then reads :meth:`Store.actions_after` before its next
 commit and adopts what landed.
 
+A room is rebuilt from what :meth:`Store.load_rooms` reads (its meta, latest snapshot and the
+choices after it; None for a room that finished or was never stored): at start-up, when a node
+takes a room over, and when a room's task failed (:mod:`server.lobby`).
+
 The room also calls :meth:`Store.snapshot` every ``snapshot_every`` revisions and at the end,
 then :meth:`Store.finish`; those come after the acknowledgement, so their failures are logged
 only (the log already holds every choice).
@@ -19,7 +23,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
-from server.store.records import Action, ArchiveRecord
+from server.store.errors import CorruptRecordError
+from server.store.records import Action, ArchiveRecord, RoomRecord
 
 
 class Store(Protocol):
@@ -37,6 +42,9 @@ class Store(Protocol):
     async def load_archive(self, room: str) -> ArchiveRecord | None: ...
     async def close(self) -> None: ...
     async def missing(self, rooms: Sequence[str]) -> list[str]: ...
+    async def load_rooms(
+        self, rooms: Sequence[str]
+    ) -> dict[str, RoomRecord | CorruptRecordError | None]: ...
     def ready(self) -> bool: ...
     def problem(self) -> str: ...
     def on_ready_change(self, listener: Callable[[bool], None]) -> None: ...

@@ -11,9 +11,9 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from server.store.errors import StoreError
+from server.store.errors import CorruptRecordError, StoreError
 from server.store.meta import RoomMeta
-from server.store.records import Action, ArchiveRecord
+from server.store.records import Action, ArchiveRecord, RoomRecord, Snapshot
 
 
 class MemoryStore:
@@ -111,6 +111,30 @@ class MemoryStore:
     async def missing(self, rooms: Sequence[str]) -> list[str]:
         self._check()
         return [room for room in rooms if room not in self.rooms]
+
+    async def load_rooms(
+        self, rooms: Sequence[str]
+    ) -> dict[str, RoomRecord | CorruptRecordError | None]:
+        """What a live room is rebuilt from: its meta, its latest snapshot and the choices after
+        it (None: finished, deleted or never stored), as the Redis store reads it."""
+        self._check()
+        out: dict[str, RoomRecord | CorruptRecordError | None] = {}
+        for room in rooms:
+            meta = self.rooms.get(room)
+            if meta is None or room in self.results:
+                out[room] = None
+                continue
+            saved = self.snapshots.get(room)
+            snapshot = Snapshot(saved[0], saved[1]) if saved is not None else None
+            after = snapshot.rev if snapshot is not None else 0
+            out[room] = RoomRecord(
+                room=room,
+                meta=dict(meta),
+                snapshot=snapshot,
+                actions=[a for a in self.logs.get(room, []) if a.rev > after],
+                chat=list(self.chats.get(room, [])),
+            )
+        return out
 
     async def lose(self, detail: str = "the memory store was emptied") -> None:
         """Forget everything and tell the listeners, as a Redis that came back empty does."""

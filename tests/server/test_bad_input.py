@@ -8,6 +8,8 @@ sockets, timers fire in real time, the store is the app's.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 import msgpack
@@ -19,9 +21,11 @@ from websockets.exceptions import InvalidStatus
 from games import registry
 from protocol.codec import canonical, encode
 from server.app import App
+from server.main import open_store, start_rooms
 from tests.games.tiny import TINY, Tiny, TinyState
 from tests.server.client import Client
-from tests.server.conftest import MakeApp, MakeClient
+from tests.server.conftest import TEST_CONFIG, MakeApp, MakeClient
+from tests.services import RedisServer
 
 
 def snapshot(app: App) -> dict[str, Any]:
@@ -350,27 +354,108 @@ async def test_names_and_chat_are_relayed_without_control_characters(
 
 
 class _BrokenEffector:
-    """An effector with a bug: carrying out any effects raises."""
+    """An effector with a bug: carrying out any effects raises, once ``go`` is set (so that
+    commands can queue behind the one it is on)."""
+
+    def __init__(self) -> None:
+        self.go = asyncio.Event()
 
     async def execute(self, effects: Any, t0: float) -> None:
+        await self.go.wait()
         raise RuntimeError("a bug in carrying out effects")
 
 
-async def test_a_room_whose_task_fails_says_so_at_once_in_its_log(
+async def test_a_room_whose_task_fails_is_brought_back_from_the_store(
     app: App, make_client: MakeClient
 ) -> None:
-    """Operators see a room task that died of a bug (here its effector raises) when it dies, in
-    one ``room_failed`` line with the room, its revision and the traceback, not only when the
-    task is collected."""
-    room, (seat0, _) = await playing_room(make_client)
+    """A bug in a room's task (here its effector raises) loses no stored choice and leaves
+    nobody waiting (issue 21's compiled shell once died so, and its clients timed out): one
+    ``room_failed`` line at once, with the room, its revision and the traceback; the command it
+    was on and the one queued behind it answered ``internal``; the room rebuilt from the store
+    at its last stored choice, and its members sent an unasked ``redirect`` with no ``url``
+    (reconnect and resume, SPEC section 18), after which the seat plays on."""
+    await _fails_and_comes_back(app, make_client)
+
+
+async def test_a_room_whose_task_fails_comes_back_on_redis_under_its_lease(
+    redis_server: RedisServer,
+) -> None:
+    """The same on a node on Redis with its cluster (as ``oasis-server`` sets it up): the room is
+    rebuilt from Redis, and the node keeps its lease through lease rounds (it never finds the
+    room gone, so it releases nothing and evicts nothing)."""
+    config = replace(TEST_CONFIG, lease_ttl=0.3)
+    store = open_store(config, redis_server.url)
+    await store.start()
+    app = App(config, store)
+    await start_rooms(app, asyncio.Event())
+    await app.start()
+    assert app.cluster is not None
+    clients: list[Client] = []
+
+    async def make(name: str) -> Client:
+        clients.append(await Client.open(f"ws://127.0.0.1:{app.port}/", name))
+        return clients[-1]
+
+    try:
+        room = await _fails_and_comes_back(app, make)
+        await asyncio.sleep(0.5)  # (lease rounds every 0.1 s)
+        assert room in app.cluster.claims.held and room in app.lobby.rooms
+        holder = await app.cluster.leases.holder(room)
+        assert app.cluster.leases.mine(holder), holder
+    finally:
+        for client in clients:
+            await client.close()
+        await app.stop()
+
+
+async def _fails_and_comes_back(app: App, make_client: Callable[[str], Awaitable[Client]]) -> str:
+    """Two seats, one stored choice, then the room's task fails on seat 1's choice (module of
+    the two tests above); the room's id."""
+    host = await make_client("seat0")
+    created = await host.request({"type": "create", "game": "tiny", "players": 2, "seed": 3})
+    room: str = created["room"]
+    other = await make_client("seat1")
+    tokens = [(await c.request({"type": "join", "room": room}))["token"] for c in (host, other)]
+    await host.request({"type": "start", "room": room})
+    acked = await host.request({"type": "act", "room": room, "rev": 0, "choice": 0})
+    assert acked["type"] == "ack" and acked["rev"] == 1, acked
     actor = app.lobby.rooms[room]
-    actor.effector = _BrokenEffector()  # type: ignore[assignment]
+    broken = _BrokenEffector()
+    actor.effector = broken  # type: ignore[assignment]
     task = actor._task
     assert task is not None
+    starts = [len(host.frames), len(other.frames)]
     with structlog.testing.capture_logs() as logs:
-        await seat0.send({"type": "act", "room": room, "rev": 0, "choice": 0})
+        act_id, sync_id = other.new_id(), host.new_id()
+        await other.send({"type": "act", "room": room, "rev": 1, "choice": 0, "id": act_id})
+        await asyncio.sleep(0.05)  # (the task is on it, waiting for ``go``)
+        await host.send({"type": "sync", "room": room, "id": sync_id})
+        await asyncio.sleep(0.05)  # (queued behind it)
+        broken.go.set()
         await asyncio.wait_for(asyncio.shield(task), 5)  # it ends, having said why
+        refused = await other.wait_for(lambda f: f.get("id") == act_id, starts[1])
+        queued = await host.wait_for(lambda f: f.get("id") == sync_id, starts[0])
+        moved = [
+            await c.wait_for(lambda f: f["type"] == "redirect", start)
+            for c, start in zip((host, other), starts, strict=True)
+        ]
+    assert refused["type"] == "error" and refused["code"] == "internal", refused
+    assert queued["type"] == "error" and queued["code"] == "internal", queued
+    for frame in moved:
+        assert "id" not in frame and frame["room"] == room and frame["url"] == "", frame
+        assert "restored" in frame["reason"], frame
+    events = [line["event"] for line in logs]
     failed = [line for line in logs if line["event"] == "room_failed"]
     assert len(failed) == 1, logs
-    assert failed[0]["room"] == room and failed[0]["rev"] == 0
+    assert failed[0]["room"] == room and failed[0]["rev"] == 1
     assert failed[0]["log_level"] == "error" and failed[0]["exc_info"] is True
+    assert "room_restored" in events, events
+    # The room again, a new actor at the stored revision; seat 1 resumes and plays on.
+    again = app.lobby.rooms[room]
+    assert again is not actor and again.rev == 1
+    back = await make_client("back")
+    joined = await back.request({"type": "join", "room": room, "token": tokens[1]})
+    assert joined["type"] == "joined" and joined["seat"] == 1 and joined["rev"] == 1, joined
+    played = await back.request({"type": "act", "room": room, "rev": 1, "choice": 0})
+    assert played["type"] == "ack" and played["rev"] == 2, played
+    return room
