@@ -67,6 +67,14 @@ from games.errors import (
 )
 from games.rng import Rng
 
+try:  # (read by mypyc at build time; a no-op where mypy_extensions is not installed)
+    from mypy_extensions import mypyc_attr
+except ImportError:  # pragma: no cover
+
+    def mypyc_attr(*attrs: str, **kwattrs: object) -> Any:  # type: ignore[misc]
+        return lambda x: x
+
+
 JSON: TypeAlias = bool | int | float | str | list["JSON"] | dict[str, "JSON"] | None
 """What views, choices, events and snapshots are made of (msgpack and JSON both carry it)."""
 
@@ -173,6 +181,7 @@ class View:
         return {"shared": self.shared, "own": self.own}
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # (compiled, the engines subclass it)
 class Game(ABC, Generic[S]):
     """A rules engine. Stateless: every method takes the state it works on."""
 

@@ -5,8 +5,10 @@ the ``.py`` files.
 Pure Python stays the fallback: nothing imports the extensions by name, a checkout without them
 (or where mypyc or a C compiler is missing) runs the same code from source. The modules are those
 that earn their place (BENCHMARKS.md, "Compiled hot paths"): the protocol's canonical splicer,
-kept trees and their diff, JSON Patch, pointers and view hash; Ishtar's and Yspahan's views,
-labels and legal choices; the server's room core and the shell's hot path (a frame read,
+kept trees and their diff, JSON Patch, pointers and view hash; the game contract
+(``games/base.py``: the match, the views' parts, the default labels and texts; its ``Game`` allows
+the engines' interpreted subclasses); Ishtar's and Yspahan's views, labels and legal choices; the
+server's room core and the shell's hot path (a frame read,
 dispatched, queued in the room's inbox, its effects carried out, frames written to sockets and
 spectators). Not compiled: ``server/room.py``, the actor around the core (a native class
 cannot be weakly referenced, which ``tests/server/test_memory.py`` proves freed rooms by; it
@@ -53,6 +55,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "protocol/pointer.py",
         "protocol/hashing.py",
     ),
+    "games": ("games/base.py",),
     "games.ishtar": (
         "games/ishtar/views.py",
         "games/ishtar/labels.py",
@@ -92,7 +95,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
 }
 """Package -> its compiled modules: one mypyc group (one shared library) per package."""
 MODULES = tuple(m for group in GROUPS.values() for m in group)
-SCANNED = ("protocol", "games/ishtar", "games/yspahan", "server")
+SCANNED = ("protocol", "games", "games/ishtar", "games/yspahan", "server")
 """Where extensions may be (``--modules`` may compile any of these packages' modules)."""
 LIBRARY = "native"
 """mypyc's shared library of a package's group: ``<package>/native__mypyc.*.so``."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import msgpack
@@ -9,44 +10,72 @@ import pytest
 
 import protocol.tree
 from games import registry
-from games.base import Decision, Match
+from games.base import JSON, Choice, Decision, Event, Game, Match
 from games.rng import Rng
 from protocol.hashing import view_hash
 from protocol.patch import apply
 from server.views import Views
 
 
-class _Scripted:
-    """A stand-in engine whose views are whatever the test puts in ``shared`` and ``own``."""
+class _Scripted(Game[None]):
+    """A stand-in engine whose views are whatever the test puts in ``shared`` and ``own``, and
+    whose decision is ``next`` (a real :class:`Match` reads it again after :func:`_moved`)."""
+
+    name = "scripted"
+    title = "Scripted"
+    min_players = 1
+    max_players = 4
 
     def __init__(self) -> None:
         self.shared: dict[str, Any] = {}
         self.own: dict[str, Any] = {}
+        self.next: Decision | None = Decision(0, "turn", [{"kind": "pass"}])
 
-    def shared_view(self, state: Any) -> dict[str, Any]:
-        return self.shared
-
-    def own_view(self, state: Any, seat: int) -> dict[str, Any]:
-        return self.own
-
-    def result(self, state: Any) -> None:
+    def setup(self, players: int, options: Mapping[str, JSON], seed: int) -> None:
         return None
 
-    def describe(self, state: Any, decision: Decision) -> list[dict[str, Any]]:
+    def decision(self, state: None) -> Decision | None:
+        return self.next
+
+    def apply(self, state: None, choice: Choice) -> list[Event]:
+        return []
+
+    def shared_view(self, state: None) -> dict[str, Any]:
+        return self.shared
+
+    def own_view(self, state: None, seat: int) -> dict[str, Any]:
+        return self.own
+
+    def result(self, state: None) -> None:
+        return None
+
+    def dump(self, state: None) -> dict[str, JSON]:
+        return {}
+
+    def load(self, data: Mapping[str, JSON]) -> None:
+        return None
+
+    def hidden_variant(self, state: None, viewer: int | None, rng: Rng) -> None:
+        return None
+
+    def describe(self, state: None, decision: Decision) -> list[dict[str, Any]]:
         return list(decision.choices)
 
-    def prompt(self, state: Any, decision: Decision) -> str:
+    def prompt(self, state: None, decision: Decision) -> str:
         return "choose"
 
 
-class _Match:
-    def __init__(self, game: _Scripted) -> None:
-        self.game = game
-        self.state = None
-        self.decision: Decision | None = Decision(0, "turn", [{"kind": "pass"}])
+def _match(game: _Scripted) -> Match[None]:
+    return Match(game, None)
 
-    def can_undo(self, seat: int) -> bool:
-        return False
+
+def _moved(match: Match[None], decision: Decision) -> None:
+    """The match moves on (a pass of the seat to move) to ``decision``."""
+    game = match.game
+    assert isinstance(game, _Scripted) and match.decision is not None
+    seat = match.decision.seat
+    game.next = decision
+    match.push(seat, {"kind": "pass"})
 
 
 def _check_frames(views: Views, docs: list[Any], frames: tuple[bytes, ...]) -> None:
@@ -63,7 +92,7 @@ def test_changes_the_plain_encoding_misses_in_python_are_still_sent() -> None:
     game = _Scripted()
     held = [1, 2, 3]
     game.shared = {"n": 1, "held": held, "nested": {"a": [0.0]}, "gone": "x"}
-    views = Views("r", _Match(game), 2, {"clock": {"remaining_ms": [1, 2]}})  # type: ignore[arg-type]
+    views = Views("r", _match(game), 2, {"clock": {"remaining_ms": [1, 2]}})
     docs = [views.full(s)[0] for s in range(2)]
     steps: list[dict[str, Any]] = [
         {"n": True, "held": held, "nested": {"a": [0.0]}, "gone": "x"},
@@ -108,7 +137,7 @@ def test_a_list_that_grew_at_its_end_is_patched_with_adds_only(
     game = _Scripted()
     laid: list[Any] = [{"tile": f"t{i}", "at": [i, 0]} for i in range(10)]
     game.shared = {"laid": laid}
-    views = Views("r", _Match(game), 1)  # type: ignore[arg-type]
+    views = Views("r", _match(game), 1)
     docs = [views.full(0)[0]]
     game.shared = {"laid": [*laid, {"tile": "t10", "at": [10, 0]}]}
     decoded: list[bytes] = []
@@ -136,17 +165,17 @@ def test_a_list_that_grew_at_its_end_is_patched_with_adds_only(
 
 def test_choices_filled_and_emptied_are_one_replace_each() -> None:
     game = _Scripted()
-    match = _Match(game)
-    views = Views("r", match, 2)  # type: ignore[arg-type]
+    match = _match(game)
+    views = Views("r", match, 2)
     docs = [views.full(s)[0] for s in range(2)]
-    choices = [{"kind": "pass", "n": n} for n in range(30)]
-    match.decision = Decision(1, "turn", choices)
+    choices: list[Choice] = [{"kind": "pass", "n": n} for n in range(30)]
+    _moved(match, Decision(1, "turn", choices))
     revision = views.advance(1, [])
     assert {"op": "replace", "path": "/own/choices", "value": choices} in _ops(
         revision.seat_frames[1]
     )
     _check_frames(views, docs, revision.seat_frames)
-    match.decision = Decision(0, "turn", [{"kind": "pass"}])
+    _moved(match, Decision(0, "turn", [{"kind": "pass"}]))
     revision = views.advance(2, [])
     assert {"op": "replace", "path": "/own/choices", "value": []} in _ops(revision.seat_frames[1])
     _check_frames(views, docs, revision.seat_frames)
