@@ -18,6 +18,7 @@ import structlog.testing
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
+from clients.connection import ServerError, Session
 from games import registry
 from protocol.codec import canonical, encode
 from server.app import App
@@ -459,3 +460,35 @@ async def _fails_and_comes_back(app: App, make_client: Callable[[str], Awaitable
     played = await back.request({"type": "act", "room": room, "rev": 1, "choice": 0})
     assert played["type"] == "ack" and played["rev"] == 2, played
     return room
+
+
+async def test_the_reference_client_resumes_a_room_that_failed_by_itself(app: App) -> None:
+    """The client's side (the CLI's and the bots' ``clients.connection.Session``): its choice is
+    refused ``internal``, it follows the unasked ``redirect``, reconnects, resumes its seat in
+    the rebuilt room and plays on, with nothing done by the player."""
+    url = f"ws://127.0.0.1:{app.port}/"
+    host, other = Session(url, "seat0"), Session(url, "seat1")
+    await host.open()
+    await other.open()
+    try:
+        created = await host.request({"type": "create", "game": "tiny", "players": 2, "seed": 3})
+        room = str(created["room"])
+        await host.join({"type": "join", "room": room})
+        await other.join({"type": "join", "room": room})
+        await host.request({"type": "start", "room": room})
+        actor = app.lobby.rooms[room]
+        broken = _BrokenEffector()
+        broken.go.set()
+        actor.effector = broken  # type: ignore[assignment]
+        with pytest.raises(ServerError) as refused:
+            await host.request({"type": "act", "room": room, "rev": 0, "choice": 0})
+        assert refused.value.code == "internal"
+        for session in (host, other):  # reconnected, and resumed in the new room
+            await session.wait(lambda s=session: s.connections == 1 and s.connected, 10)  # type: ignore[misc]
+        assert app.lobby.rooms[room] is not actor
+        acked = await host.request({"type": "act", "room": room, "rev": 0, "choice": 0})
+        assert acked["type"] == "ack" and acked["rev"] == 1, acked
+        await other.wait(lambda: other.rooms[room].rev == 1, 10)
+    finally:
+        await host.close()
+        await other.close()
