@@ -8,15 +8,20 @@ that earn their place (BENCHMARKS.md, "Compiled hot paths"): the protocol's cano
 kept trees and their diff, JSON Patch, pointers and view hash; the game contract
 (``games/base.py``: the match, the views' parts, the default labels and texts; its ``Game`` allows
 the engines' interpreted subclasses); Ishtar's and Yspahan's views, labels and legal choices; the
-server's room core and the shell's hot path (a frame read,
-dispatched, queued in the room's inbox, its effects carried out, frames written to sockets and
-spectators). Not compiled: ``server/room.py``, the actor around the core (a native class
-cannot be weakly referenced, which ``tests/server/test_memory.py`` proves freed rooms by; it
-does little per action), ``server/gate.py`` (it subclasses websockets' classes) and
-``server/keeper.py`` (no gain measured; and mypyc mistypes an ``except A as e`` followed by
-``except B as e`` in one function when ``A`` is a native class: the second raises
-``TypeError``; so a compiled module binds each ``except`` name to one type, which
-``tests/test_compiled.py`` checks).
+server's room core and the shell's hot path (a frame read, dispatched, queued in the room's
+inbox, its effects carried out, frames written to sockets and spectators); the Redis store's
+write path (the group commit, its pipelined connection, the script calls, records and keys).
+Not compiled: ``server/room.py``, the actor around the core (a native class cannot be weakly
+referenced, which ``tests/server/test_memory.py`` proves freed rooms by; it does little per
+action), ``server/gate.py`` (it subclasses websockets' classes), ``server/keeper.py`` (no gain
+measured) and ``server/store/redis.py`` (a test subclasses the store; it hands each call on).
+
+Two mypyc mistakes the compiled modules keep clear of, each held by a check of their sources in
+``tests/test_compiled.py``: an ``except A as e`` followed by ``except B as e`` in one function,
+``A`` a native class, types ``e`` as ``A`` and the second raises ``TypeError`` (each ``except``
+name has one type); and a coroutine that handled an exception, then reaches a ``finally``
+holding an ``await`` that does not run, raises the exception underneath the one handled when a
+compiled coroutine awaits it (no ``await`` in a ``finally``).
 
 One mypyc group per package (``GROUPS``): each builds one shared library beside its modules
 (``protocol/native__mypyc.*.so``, ...), so that an installed tree (the image's wheel) carries
@@ -92,10 +97,21 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "server/autoplay.py",
         "server/limits.py",
     ),
+    "server.store": (
+        # The Redis store's write path: the group commit and its pipelined connection, the
+        # script calls packed, the records and key names. (Not redis.py, the store itself: a
+        # test subclasses it, and its methods only hand each call on.)
+        "server/store/writes.py",
+        "server/store/commit.py",
+        "server/store/client.py",
+        "server/store/lane.py",
+        "server/store/records.py",
+        "server/store/keys.py",
+    ),
 }
 """Package -> its compiled modules: one mypyc group (one shared library) per package."""
 MODULES = tuple(m for group in GROUPS.values() for m in group)
-SCANNED = ("protocol", "games", "games/ishtar", "games/yspahan", "server")
+SCANNED = ("protocol", "games", "games/ishtar", "games/yspahan", "server", "server/store")
 """Where extensions may be (``--modules`` may compile any of these packages' modules)."""
 LIBRARY = "native"
 """mypyc's shared library of a package's group: ``<package>/native__mypyc.*.so``."""

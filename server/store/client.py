@@ -116,10 +116,10 @@ class Client:
                 result = await op()
         except ResponseError as exc:
             raise self.refused(what, exc) from exc
-        except (RedisConnectionError, RedisTimeoutError, RedisError, OSError) as exc:
-            why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        except (RedisConnectionError, RedisTimeoutError, RedisError, OSError) as lost:
+            why = f"{type(lost).__name__}: {lost}" if str(lost) else type(lost).__name__
             self.health.set_ready(False, why)
-            raise StoreError(f"{what}: redis is unavailable ({why})") from exc
+            raise StoreError(f"{what}: redis is unavailable ({why})") from lost
         self.health.set_ready(True)
         return result
 
@@ -156,11 +156,20 @@ class Client:
                     got.append(await pool.get_connection())
         except (RedisError, OSError, TimeoutError):
             pass
-        finally:
-            if len(got) > POOL_IDLE_KEEP:  # one more: the group commit's, held (never idle)
-                self._lane.hold(got.pop())
-            for connection in got:
-                await pool.release(connection)
+        except BaseException:  # (cancelled: what was taken goes back all the same)
+            await self._keep(pool, got)
+            raise
+        # (Not in a ``finally``: compiled, an ``await`` there re-raised the error just handled,
+        # when called from compiled code; tests/test_compiled.py keeps such blocks out.)
+        await self._keep(pool, got)
+
+    async def _keep(self, pool: Any, got: list[Any]) -> None:
+        """The connections :meth:`open_pool` opened: one held by the group commit, the rest
+        back to the pool as the lasting set."""
+        if len(got) > POOL_IDLE_KEEP:  # one more: the group commit's, held (never idle)
+            self._lane.hold(got.pop())
+        for connection in got:
+            await pool.release(connection)
         self._resident = set(got)
 
     async def trim_pool(self) -> None:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from server.store.errors import StoreError
@@ -32,14 +31,16 @@ __all__ = ["GroupCommit", "Pending", "Sender"]
 P = TypeVar("P")
 
 
-@dataclass(slots=True)
 class Pending(Generic[P]):
     """One queued submission: what to call it in errors, what the sender needs, and the future
     its submitter awaits."""
 
-    what: str
-    payload: P
-    reply: asyncio.Future[None]
+    __slots__ = ("payload", "reply", "what")
+
+    def __init__(self, what: str, payload: P, reply: asyncio.Future[None]) -> None:
+        self.what = what
+        self.payload = payload
+        self.reply = reply
 
 
 Sender = Callable[[Sequence[Pending[P]]], Awaitable[Sequence[StoreError | None]]]
@@ -123,10 +124,10 @@ class GroupCommit(Generic[P]):
                     else:
                         item.reply.set_exception(StoreError(f"{item.what}: {exc}"))
             return
-        except BaseException as exc:  # cancelled: nobody waits forever
+        except BaseException as stopped:  # cancelled: nobody waits forever
             for item in batch:
                 if not item.reply.done():
-                    item.reply.set_exception(StoreError(f"{item.what}: not stored ({exc!r})"))
+                    item.reply.set_exception(StoreError(f"{item.what}: not stored ({stopped!r})"))
             raise
         for item, outcome in zip(batch, outcomes, strict=True):
             if item.reply.done():
