@@ -15,7 +15,9 @@ rooms (pause, resume, storage lost) is :class:`~server.store_watch.StoreWatch`'s
 A room whose task failed (a bug: :meth:`Room._failed <server.room.Room._failed>`) is brought back
 from the store (:meth:`Lobby.recover`): the durable log is the truth, so the new room is at the
 last stored choice, and its members are sent an unasked ``redirect`` with no ``url`` (reconnect
-and resume, SPEC section 18). A room that cannot be rebuilt is closed.
+and resume, SPEC section 18). A room that cannot be rebuilt is closed, and so is one that failed
+:data:`MAX_RECOVERIES` times already on this node (a bug that its own timers or bots set off
+again would otherwise rebuild it for ever).
 """
 
 from __future__ import annotations
@@ -45,6 +47,9 @@ from server.store import ArchiveRecord, MemoryStore, RoomMeta, RoomRecord, Store
 from server.store_watch import StoreWatch
 from server.trim import Trimmer
 
+MAX_RECOVERIES = 3
+"""Times one room is rebuilt after its task failed, per node (:meth:`Lobby.recover`)."""
+
 
 class Lobby:
     def __init__(self, config: Config, store: Store, metrics: Metrics, quotas: Quotas) -> None:
@@ -66,6 +71,8 @@ class Lobby:
         self.log = oasis_logging.get(component="lobby")
         self._recoveries: set[asyncio.Task[Room | None]] = set()
         """Failed rooms being brought back (:meth:`recover`)."""
+        self._failures: dict[str, int] = {}
+        """Room id -> how many times its task failed here."""
         self.store_watch = StoreWatch(store, self.rooms, config.resume_after, self.log)
         """Tells the rooms when the store goes down, comes back or lost them."""
 
@@ -374,7 +381,10 @@ class Lobby:
         successor replaces it in one step, so a cluster's lease loop never finds it gone."""
         room_id = failed.id
         restored: Room | None = None
-        if failed.settings.replay_of is None:
+        failures = self._failures[room_id] = self._failures.get(room_id, 0) + 1
+        if failures > MAX_RECOVERIES:
+            self.log.error("room_not_restored", room=room_id, error=f"failed {failures} times")
+        elif failed.settings.replay_of is None:
             try:
                 found = (await self.store.load_rooms([room_id]))[room_id]
                 if isinstance(found, RoomRecord) and self.rooms.get(room_id) is failed:

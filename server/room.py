@@ -354,7 +354,7 @@ class Room:
         for who, what in [(conn, command), *self.inbox.take()]:
             rid = getattr(what, "id", None)
             if who is not None and rid is not None:
-                message = f"room {self.id} failed; it is being restored: resume it"
+                message = f"room {self.id} failed (a server bug)"
                 who.send(f.ErrorFrame.of(rid, ErrorCode.INTERNAL, message, self.id))
         if self._on_fail is not None:
             self._on_fail(self, members)

@@ -22,6 +22,7 @@ from clients.connection import ServerError, Session
 from games import registry
 from protocol.codec import canonical, encode
 from server.app import App
+from server.lobby import MAX_RECOVERIES
 from server.main import open_store, start_rooms
 from tests.games.tiny import TINY, Tiny, TinyState
 from tests.server.client import Client
@@ -492,3 +493,35 @@ async def test_the_reference_client_resumes_a_room_that_failed_by_itself(app: Ap
     finally:
         await host.close()
         await other.close()
+
+
+async def test_a_room_that_keeps_failing_is_closed_after_three_rebuilds(
+    app: App, make_client: MakeClient
+) -> None:
+    """A bug that comes back (here: every rebuilt room's effector raises too) does not rebuild
+    the room for ever: after ``MAX_RECOVERIES`` rebuilds it stays closed, its members are told
+    so, and its id is ``not_found``."""
+    host = await make_client("seat0")
+    created = await host.request({"type": "create", "game": "tiny", "players": 2, "seed": 3})
+    room: str = created["room"]
+    other = await make_client("seat1")
+    token = (await host.request({"type": "join", "room": room}))["token"]
+    await other.request({"type": "join", "room": room})
+    await host.request({"type": "start", "room": room})
+    reasons = []
+    for attempt in range(MAX_RECOVERIES + 1):
+        if attempt:  # seat 0 resumes in the rebuilt room
+            joined = await host.request({"type": "join", "room": room, "token": token})
+            assert joined["type"] == "joined", joined
+        broken = _BrokenEffector()
+        broken.go.set()
+        app.lobby.rooms[room].effector = broken  # type: ignore[assignment]
+        start = len(host.frames)
+        refused = await host.request({"type": "act", "room": room, "rev": 0, "choice": 0})
+        assert refused["code"] == "internal", refused
+        moved = await host.wait_for(lambda f: f["type"] == "redirect", start)
+        reasons.append(moved["reason"])
+    assert ["restored" in r for r in reasons] == [True] * MAX_RECOVERIES + [False], reasons
+    assert room not in app.lobby.rooms
+    gone = await host.request({"type": "sync", "room": room})
+    assert (gone["type"], gone["code"]) == ("error", "not_found"), gone
