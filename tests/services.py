@@ -123,7 +123,21 @@ class RedisCluster:
         assert self.nodes
         return self.nodes[0].url
 
-    def start(self) -> None:
+    def start(self, attempts: int = 3) -> None:
+        """Start the masters and join them; again on other ports if one could not listen (a
+        port found free can be taken before the node binds it, or its bus port 10000 above:
+        the machine's outgoing connections use that range too)."""
+        for attempt in range(attempts):
+            if attempt:  # (the last attempt's nodes.conf files would make them one cluster)
+                shutil.rmtree(self.directory, ignore_errors=True)
+            try:
+                self._start()
+                return
+            except (TimeoutError, subprocess.SubprocessError):
+                if attempt == attempts - 1:
+                    raise
+
+    def _start(self) -> None:
         cli = shutil.which("redis-cli")
         binary = shutil.which("redis-server")
         if cli is None or binary is None:
@@ -153,7 +167,7 @@ class RedisCluster:
             self.nodes.append(node)
         try:
             for node in self.nodes:
-                wait_for_port(node.port)
+                _listening(node)
             subprocess.run(
                 [cli, "--cluster", "create"]
                 + [f"127.0.0.1:{node.port}" for node in self.nodes]
@@ -190,6 +204,25 @@ class RedisCluster:
         for node in self.nodes or []:
             node.stop()
         self.nodes = None
+
+
+def _listening(node: RedisServer, timeout: float = 10.0) -> None:
+    """Wait until ``node`` listens; TimeoutError at once if its process ended (a port taken)."""
+    assert node.process is not None
+    deadline = time.monotonic() + timeout
+    while True:
+        code = node.process.poll()
+        if code is not None:
+            raise TimeoutError(f"redis-server on port {node.port} exited ({code})")
+        try:
+            with socket.create_connection(("127.0.0.1", node.port), timeout=0.2):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"nothing listens on port {node.port} after {timeout} s"
+                ) from None
+            time.sleep(0.05)
 
 
 def _cluster_port() -> int:
