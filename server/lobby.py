@@ -397,6 +397,7 @@ class Lobby:
         if self.rooms.get(room_id) is failed:
             self.forget(room_id)
             self.trimmer.room_closed()
+        self.metrics.room_failures.labels("closed" if restored is None else "restored").inc()
         if restored is not None:
             self.log.warning("room_restored", room=room_id, rev=restored.rev)
             reason = f"room {room_id} failed and was restored: resume it"

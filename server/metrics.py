@@ -211,6 +211,12 @@ class Metrics:
             (64, 128, 256, 512, 1024, 4096, 16384, 65536),
             r,
         )
+        self.room_failures = Tallies(
+            "oasis_room_failures_total",
+            "Room tasks that failed (a bug), by what became of the room: restored or closed",
+            "outcome",
+            r,
+        )
         self.resyncs = Counter("oasis_resyncs_total", "Slow clients resynced", registry=r)
         self.slow_closes = Counter("oasis_slow_closes_total", "Slow clients closed", registry=r)
         self.loop_lag = Gauge(

@@ -522,6 +522,8 @@ async def test_a_room_that_keeps_failing_is_closed_after_three_rebuilds(
         moved = await host.wait_for(lambda f: f["type"] == "redirect", start)
         reasons.append(moved["reason"])
     assert ["restored" in r for r in reasons] == [True] * MAX_RECOVERIES + [False], reasons
+    failures = app.metrics.room_failures.children
+    assert {k: v.value for k, v in failures.items()} == {"restored": 3.0, "closed": 1.0}
     assert room not in app.lobby.rooms
     gone = await host.request({"type": "sync", "room": room})
     assert (gone["type"], gone["code"]) == ("error", "not_found"), gone
