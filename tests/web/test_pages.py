@@ -270,3 +270,56 @@ async def test_the_undo_button_takes_back_the_last_step_while_the_view_allows_it
     await expect(page.locator("#log")).to_contain_text("P1 took back: ")
     assert held.rev == rev + 1
     assert await mismatches(page) == 0
+
+
+class _BrokenEffector:
+    """A room's effector with a bug: carrying out any effects raises."""
+
+    async def execute(self, effects: Any, t0: float) -> None:
+        raise RuntimeError("a bug in carrying out effects")
+
+
+async def test_a_room_that_failed_is_resumed_by_the_pages_and_played_to_the_end(
+    make_web: MakeWeb,
+) -> None:
+    """A bug stops the room's task on a move: the page that moved is told, both pages follow the
+    server's unasked ``redirect``, resume their seats in the room rebuilt from Redis and the
+    match is played to the end with the same scores as the server's, no hash mismatch."""
+    web = await make_web()
+    ann, bob = await web.page(DESKTOP), await web.page(PHONE)
+    await ann.goto(web.url + "/")
+    await ann.fill("#name", "ann")
+    await ann.select_option("#create-game", "tiny")
+    await ann.select_option("#create-players", "2")
+    await ann.select_option("#create-bots", "0")
+    await ann.click("#create")
+    await ann.wait_for_url(re.compile(r"/play/[0-9a-f]+$"))
+    room = ann.url.rsplit("/", 1)[1]
+    await bob.goto(web.url + "/")
+    await bob.fill("#name", "bob")
+    await bob.goto(f"{web.url}/play/{room}")
+    await expect(bob.locator(".badge.you")).to_have_text("you: bob")
+    await bob.click("#start")
+    await expect(ann.locator("#room-state")).to_have_text("Playing")
+
+    failed = web.app.lobby.rooms[room]
+    failed.effector = _BrokenEffector()  # type: ignore[assignment]
+    await ann.locator("button.choice:not([disabled])").first.click()
+    for _ in range(100):  # (rebuilt from Redis within a few milliseconds)
+        if web.app.lobby.rooms.get(room) not in (None, failed):
+            break
+        await asyncio.sleep(0.05)
+    assert web.app.lobby.rooms[room] is not failed
+    await expect(ann.locator(".notice.error")).to_contain_text("whether your move was made")
+    for page in (ann, bob):  # (both pages reconnected by themselves)
+        await expect(page.locator(".status")).to_have_text("connected")
+    await expect(ann.locator("#room-state")).to_have_text("Playing")
+    await shoot(ann, "play-after-a-room-failed")
+
+    moves = await take_turns([ann, bob], reload_after=-1, reloaded=bob)
+    assert moves >= 6
+    scores = await result_scores(ann)
+    assert await result_scores(bob) == scores
+    assert scores == (await finished_view(web, room))["scores"]
+    for page in (ann, bob):
+        assert await mismatches(page) == 0
