@@ -345,7 +345,8 @@ class Session:
                     self._next_url = str(frame["url"])
             elif kind == "redirect":
                 # A room of ours moved (its node lost or gave up the lease): follow it.
-                self._notice(f"room {frame.get('room')} moved; following it")
+                why = frame.get("reason") or "it moved"
+                self._notice(f"room {frame.get('room')}: {why}; following it")
                 self._next_url = str(frame.get("url") or "") or self.home
                 self._following = True
                 if self._ws is not None:

@@ -400,9 +400,9 @@ class Lobby:
         self.metrics.room_failures.labels("closed" if restored is None else "restored").inc()
         if restored is not None:
             self.log.warning("room_restored", room=room_id, rev=restored.rev)
-            reason = f"room {room_id} failed and was restored: resume it"
+            reason = "the room failed (a server bug) and was rebuilt from what was stored"
         else:
-            reason = f"room {room_id} failed and is closed"
+            reason = "the room failed (a server bug) and is closed"
         for conn in members:
             conn.rooms.pop(room_id, None)
             conn.send(f.Redirect(None, room_id, "", reason))

@@ -761,7 +761,7 @@ export class Session extends EventTarget {
       this._notice(`the server says goodbye: ${frame.reason ?? ""}`);
       if (frame.url) this._nextUrl = String(frame.url);
     } else if (frame.type === "redirect") {
-      this._notice(`room ${frame.room} moved; following it`);
+      this._notice(`room ${frame.room}: ${frame.reason || "it moved"}; following it`);
       this._nextUrl = String(frame.url ?? "") || this.home;
       this._ws?.close(1000, "following a room");
     }

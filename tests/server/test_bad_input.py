@@ -445,7 +445,7 @@ async def _fails_and_comes_back(app: App, make_client: Callable[[str], Awaitable
     assert queued["type"] == "error" and queued["code"] == "internal", queued
     for frame in moved:
         assert "id" not in frame and frame["room"] == room and frame["url"] == "", frame
-        assert "restored" in frame["reason"], frame
+        assert "rebuilt" in frame["reason"], frame
     events = [line["event"] for line in logs]
     failed = [line for line in logs if line["event"] == "room_failed"]
     assert len(failed) == 1, logs
@@ -521,7 +521,7 @@ async def test_a_room_that_keeps_failing_is_closed_after_three_rebuilds(
         assert refused["code"] == "internal", refused
         moved = await host.wait_for(lambda f: f["type"] == "redirect", start)
         reasons.append(moved["reason"])
-    assert ["restored" in r for r in reasons] == [True] * MAX_RECOVERIES + [False], reasons
+    assert ["rebuilt" in r for r in reasons] == [True] * MAX_RECOVERIES + [False], reasons
     failures = app.metrics.room_failures.children
     assert {k: v.value for k, v in failures.items()} == {"restored": 3.0, "closed": 1.0}
     assert room not in app.lobby.rooms
