@@ -8,6 +8,7 @@ own browser downloads cannot run here and are never used. Screenshots go to ``va
 from __future__ import annotations
 
 import dataclasses
+import re
 import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -15,7 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Page, async_playwright
+from playwright.async_api import (
+    Browser,
+    BrowserContext,
+    ConsoleMessage,
+    Page,
+    async_playwright,
+    expect,
+)
 
 from server.app import App
 from server.store.redis import RedisStore
@@ -119,3 +127,22 @@ async def shoot(page: Page, name: str) -> Path:
     path = SCREENSHOTS / f"{name}-{size['width']}x{size['height']}.png"
     await page.screenshot(path=str(path), full_page=True)
     return path
+
+
+async def two_people(web: Web, game: str) -> tuple[Page, Page, str]:
+    """Ann (a desktop page) creates a room of ``game`` for two, with no bots; Bob (a phone) opens
+    its link and takes the other seat. The two pages and the room's id; the match not started."""
+    ann, bob = await web.page(DESKTOP), await web.page(PHONE)
+    await ann.goto(web.url + "/")
+    await ann.fill("#name", "ann")
+    await ann.select_option("#create-game", game)
+    await ann.select_option("#create-players", "2")
+    await ann.select_option("#create-bots", "0")
+    await ann.click("#create")
+    await ann.wait_for_url(re.compile(r"/play/[0-9a-f]+$"))
+    room = ann.url.rsplit("/", 1)[1]
+    await bob.goto(web.url + "/")
+    await bob.fill("#name", "bob")
+    await bob.goto(await ann.locator("#share-link").input_value())
+    await expect(bob.locator(".badge.you")).to_have_text("you: bob")
+    return ann, bob, room

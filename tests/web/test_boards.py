@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import pytest
 from playwright.async_api import Page, expect
 
-from tests.web.conftest import DESKTOP, PHONE, MakeWeb, Web, shoot
+from tests.web.conftest import DESKTOP, PHONE, MakeWeb, Web, shoot, two_people
 from tests.web.test_pages import finished_view, mismatches, result_scores
 
 DECISION_MS = 30_000
@@ -189,19 +189,7 @@ async def test_two_people_play_ishtar_on_the_board_and_a_reload_resumes_the_seat
     make_web: MakeWeb,
 ) -> None:
     web = await make_web()
-    ann, bob = await web.page(DESKTOP), await web.page(PHONE)
-    await ann.goto(web.url + "/")
-    await ann.fill("#name", "ann")
-    await ann.select_option("#create-game", "ishtar")
-    await ann.select_option("#create-players", "2")
-    await ann.select_option("#create-bots", "0")
-    await ann.click("#create")
-    await ann.wait_for_url(re.compile(r"/play/[0-9a-f]+$"))
-    room = ann.url.rsplit("/", 1)[1]
-    await bob.goto(web.url + "/")
-    await bob.fill("#name", "bob")
-    await bob.goto(await ann.locator("#share-link").input_value())
-    await expect(bob.locator(".badge.you")).to_have_text("you: bob")
+    ann, bob, room = await two_people(web, "ishtar")
     await bob.click("#start")
 
     rng = random.Random(2)

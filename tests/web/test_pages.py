@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Page, expect
 
-from tests.web.conftest import DESKTOP, PHONE, MakeWeb, Web, shoot
+from tests.web.conftest import DESKTOP, PHONE, MakeWeb, Web, shoot, two_people
 
 MATCH_TIMEOUT_MS = 120_000
 
@@ -286,19 +286,7 @@ async def test_a_room_that_failed_is_resumed_by_the_pages_and_played_to_the_end(
     server's unasked ``redirect``, resume their seats in the room rebuilt from Redis and the
     match is played to the end with the same scores as the server's, no hash mismatch."""
     web = await make_web()
-    ann, bob = await web.page(DESKTOP), await web.page(PHONE)
-    await ann.goto(web.url + "/")
-    await ann.fill("#name", "ann")
-    await ann.select_option("#create-game", "tiny")
-    await ann.select_option("#create-players", "2")
-    await ann.select_option("#create-bots", "0")
-    await ann.click("#create")
-    await ann.wait_for_url(re.compile(r"/play/[0-9a-f]+$"))
-    room = ann.url.rsplit("/", 1)[1]
-    await bob.goto(web.url + "/")
-    await bob.fill("#name", "bob")
-    await bob.goto(f"{web.url}/play/{room}")
-    await expect(bob.locator(".badge.you")).to_have_text("you: bob")
+    ann, bob, room = await two_people(web, "tiny")
     await bob.click("#start")
     await expect(ann.locator("#room-state")).to_have_text("Playing")
 
