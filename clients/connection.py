@@ -117,6 +117,8 @@ class Session:
         """Where the next (re)connection goes first (a ``redirect`` or a ``bye`` named it)."""
         self._room_hint = ""
         self._following = False
+        self._moved = ""
+        """What the last unasked redirect said (its room and reason), until the session is back."""
         self.connections = 0
         """Connections opened so far (each one after a drop or a redirect has resumed the
         rooms)."""
@@ -346,7 +348,8 @@ class Session:
             elif kind == "redirect":
                 # A room of ours moved (its node lost or gave up the lease): follow it.
                 why = frame.get("reason") or "it moved"
-                self._notice(f"room {frame.get('room')}: {why}; following it")
+                self._moved = f"room {frame.get('room')}: {why}"
+                self._notice(f"{self._moved}; following it")
                 self._next_url = str(frame.get("url") or "") or self.home
                 self._following = True
                 if self._ws is not None:
@@ -404,7 +407,8 @@ class Session:
         if not self.reconnect and not self._following:
             self._lost = ConnectionLost(f"the server closed the connection ({_close_text(ws)})")
         else:
-            self._notice(f"connection lost ({_close_text(ws)}); reconnecting")
+            if not self._following:  # (a redirect we follow closed it: its notice said why)
+                self._notice(f"connection lost ({_close_text(ws)}); reconnecting")
             asyncio.get_running_loop().create_task(self._reconnect())
         async with self._changed:
             self._changed.notify_all()
@@ -438,7 +442,9 @@ class Session:
             self._following = False
             self._room_hint = ""
             self.connections += 1
-            self._notice("reconnected; rooms resumed")
+            # (the notice that stays on screen: it says why too, when a redirect was the cause)
+            moved, self._moved = self._moved, ""
+            self._notice(f"{moved}; rooms resumed" if moved else "reconnected; rooms resumed")
             return
         self._lost = ConnectionLost(f"gave up reconnecting to {self.url}: {last}")
         self._notice(str(self._lost))

@@ -23,8 +23,8 @@ _EXPLAIN: dict[str, str] = {
     "try again in a moment.",
     "storage_lost": "The server's storage lost this match (its database came back empty); "
     "it cannot go on. Start a new one.",
-    "internal": "The server hit an internal error (it is in the server's log); the board shows "
-    "whether your move was made.",
+    # (kept under 78 characters: the full-screen client's notice line at 80 columns)
+    "internal": "A server bug (in its log): the board shows whether your move was made.",
     "bad_options": "The server refused the game settings",
     "unsupported_version": "This client speaks a protocol version the server does not.",
     "rate_limited": "Too many messages too fast: the server closed the connection.",

@@ -17,7 +17,9 @@ from the store (:meth:`Lobby.recover`): the durable log is the truth, so the new
 last stored choice, and its members are sent an unasked ``redirect`` with no ``url`` (reconnect
 and resume, SPEC section 18). A room that cannot be rebuilt is closed, and so is one that failed
 :data:`MAX_RECOVERIES` times already on this node (a bug that its own timers or bots set off
-again would otherwise rebuild it for ever).
+again would otherwise rebuild it for ever). On a cluster such a room is still live in Redis:
+its lease is given up and the orphan scan takes it over again a lease round later (on any node),
+so there the cap slows a failing room down to one rebuild per round rather than closing it.
 """
 
 from __future__ import annotations
@@ -43,7 +45,14 @@ from server.quotas import Holdings, Quotas
 from server.recovery import rebuild
 from server.room import Room
 from server.room_state import RoomSettings, RoomState
-from server.store import ArchiveRecord, MemoryStore, RoomMeta, RoomRecord, Store, StoreError
+from server.store import (
+    ArchiveRecord,
+    CorruptRecordError,
+    MemoryStore,
+    RoomMeta,
+    Store,
+    StoreError,
+)
 from server.store_watch import StoreWatch
 from server.trim import Trimmer
 
@@ -387,7 +396,9 @@ class Lobby:
         elif failed.settings.replay_of is None:
             try:
                 found = (await self.store.load_rooms([room_id]))[room_id]
-                if isinstance(found, RoomRecord) and self.rooms.get(room_id) is failed:
+                if isinstance(found, CorruptRecordError):
+                    raise found  # (logged below, as any other reason it cannot be rebuilt)
+                if found is not None and self.rooms.get(room_id) is failed:
                     match = rebuild(found)
                     self.forget(room_id)
                     restored = self.restore(room_id, found.info, match, found.rev, found.chat)
@@ -400,9 +411,9 @@ class Lobby:
         self.metrics.room_failures.labels("closed" if restored is None else "restored").inc()
         if restored is not None:
             self.log.warning("room_restored", room=room_id, rev=restored.rev)
-            reason = "the room failed (a server bug) and was rebuilt from what was stored"
+            reason = "it failed (a server bug) and was rebuilt"
         else:
-            reason = "the room failed (a server bug) and is closed"
+            reason = "it failed (a server bug) and is closed"
         for conn in members:
             conn.rooms.pop(room_id, None)
             conn.send(f.Redirect(None, room_id, "", reason))

@@ -113,7 +113,7 @@ const EXPLAIN = {
   bad_options: "The server refused those settings",
   slow_down: "Slow down: too many messages.",
   rate_limited: "Too many messages too fast.",
-  internal: "The server hit an internal error; the board shows whether your move was made.",
+  internal: "A server bug (in its log): the board shows whether your move was made.",
 };
 
 /** A sentence for the person in front of the page, for any error. */

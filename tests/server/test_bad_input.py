@@ -469,6 +469,8 @@ async def test_the_reference_client_resumes_a_room_that_failed_by_itself(app: Ap
     the rebuilt room and plays on, with nothing done by the player."""
     url = f"ws://127.0.0.1:{app.port}/"
     host, other = Session(url, "seat0"), Session(url, "seat1")
+    notices: list[str] = []
+    host.notices.append(notices.append)
     await host.open()
     await other.open()
     try:
@@ -487,6 +489,11 @@ async def test_the_reference_client_resumes_a_room_that_failed_by_itself(app: Ap
         for session in (host, other):  # reconnected, and resumed in the new room
             await session.wait(lambda s=session: s.connections == 1 and s.connected, 10)  # type: ignore[misc]
         assert app.lobby.rooms[room] is not actor
+        # What the player reads: why, then that the seat is back (no "connection lost").
+        assert notices == [
+            f"room {room}: it failed (a server bug) and was rebuilt; following it",
+            f"room {room}: it failed (a server bug) and was rebuilt; rooms resumed",
+        ], notices
         acked = await host.request({"type": "act", "room": room, "rev": 0, "choice": 0})
         assert acked["type"] == "ack" and acked["rev"] == 1, acked
         await other.wait(lambda: other.rooms[room].rev == 1, 10)
