@@ -21,6 +21,8 @@ from protocol.codec import (
     decode,
     encode,
     map_header,
+    pack,
+    unpack,
 )
 from protocol.errors import ErrorCode, FrameError, ProtocolError
 from tests.protocol.strategies import documents
@@ -217,6 +219,41 @@ def test_values_the_compiled_encoder_refuses_take_the_reference_path() -> None:
         canonical(2**64)
     with pytest.raises(TypeError):
         canonical({"when": object()})
+
+
+@given(documents(max_leaves=60))
+def test_pack_is_byte_for_byte_msgpack_and_unpack_its_inverse(doc: Any) -> None:
+    """``pack`` (ormsgpack, keys in insertion order) writes exactly what ``msgpack.packb`` does:
+    frames, ops and records keep their bytes; ``unpack`` gives back what msgpack decodes."""
+    data = pack(doc)
+    assert data == msgpack.packb(doc, use_bin_type=True)
+    assert unpack(data) == msgpack.unpackb(data, raw=False, strict_map_key=False)
+
+
+@pytest.mark.parametrize("value", _EDGES, ids=lambda v: type(v).__name__)
+def test_pack_matches_msgpack_at_every_encoding_boundary(value: Any) -> None:
+    data = pack(value)
+    assert data == msgpack.packb(value, use_bin_type=True)
+    assert unpack(data) == msgpack.unpackb(data, raw=False, strict_map_key=False)
+
+
+def test_what_ormsgpack_refuses_is_packed_and_unpacked_as_msgpack_does() -> None:
+    """An int subclass, integer keys: msgpack's own bytes; a too large int and an unknown type
+    raise as msgpack raises; integer keys and an extension type decode as msgpack decodes."""
+    import enum
+
+    class Colour(enum.IntEnum):
+        RED = 3
+
+    for value in ({2: "b", 1: "a"}, {"c": Colour.RED}, [Colour.RED]):
+        assert pack(value) == msgpack.packb(value, use_bin_type=True)
+    with pytest.raises(OverflowError):
+        pack(2**64)
+    with pytest.raises(TypeError):
+        pack({"when": object()})
+    assert unpack(msgpack.packb({1: "a"})) == {1: "a"}
+    ext = msgpack.packb([msgpack.ExtType(1, b"x")])
+    assert unpack(ext) == [msgpack.ExtType(1, b"x")]
 
 
 @pytest.mark.parametrize("n", [0, 1, 15, 16, 65535, 65536])
