@@ -154,16 +154,38 @@ def track(
     return node
 
 
-def diff_trees(old: Tree, new: Tree, path: str, work: Work, *, below: bool = False) -> list[Op]:
+def diff_trees(
+    old: Tree,
+    new: Tree,
+    path: str,
+    work: Work,
+    *,
+    below: bool = False,
+    whole: frozenset[str] = frozenset(),
+) -> list[Op]:
     """The operations that turn the value of ``old`` into that of ``new``, as
     :func:`protocol.patch.diff` makes them for the documents at ``path`` (the size rule included
-    for the whole value too when it sits ``below`` the top of the document)."""
+    for the whole value too when it sits ``below`` the top of the document).
+
+    ``whole``: keys of the top map whose value, when its bytes changed, is ``replace``d whole
+    without being diffed (a seat's ``choices``: a new decision's list, SPEC section 3)."""
     ops: list[Op] = []
-    _diff_trees(old, new, path, ops, work, below)
+    _diff_trees(old, new, path, ops, work, below, whole)
     return ops
 
 
-def _diff_trees(old: Tree, new: Tree, path: str, ops: list[Op], work: Work, below: bool) -> None:
+_NOTHING_WHOLE: frozenset[str] = frozenset()
+
+
+def _diff_trees(
+    old: Tree,
+    new: Tree,
+    path: str,
+    ops: list[Op],
+    work: Work,
+    below: bool,
+    whole: frozenset[str] = _NOTHING_WHOLE,
+) -> None:
     if old is new:
         return
     ok, nk = old.kids, new.kids
@@ -194,7 +216,12 @@ def _diff_trees(old: Tree, new: Tree, path: str, ops: list[Op], work: Work, belo
             if other is None:
                 ops.append({"op": "remove", "path": path + "/" + escape(key)})
             elif other is not kid:
-                _diff_trees(kid, other, path + "/" + escape(key), ops, work, True)
+                if key in whole:
+                    if other.enc != kid.enc:
+                        at = path + "/" + escape(key)
+                        ops.append({"op": "replace", "path": at, "value": work.value(other)})
+                else:
+                    _diff_trees(kid, other, path + "/" + escape(key), ops, work, True)
         for key, kid in nk.items():
             if key not in ok:
                 ops.append(

@@ -90,3 +90,36 @@ def test_an_unchanged_field_keeps_its_node_and_a_changed_one_does_not() -> None:
     assert new.kids["a"] is old.kids["a"] and new.kids["b"] is not old.kids["b"]
     assert track(new, {"a": [1, 2], "b": {"c": 2}}, 1, Work()) is new
     assert track(new, {"a": [1, 2]}, 1, Work()).kids == {"a": old.kids["a"]}
+
+
+@settings(max_examples=200, deadline=None)
+@given(versions, st.integers(1, 3))
+def test_an_entry_diffed_whole_is_one_replace_whenever_its_bytes_change(
+    docs: list[Any], depth: int
+) -> None:
+    """``whole``: a top-level entry whose bytes changed is one ``replace`` of its whole new value
+    (a seat's choices, SPEC section 3), an unchanged one no op; the others are diffed as before,
+    and the ops still turn each version into the next."""
+    first = {"whole": docs[0], "other": docs[0]}
+    tree = track(None, first, depth, Work())
+    current: Any = copy.deepcopy(first)
+    for doc in docs[1:]:
+        work = Work()
+        version = {"whole": doc, "other": doc}
+        new = track(tree, version, depth, work)
+        ops = diff_trees(tree, new, "/own", work, whole=frozenset({"whole"}))
+        mine = [op for op in ops if op["path"].startswith("/own/whole")]
+        if canonical(doc) == canonical(current["whole"]):
+            assert mine == []
+        else:
+            assert mine == [{"op": "replace", "path": "/own/whole", "value": doc}]
+        others = [op for op in ops if not op["path"].startswith("/own/whole")]
+        plain = track(tree, version, depth, Work())
+        assert others == [
+            op
+            for op in diff_trees(tree, plain, "/own", Work())
+            if not op["path"].startswith("/own/whole")
+        ]
+        current = apply({"own": current}, ops)["own"]
+        assert canonical(current) == canonical(version)
+        tree = new

@@ -179,3 +179,35 @@ def test_choices_filled_and_emptied_are_one_replace_each() -> None:
     revision = views.advance(2, [])
     assert {"op": "replace", "path": "/own/choices", "value": []} in _ops(revision.seat_frames[1])
     _check_frames(views, docs, revision.seat_frames)
+
+
+def test_a_change_of_choices_is_always_one_replace_of_the_whole_list() -> None:
+    """SPEC section 3: ``own.choices`` is never diffed, not even where the size rule would keep
+    single ops (a one-item list for another, a list that lost its last item); the other seat's
+    own part and the shared part are diffed as before."""
+    game = _Scripted()
+    game.shared = {"rev": 0}
+    match = _match(game)
+    views = Views("r", match, 2)
+    docs = [views.full(s)[0] for s in range(2)]
+    steps: list[list[Choice]] = [
+        [{"kind": "pass", "n": 0}],
+        [{"kind": "pass", "n": 1}],
+        [{"kind": "pass", "n": n} for n in range(5)],
+        [{"kind": "pass", "n": n} for n in range(4)],
+    ]
+    for rev, choices in enumerate(steps, start=1):
+        game.shared = {"rev": rev}
+        _moved(match, Decision(0, "turn", choices))
+        revision = views.advance(rev, [])
+        own = [op for op in _ops(revision.seat_frames[0]) if op["path"].startswith("/own")]
+        assert own == [{"op": "replace", "path": "/own/choices", "value": choices}]
+        assert {"op": "replace", "path": "/shared/game/rev", "value": rev} in _ops(
+            revision.seat_frames[0]
+        )
+        assert not [op for op in _ops(revision.seat_frames[1]) if op["path"].startswith("/own")]
+        _check_frames(views, docs, revision.seat_frames)
+    _moved(match, Decision(0, "turn", steps[-1]))  # the same choices again: nothing to send
+    revision = views.advance(len(steps) + 1, [])
+    assert not [op for op in _ops(revision.seat_frames[0]) if op["path"].startswith("/own")]
+    _check_frames(views, docs, revision.seat_frames)
