@@ -85,6 +85,9 @@ _PLAIN = (
 """ormsgpack encodes only the plain types natively (str keys, int, float, str, bytes, bool,
 None, list, tuple, dict, in their insertion order) and refuses everything else (a subclass such
 as a ``StrEnum``, an int beyond 64 bits), which then takes msgpack's Packer."""
+_packb = ormsgpack.packb
+_unpackb = ormsgpack.unpackb
+"""(Bound once: compiled, ``ormsgpack.packb`` is a module attribute looked up at every call.)"""
 
 
 def pack(value: Any) -> bytes:
@@ -97,7 +100,7 @@ def pack(value: Any) -> bytes:
     small value).
     """
     try:
-        return ormsgpack.packb(value, option=_PLAIN)
+        return _packb(value, option=_PLAIN)
     except TypeError:
         return _msgpack_pack(value)
 
@@ -117,7 +120,7 @@ def unpack(data: bytes) -> Any:
     string keys, lists, str, int, float, bool, None); what it refuses (a map key that is not a
     string, an extension type) msgpack decodes as before."""
     try:
-        return ormsgpack.unpackb(data)
+        return _unpackb(data)
     except (TypeError, ValueError):  # (ormsgpack.MsgpackDecodeError is a ValueError)
         return msgpack.unpackb(data, raw=False, strict_map_key=False)
 
@@ -249,7 +252,7 @@ def canonical(value: Any) -> bytes:
     takes the reference path, which encodes it or raises as msgpack does.
     """
     try:
-        return ormsgpack.packb(value, option=_CANONICAL)
+        return _packb(value, option=_CANONICAL)
     except TypeError:
         return _reference_canonical(value)
 

@@ -10,7 +10,9 @@ ignored, so a newer server can add some). ``to_wire()`` gives the map a frame tr
 
 ``patch`` frames are many and mostly the same for every audience of a revision:
 :func:`encode_patch` splices them from ops encoded once (DESIGN "Where the time goes"); the bytes
-decode to exactly :class:`Patch`'s map.
+decode to exactly :class:`Patch`'s map. It and its two helpers live in ``protocol._spliced``, a
+module of their own that the compiled build includes (this one it cannot: mypyc's dataclasses),
+and are this module's names.
 
 This module imports nothing of the project outside ``protocol``.
 """
@@ -21,7 +23,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeAlias
 
-from protocol.codec import array_header, encode, map_header, pack
+from protocol._spliced import encode_events, encode_ops, encode_patch
+from protocol.codec import encode
 from protocol.errors import ErrorCode, ServerFrameError
 from protocol.messages import RequestId
 
@@ -541,59 +544,3 @@ def parse_frame(frame: Mapping[str, Any]) -> ServerFrame:
     if parser is None:
         raise ServerFrameError(f"unknown server frame type {frame.get('type')!r}")
     return parser(_Reader(frame))
-
-
-# Patch frames, spliced --------------------------------------------------------------------------
-
-_pack = pack
-
-
-def encode_ops(ops: list[dict[str, Any]]) -> bytes:
-    """The concatenated encodings of ``ops`` (no array header), to splice into many frames."""
-    return b"".join(map(_pack, ops))
-
-
-def encode_events(events: list[Any]) -> bytes:
-    """The encoding of a patch frame's ``events`` array, to reuse for every audience that sees
-    the same events."""
-    return _pack(events)
-
-
-_PATCH_HEAD = map_header(6) + _pack("type") + _pack("patch") + _pack("room")
-_REV = _pack("rev")
-_OPS = _pack("ops")
-_HASH = _pack("hash")
-_EVENTS = _pack("events")
-
-
-def encode_patch(
-    room: str,
-    rev: int,
-    shared_ops: bytes,
-    shared_count: int,
-    own_ops: list[dict[str, Any]],
-    view_hash: str,
-    events: list[Any] | bytes,
-) -> bytes:
-    """A ``patch`` frame whose ops are the pre-encoded shared ops followed by ``own_ops``.
-
-    Decodes to :class:`Patch`'s map exactly as :func:`encode_frame` of it would; only the shared
-    ops' bytes are reused rather than encoded again. ``events`` may be given already encoded
-    (:func:`encode_events`).
-    """
-    return b"".join(
-        (
-            _PATCH_HEAD,
-            _pack(room),
-            _REV,
-            _pack(rev),
-            _OPS,
-            array_header(shared_count + len(own_ops)),
-            shared_ops,
-            *map(_pack, own_ops),
-            _HASH,
-            _pack(view_hash),
-            _EVENTS,
-            events if type(events) is bytes else _pack(events),
-        )
-    )

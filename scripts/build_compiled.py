@@ -5,12 +5,13 @@ the ``.py`` files.
 Pure Python stays the fallback: nothing imports the extensions by name, a checkout without them
 (or where mypyc or a C compiler is missing) runs the same code from source. The modules are those
 that earn their place (BENCHMARKS.md, "Compiled hot paths"): the protocol's canonical splicer,
-kept trees and their diff, JSON Patch, pointers and view hash; the game contract
-(``games/base.py``: the match, the views' parts, the default labels and texts; its ``Game`` allows
-the engines' interpreted subclasses); Ishtar's and Yspahan's views, labels and legal choices; the
-server's room core and the shell's hot path (a frame read, dispatched, queued in the room's
-inbox, its effects carried out, frames written to sockets and spectators); the Redis store's
-write path (the group commit, its pipelined connection, the script calls, records and keys).
+kept trees and their diff, JSON Patch, pointers, view hash and spliced patch frames; the game
+contract (``games/base.py``: the match, the views' parts, the default labels and texts; its
+``Game`` allows the engines' interpreted subclasses); Ishtar's and Yspahan's views, labels and
+legal choices; the server's room core and the shell's hot path (a frame read, dispatched, queued
+in the room's inbox, its effects carried out, frames written to sockets and spectators); the
+Redis store's write path (the group commit, its pipelined connection, the script calls, records
+and keys).
 Not compiled: ``server/room.py``, the actor around the core (a native class cannot be weakly
 referenced, which ``tests/server/test_memory.py`` proves freed rooms by; it does little per
 action), ``server/gate.py`` (it subclasses websockets' classes), ``server/keeper.py`` (no gain
@@ -59,6 +60,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "protocol/patch.py",
         "protocol/pointer.py",
         "protocol/hashing.py",
+        "protocol/_spliced.py",
     ),
     "games": ("games/base.py",),
     "games.ishtar": (
