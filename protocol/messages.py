@@ -13,6 +13,7 @@ This module imports nothing of the project outside ``protocol``.
 
 from __future__ import annotations
 
+import builtins
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -158,9 +159,11 @@ class Act:
     id: RequestId
     room: str
     rev: int
-    choice: object
+    choice: builtins.object
     """Untrusted: an index or a choice map, checked by the room's match (anything else there is
-    ``malformed_choice``, after the room's own checks, SPEC section 7)."""
+    ``malformed_choice``, after the room's own checks, SPEC section 7). (Spelled
+    ``builtins.object``: compiled, a dataclass looks a bare builtin up among the module's
+    globals.)"""
     seat: int | None
 
 

@@ -5,10 +5,12 @@ the ``.py`` files.
 Pure Python stays the fallback: nothing imports the extensions by name, a checkout without them
 (or where mypyc or a C compiler is missing) runs the same code from source. The modules are those
 that earn their place (BENCHMARKS.md, "Compiled hot paths"): the protocol's canonical splicer,
-kept trees and their diff, JSON Patch, pointers, view hash and spliced patch frames; the game
-contract (``games/base.py``: the match, the views' parts, the default labels and texts; its
-``Game`` allows the engines' interpreted subclasses); Ishtar's and Yspahan's views, labels and
-legal choices; the server's room core and the shell's hot path (a frame read, dispatched, queued
+kept trees and their diff, JSON Patch, pointers, view hash, spliced patch frames and the
+requests' parser (``messages.py``: its one untyped field is spelled ``builtins.object``, which
+a compiled dataclass looks up among the module's globals); the game contract
+(``games/base.py``: the match, the views' parts, the default labels and texts; its ``Game``
+allows the engines' interpreted subclasses); Ishtar's and Yspahan's views, labels and legal
+choices; the server's room core and the shell's hot path (a frame read, dispatched, queued
 in the room's inbox, its effects carried out, frames written to sockets and spectators); the
 Redis store's write path (the group commit, its pipelined connection, the script calls, records
 and keys).
@@ -61,6 +63,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "protocol/pointer.py",
         "protocol/hashing.py",
         "protocol/_spliced.py",
+        "protocol/messages.py",
     ),
     "games": ("games/base.py",),
     "games.ishtar": (
