@@ -11,9 +11,9 @@ a compiled dataclass looks up among the module's globals); the game contract
 (``games/base.py``: the match, the views' parts, the default labels and texts; its ``Game``
 allows the engines' interpreted subclasses); Ishtar's and Yspahan's views, labels and legal
 choices; the server's room core and the shell's hot path (a frame read, dispatched, queued
-in the room's inbox, its effects carried out, frames written to sockets and spectators); the
-Redis store's write path (the group commit, its pipelined connection, the script calls, records
-and keys).
+in the room's inbox, its effects carried out, frames written to sockets and spectators, the
+metrics counted); the Redis store's write path (the group commit, its pipelined connection, the
+script calls, records and keys).
 Not compiled: ``server/room.py``, the actor around the core (a native class cannot be weakly
 referenced, which ``tests/server/test_memory.py`` proves freed rooms by; it does little per
 action), ``server/gate.py`` (it subclasses websockets' classes), ``server/keeper.py`` (no gain
@@ -101,6 +101,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "server/description.py",
         "server/autoplay.py",
         "server/limits.py",
+        "server/metrics.py",
     ),
     "server.store": (
         # The Redis store's write path: the group commit and its pipelined connection, the

@@ -34,6 +34,7 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
+from prometheus_client.metrics import MetricWrapperBase
 from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.utils import floatToGoString
 
@@ -169,7 +170,7 @@ class Spreads:
         return HistogramMetricFamily(self.name, self.documentation, labels=labels)
 
 
-M = TypeVar("M", Counter, Gauge)
+M = TypeVar("M", bound=MetricWrapperBase)
 
 
 class Bound(Generic[M]):

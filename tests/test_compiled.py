@@ -70,13 +70,15 @@ SERVER_DEFAULT = (
     "tests/server/test_clock.py",
     "tests/server/test_connection.py",
     "tests/server/test_relay_fanout.py",
+    "tests/server/test_metrics.py",
+    "tests/server/test_messages.py",
     "tests/server/store",
     "tests/server/persistence/test_redis_trouble.py",
 )
 """The server's tests in the default tier: the room core's twins and units, its views and
-clocks, the shell's send paths over real sockets, and the Redis store's write path (its group
-commit, pipelined connection and batched writes, and Redis going away); the slow tier runs all of
-``tests/server`` (``test_undo.py``'s 13 s among them)."""
+clocks, the shell's send paths over real sockets, its metrics and the requests' parser, and the
+Redis store's write path (its group commit, pipelined connection and batched writes, and Redis
+going away); the slow tier runs all of ``tests/server`` (``test_undo.py``'s 13 s among them)."""
 COMPILED_PACKAGES = ("protocol", "games", "server")
 OPT_LEVEL = "0"
 """The copy's C is compiled at ``-O0``, not the shipped ``-O3``: what the code does is mypyc's,
