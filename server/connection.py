@@ -83,11 +83,18 @@ class ConnState(Enum):
     READY = "ready"
     CLOSED = "closed"
 
+    __hash__ = object.__hash__
+    """Members are singletons: their identity hashes them, in C (``Enum.__hash__`` is Python,
+    and every frame looks its transition up in :data:`TRANSITIONS` twice)."""
+
 
 class ConnEvent(Enum):
     HELLO = "hello"
     REQUEST = "request"
     CLOSE = "close"
+
+    __hash__ = object.__hash__
+    """(As :class:`ConnState`'s.)"""
 
 
 TRANSITIONS: dict[tuple[ConnState, ConnEvent], ConnState] = {
