@@ -14,31 +14,30 @@ for fields).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from protocol.codec import array_header, map_header, pack
 
 __all__ = ["encode_events", "encode_ops", "encode_patch"]
 
-_pack = pack
-
 
 def encode_ops(ops: list[dict[str, Any]]) -> bytes:
     """The concatenated encodings of ``ops`` (no array header), to splice into many frames."""
-    return b"".join([_pack(op) for op in ops])
+    return b"".join([pack(op) for op in ops])
 
 
 def encode_events(events: list[Any]) -> bytes:
     """The encoding of a patch frame's ``events`` array, to reuse for every audience that sees
     the same events."""
-    return _pack(events)
+    return pack(events)
 
 
-_PATCH_HEAD = map_header(6) + _pack("type") + _pack("patch") + _pack("room")
-_REV = _pack("rev")
-_OPS = _pack("ops")
-_HASH = _pack("hash")
-_EVENTS = _pack("events")
+_PATCH_HEAD: Final = map_header(6) + pack("type") + pack("patch") + pack("room")
+_REV: Final = pack("rev")
+_OPS: Final = pack("ops")
+_HASH: Final = pack("hash")
+_EVENTS: Final = pack("events")
+"""(Final: compiled, constants in C statics, not looked up among the module's globals.)"""
 
 
 def encode_patch(
@@ -58,17 +57,17 @@ def encode_patch(
     """
     parts = [
         _PATCH_HEAD,
-        _pack(room),
+        pack(room),
         _REV,
-        _pack(rev),
+        pack(rev),
         _OPS,
         array_header(shared_count + len(own_ops)),
         shared_ops,
     ]
     for op in own_ops:
-        parts.append(_pack(op))
+        parts.append(pack(op))
     parts.append(_HASH)
-    parts.append(_pack(view_hash))
+    parts.append(pack(view_hash))
     parts.append(_EVENTS)
-    parts.append(events if type(events) is bytes else _pack(events))
+    parts.append(events if type(events) is bytes else pack(events))
     return b"".join(parts)

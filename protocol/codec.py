@@ -25,7 +25,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import msgpack
 import ormsgpack
@@ -74,7 +74,7 @@ DEFAULT_LIMITS = Limits()
 
 _local = threading.local()
 
-_PLAIN = (
+_PLAIN: Final = (
     ormsgpack.OPT_PASSTHROUGH_BIG_INT
     | ormsgpack.OPT_PASSTHROUGH_DATACLASS
     | ormsgpack.OPT_PASSTHROUGH_DATETIME
@@ -85,8 +85,8 @@ _PLAIN = (
 """ormsgpack encodes only the plain types natively (str keys, int, float, str, bytes, bool,
 None, list, tuple, dict, in their insertion order) and refuses everything else (a subclass such
 as a ``StrEnum``, an int beyond 64 bits), which then takes msgpack's Packer."""
-_packb = ormsgpack.packb
-_unpackb = ormsgpack.unpackb
+_packb: Final = ormsgpack.packb
+_unpackb: Final = ormsgpack.unpackb
 """(Bound once: compiled, ``ormsgpack.packb`` is a module attribute looked up at every call.)"""
 
 
@@ -240,7 +240,7 @@ def _sorted(value: Any) -> Any:
 _CONTAINERS = frozenset({dict, list, tuple})
 
 
-_CANONICAL = ormsgpack.OPT_SORT_KEYS | _PLAIN
+_CANONICAL: Final = ormsgpack.OPT_SORT_KEYS | _PLAIN
 """:data:`_PLAIN` with every map's keys sorted; what ormsgpack refuses takes the reference
 path."""
 
@@ -279,7 +279,7 @@ def canonical_copy(value: Any) -> tuple[Any, bytes]:
     return _sorted(value), canonical(value)
 
 
-_FIX = tuple(bytes([i]) for i in range(256))
+_FIX: Final = tuple(bytes([i]) for i in range(256))
 """Every one-byte string, for the fix headers."""
 
 
@@ -377,7 +377,7 @@ def canonical_map(encoded_values: Mapping[str, bytes]) -> bytes:
 _KEYS: dict[str, bytes] = {}
 """The encodings of map keys seen by :func:`canonical_map` (a view's field names, a room's
 parts: a few hundred), so that a revision does not encode the same keys again and again."""
-_KEYS_MAX = 4096
+_KEYS_MAX: Final = 4096
 """Past this many keys (a map keyed by something unbounded) the others are encoded each time."""
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from protocol.codec import canonical, canonical_key, canonical_map, map_header
 from protocol.tree import Tree, Work, track
@@ -75,11 +75,11 @@ class DocumentHasher:
         return state.hexdigest()
 
 
-_DEPTH = 4
+_DEPTH: Final = 4
 """Levels of a client's view that keep their own encodings (``/shared/game/laid/3`` is kept,
 its own small lists are encoded with it): deep enough for the big lists of a view, shallow
 enough that bookkeeping costs less than it saves."""
-_SMALL = 8
+_SMALL: Final = 8
 """Below the top two levels, a container of at most this many entries is encoded whole (one
 compiled call beats going through its entries in Python; measured with ``bench/wire.py``)."""
 

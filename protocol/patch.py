@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from protocol.codec import canonical, pack
 from protocol.pointer import PointerError, escape
@@ -43,9 +43,6 @@ Op = dict[str, Any]
 
 class PatchError(Exception):
     """A patch that cannot be applied to the document it was given."""
-
-
-_pack = pack
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -115,7 +112,7 @@ class _OpBytes:
         """``pack(op)``, encoded on the first call only."""
         enc = self.enc.get(id(op))
         if enc is None:
-            enc = _pack(op)
+            enc = pack(op)
             self.enc[id(op)] = enc
             self.keep.append(op)
         return enc
@@ -126,14 +123,14 @@ class _OpBytes:
         parts: list[bytes] = []
         for op in ops:
             enc = known.get(id(op))
-            parts.append(_pack(op) if enc is None else enc)
+            parts.append(pack(op) if enc is None else enc)
         return b"".join(parts)
 
 
 _NO_SIZES: Mapping[int, int] = {}
-_REPLACE_OVERHEAD = len(_pack({"op": "replace", "path": "", "value": None})) - 2
+_REPLACE_OVERHEAD: Final = len(pack({"op": "replace", "path": "", "value": None})) - 2
 """Bytes of a ``replace`` op besides its path's and its value's encodings."""
-_REMOVE_LEAST = len(_pack({"op": "remove", "path": "/0"}))
+_REMOVE_LEAST: Final = len(pack({"op": "remove", "path": "/0"}))
 """Bytes of a ``remove`` op at least, besides its path's characters (``/0`` being the shortest
 index suffix, a path of no more bytes than characters, and a one-byte string header)."""
 
@@ -156,7 +153,7 @@ def _collapse(
         return
     if packed is None:
         packed = _OpBytes()
-    budget = _REPLACE_OVERHEAD + len(_pack(path)) + size
+    budget = _REPLACE_OVERHEAD + len(pack(path)) + size
     total = 0
     for i in range(start, len(ops)):
         total += len(packed.of(ops[i]))
@@ -185,8 +182,8 @@ def _replaces_list(old_len: int, new: list[Any], path: str, size: int | None = N
     if extra < 2:
         return False
     if size is None:
-        size = len(_pack(new))
-    return extra * (_REMOVE_LEAST + len(path)) > _REPLACE_OVERHEAD + len(_pack(path)) + size
+        size = len(pack(new))
+    return extra * (_REMOVE_LEAST + len(path)) > _REPLACE_OVERHEAD + len(pack(path)) + size
 
 
 def _diff_child(
@@ -213,7 +210,7 @@ def _diff_child(
         return
     known = sizes.get(id(new))
     if known is None:  # not tracked by the caller: encode it
-        known = len(_pack(new))
+        known = len(pack(new))
     _collapse(ops, start, path, known, lambda: new, packed)
 
 

@@ -31,7 +31,7 @@ actually sent.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from games.base import Decision, Event, Match, own_part, shared_part
 from protocol.codec import array_header, canonical, canonical_copy, unpack
@@ -40,18 +40,18 @@ from protocol.hashing import DocumentHasher
 from protocol.patch import Op, diff
 from protocol.tree import Tree, Work, diff_trees, track
 
-_NONE = canonical(None)
+_NONE: Final = canonical(None)
 _NO_KEPT: dict[str, Any] = {}
 
 
-_SHARED_DEPTH = 2
+_SHARED_DEPTH: Final = 2
 """Tracked: shared -> game -> each field of the game's view (a leaf). Measured best (deeper
 trees cost more Python calls than they save on these views of 1 to 5 KB)."""
-_OWN_DEPTH = 1
+_OWN_DEPTH: Final = 1
 """A seat's own part is tracked per entry (``seat``, ``private``, ``choices``, ``undo``): its
 choices change on their own, from none to a list, from one decision's list to the next's, or
 back to none."""
-_WHOLE = frozenset({"choices"})
+_WHOLE: Final = frozenset({"choices"})
 """Own entries replaced whole when they change, never diffed (SPEC section 3): a seat's
 ``choices`` are a new decision's list. The size rule replaced them whole nearly always anyway
 (in seeded matches, 93 % of Ishtar's changes from one list to another and 94 % of Yspahan's,
