@@ -68,10 +68,11 @@ def own_view(match: Match[Any], seat: int, decision: Decision | None) -> dict[st
     return own
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Revision:
     """Everything sent for one revision: a frame per seat and one for the spectators (never
-    changed once made; not a frozen dataclass, whose fields cost ``object.__setattr__`` each)."""
+    changed once made; not a frozen dataclass, whose fields cost ``object.__setattr__`` each;
+    its own ``__init__``, compiled, as :mod:`server.effects`' per-revision effects)."""
 
     rev: int
     seat_frames: tuple[bytes, ...]
@@ -81,6 +82,19 @@ class Revision:
     a revision kept for resumes holds no decoded objects (see :class:`Views`)."""
     spectator_count: int
     spectator_hash: str
+
+    def __init__(
+        self,
+        rev: int,
+        seat_frames: tuple[bytes, ...],
+        spectator_frame: bytes,
+        spectator_ops: bytes,
+        spectator_count: int,
+        spectator_hash: str,
+    ) -> None:
+        self.rev, self.seat_frames = rev, seat_frames
+        self.spectator_frame, self.spectator_ops = spectator_frame, spectator_ops
+        self.spectator_count, self.spectator_hash = spectator_count, spectator_hash
 
     def ops(self) -> list[Op]:
         """The spectators' ops, decoded."""
