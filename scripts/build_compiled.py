@@ -7,7 +7,10 @@ Pure Python stays the fallback: nothing imports the extensions by name, a checko
 that earn their place (BENCHMARKS.md, "Compiled hot paths"): the protocol's canonical splicer,
 kept trees and their diff, JSON Patch, pointers and view hash; the game contract
 (``games/base.py``: the match, the views' parts, the default labels and texts; its ``Game`` allows
-the engines' interpreted subclasses); Ishtar's and Yspahan's views, labels and legal choices; the
+the engines' interpreted subclasses); Ishtar's and Yspahan's views, labels and legal choices, and
+their states (``state.py``: native classes, so that the compiled modules read a field directly
+instead of looking it up in an instance dict; a native class has no ``__dict__``, so nothing may
+``copy.copy`` a state: Ishtar's ``hidden_variant`` copies it field by field); the
 server's room core and the shell's hot path (a frame read, dispatched, queued in the room's
 inbox, its effects carried out, frames written to sockets and spectators); the Redis store's
 write path (the group commit, its pipelined connection, the script calls, records and keys).
@@ -67,11 +70,13 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "games/ishtar/garden.py",
         "games/ishtar/turn.py",
         "games/ishtar/hexes.py",
+        "games/ishtar/state.py",
     ),
     "games.yspahan": (
         "games/yspahan/views.py",
         "games/yspahan/labels.py",
         "games/yspahan/decisions.py",
+        "games/yspahan/state.py",
     ),
     "server": (
         # The room core (sans I/O): its commands, views, seats, spectators and clocks.

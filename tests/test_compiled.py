@@ -51,11 +51,13 @@ GAMES_DEFAULT = (
     "tests/games/ishtar/test_garden.py",
     "tests/games/ishtar/test_choose.py",
     "tests/games/ishtar/test_playouts.py",
+    "tests/games/ishtar/test_snapshot.py",
     "tests/games/yspahan/test_views.py",
     "tests/games/yspahan/test_labels.py",
     "tests/games/yspahan/test_decisions.py",
     "tests/games/yspahan/test_turn.py",
     "tests/games/yspahan/test_game.py",
+    "tests/games/yspahan/test_state.py",
 )
 """The games' tests in the default tier: those of the compiled modules, the contract and the
 seeded playouts (their non-slow tests, ``GAMES_DEFAULT_K``); the slow tier runs all of

@@ -358,7 +358,9 @@ def _check_stage(s: YState) -> None:
         raise SnapshotError("only a card in play or the card list interrupts a stage")
     if stage == "cards" and (s.resume not in INTERRUPTIBLE or not playable(s, s.actor)):
         raise SnapshotError("stage cards interrupts a stage of the turn and lists a card")
-    if stage in (*INTERRUPTIBLE, "turn", "after", "amount", "cards", "yellow") and (
+    # (Two tests, not one ``in (*INTERRUPTIBLE, ...)``: mypyc cannot compile a starred tuple
+    # after ``in``.)
+    if (stage in INTERRUPTIBLE or stage in ("turn", "after", "amount", "cards", "yellow")) and (
         s.turn >= len(s.order) or s.order[s.turn] != s.actor
     ):
         raise SnapshotError("the actor is not the player whose turn it is")
