@@ -7,10 +7,14 @@ Pure Python stays the fallback: nothing imports the extensions by name, a checko
 that earn their place (BENCHMARKS.md, "Compiled hot paths"): the protocol's canonical splicer,
 kept trees and their diff, JSON Patch, pointers and view hash; the game contract
 (``games/base.py``: the match, the views' parts, the default labels and texts; its ``Game`` allows
-the engines' interpreted subclasses); Ishtar's and Yspahan's views, labels and legal choices, and
+the engines' interpreted subclasses); Ishtar's and Yspahan's views, labels and legal choices,
 their states (``state.py``: native classes, so that the compiled modules read a field directly
 instead of looking it up in an instance dict; a native class has no ``__dict__``, so nothing may
-``copy.copy`` a state: Ishtar's ``hidden_variant`` copies it field by field); the
+``copy.copy`` a state: Ishtar's ``hidden_variant`` copies it field by field) and what a move runs
+through (each engine's ``Game`` subclass, called by the compiled ``Match`` without a Python
+frame, its actions, scoring and snapshots; Yspahan's turn, tower, city, buildings, steward,
+caravan and cards; not the component data, setup, static data and explanations, built once or
+read on an error only); the
 server's room core and the shell's hot path (a frame read, dispatched, queued in the room's
 inbox, its effects carried out, frames written to sockets and spectators); the Redis store's
 write path (the group commit, its pipelined connection, the script calls, records and keys).
@@ -71,12 +75,26 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "games/ishtar/turn.py",
         "games/ishtar/hexes.py",
         "games/ishtar/state.py",
+        "games/ishtar/scoring.py",
+        "games/ishtar/snapshot.py",
+        "games/ishtar/actions.py",
+        "games/ishtar/game.py",
     ),
     "games.yspahan": (
         "games/yspahan/views.py",
         "games/yspahan/labels.py",
         "games/yspahan/decisions.py",
         "games/yspahan/state.py",
+        "games/yspahan/actions.py",
+        "games/yspahan/game.py",
+        "games/yspahan/scoring.py",
+        "games/yspahan/turn.py",
+        "games/yspahan/tower.py",
+        "games/yspahan/buildings.py",
+        "games/yspahan/steward.py",
+        "games/yspahan/caravan.py",
+        "games/yspahan/cards.py",
+        "games/yspahan/city.py",
     ),
     "server": (
         # The room core (sans I/O): its commands, views, seats, spectators and clocks.
