@@ -88,8 +88,12 @@ def pile_name(index: Any) -> str:
 
 def at(state: State, raw: Any) -> str:
     """A space ``[q, r]`` by its name on the terrain (``f7``, :mod:`games.ishtar.names`)."""
+    names = state.terrain.names
+    found = names.get((raw[0], raw[1]))  # (the ints of a listed choice, with no conversion)
+    if found:
+        return found
     h = (int(raw[0]), int(raw[1]))
-    return state.terrain.names.get(h) or f"({h[0]},{h[1]})"
+    return names.get(h) or f"({h[0]},{h[1]})"
 
 
 def cells_text(state: State, cells: Any) -> str:
