@@ -13,8 +13,9 @@ instead of looking it up in an instance dict; a native class has no ``__dict__``
 ``copy.copy`` a state: Ishtar's ``hidden_variant`` copies it field by field) and what a move runs
 through (each engine's ``Game`` subclass, called by the compiled ``Match`` without a Python
 frame, its actions, scoring and snapshots; Yspahan's turn, tower, city, buildings, steward,
-caravan and cards; not the component data, setup, static data and explanations, built once or
-read on an error only); the
+caravan and cards, and its component tables, ``data.py``, which the compiled modules then read as
+constants, not as attributes of a module; not Ishtar's edition, either's setup, static data and
+explanations, built once or read on an error only); the
 server's room core and the shell's hot path (a frame read, dispatched, queued in the room's
 inbox, its effects carried out, frames written to sockets and spectators); the Redis store's
 write path (the group commit, its pipelined connection, the script calls, records and keys).
@@ -95,6 +96,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "games/yspahan/caravan.py",
         "games/yspahan/cards.py",
         "games/yspahan/city.py",
+        "games/yspahan/data.py",
     ),
     "server": (
         # The room core (sans I/O): its commands, views, seats, spectators and clocks.

@@ -69,6 +69,7 @@ GAMES_DEFAULT = (
     "tests/games/yspahan/test_city.py",
     "tests/games/yspahan/test_steward.py",
     "tests/games/yspahan/test_tower.py",
+    "tests/games/yspahan/test_data.py",
 )
 """The games' tests in the default tier: those of the compiled modules, the contract and the
 seeded playouts (their non-slow tests, ``GAMES_DEFAULT_K``); the slow tier runs all of
