@@ -60,8 +60,9 @@ def shared_view(state: YState) -> dict[str, JSON]:
     the value stay shown while a card interrupts their decision.
     """
     over = state.stage == "over"
-    players: list[JSON] = [
-        {
+    players: list[JSON] = []
+    for p in range(state.players):
+        entry: dict[str, JSON] = {
             "gold": state.gold[p],
             "camels": state.camels[p],
             "score": state.score[p],
@@ -70,10 +71,10 @@ def shared_view(state: YState) -> dict[str, JSON]:
             "no_camels": state.no_camels[p],
             "no_gold": state.no_gold[p],
             "breakdown": {c: state.breakdown[p][c] for c in CATEGORIES},
-            **({"hand": jlist(sorted(state.hands[p]))} if over else {}),
         }
-        for p in range(state.players)
-    ]
+        if over:
+            entry["hand"] = jlist(sorted(state.hands[p]))
+        players.append(entry)
     tower: list[JSON] = [
         {"floor": name, "value": f[0], "white": f[1], "yellow": f[2]}
         for name, f in zip(data.FLOORS, state.tower, strict=True)
