@@ -15,7 +15,7 @@ from __future__ import annotations
 from games.base import JSON
 from games.rng import Rng
 from games.yspahan import caravan, data
-from games.yspahan.state import CATEGORIES, YState, dump, jlist, load
+from games.yspahan.state import YState, dump, jlist, load
 
 _SOUK_SHOPS: tuple[tuple[str, int, int], ...] = tuple(
     (s.id, s.shops[0], s.shops[-1] + 1) for s in data.SOUKS
@@ -70,7 +70,7 @@ def shared_view(state: YState) -> dict[str, JSON]:
             "buildings": [data.BUILDINGS[b].id for b in state.built[p]],
             "no_camels": state.no_camels[p],
             "no_gold": state.no_gold[p],
-            "breakdown": {c: state.breakdown[p][c] for c in CATEGORIES},
+            "breakdown": dict(state.breakdown[p]),
         }
         if over:
             entry["hand"] = jlist(sorted(state.hands[p]))
