@@ -256,18 +256,40 @@ def _fountains_now(state: State, spaces: dict[Hex, list[int]]) -> list[JSON]:
 
 def _rock_gems(state: State) -> dict[str, JSON]:
     """``"q,r"`` -> colour of the gems still on the rocks, sorted. Gems only leave the rocks,
-    when a tile covers them: kept on the vegetation with the map and size they were made from."""
+    when a tile covers them: kept on the vegetation with the map and size they were made from,
+    and made again from the kept entries, without those that left, while every gem is among
+    them."""
     gems = state.rock_gems
     memo = state.veg.memo
     found = memo.get("rock_gems")
     if found is not None:
         key, kept = found
-        if isinstance(key, tuple) and key[0] is gems and key[1] == len(gems):
-            assert isinstance(kept, dict)
-            return kept
-    out: dict[str, JSON] = {f"{q},{r}": colour for (q, r), colour in sorted(gems.items())}
-    memo["rock_gems"] = ((gems, len(gems)), out)
+        assert isinstance(key, tuple) and isinstance(kept, _RockGems)
+        if key[0] is gems:
+            if key[1] == len(gems):
+                return kept.json
+            out: dict[str, JSON] = {}
+            for cell, name in kept.entries:
+                colour = gems.get(cell)
+                if colour is not None:
+                    out[name] = colour
+            if len(out) == len(gems):
+                memo["rock_gems"] = ((gems, len(gems)), _RockGems(kept.entries, out))
+                return out
+    entries = [(cell, f"{cell[0]},{cell[1]}") for cell in sorted(gems)]
+    out = {name: gems[cell] for cell, name in entries}
+    memo["rock_gems"] = ((gems, len(gems)), _RockGems(entries, out))
     return out
+
+
+class _RockGems:
+    """The rock gems' view, and the spaces with their names it was made from (in order)."""
+
+    __slots__ = ("entries", "json")
+
+    def __init__(self, entries: list[tuple[Hex, str]], json: dict[str, JSON]) -> None:
+        self.entries = entries
+        self.json = json
 
 
 def _tokens(state: State) -> list[JSON]:
