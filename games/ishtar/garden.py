@@ -315,6 +315,21 @@ class Vegetation:
                     out.append([a, b])
         return out
 
+    def can_bloom(self, size: int) -> bool:
+        """Whether a token of ``size`` spaces fits anywhere: ``bool(bloom_spots(size))``,
+        stopping at the first spot instead of listing them all in order."""
+        grass = self.empty_grass
+        for a in grass:
+            if size == 1:
+                if self.bloom_problem((a,)) is None:
+                    return True
+                continue
+            for dq, dr in DIRECTIONS:
+                b = (a[0] + dq, a[1] + dr)
+                if b in grass and self.bloom_problem((a, b)) is None:
+                    return True
+        return False
+
     def bloom(self, token_id: str, cells: Sequence[Hex], flowers: Sequence[int]) -> None:
         self.version += 1
         for c, n in zip(cells, flowers, strict=True):
