@@ -25,9 +25,11 @@ ended now, without ``trees`` (planted cards are face down; None once ``scores`` 
 Field by field: ``protocol/games/ishtar.md``.
 
 What changes only when something is laid (``laid``, ``beds``, ``fountains``, ``rock_gems``,
-``provisional`` with the players' skills, gems and assistants) is kept on the vegetation
-(``memo``) and handed out as the very same objects until it changes, like the terrain's rows:
-a view is never mutated by whoever receives it.
+``provisional`` with the players' skills, gems and assistants), and ``players``, ``piles``,
+``display`` and ``tokens`` (each with the facts it shows as its key) are kept on the vegetation
+(``memo``) and handed out as the very same objects until they change, like the terrain's rows:
+a view is never mutated by whoever receives it. They are the game's ``kept_fields``: the server
+does not encode again a field it gets as the same object.
 """
 
 from __future__ import annotations
@@ -292,6 +294,86 @@ class _RockGems:
         self.json = json
 
 
+def _players(state: State, tiles: dict[str, dict[str, JSON]], over: bool) -> list[JSON]:
+    """Every player's public part (gems, assistants, skills with their gems, planted count,
+    reservations; the planted cards at the end); kept until one of them changes."""
+    marker = state.reserved_marker
+    key = tuple(
+        (
+            tuple(p.gems[c] for c in COLOURS),
+            p.assistants,
+            p.blocked,
+            p.placed,
+            tuple((s, tuple(p.skill_gems.get(s, ()))) for s in p.skills),
+            len(p.planted),
+            p.reserved_tree,
+            marker[p.seat],
+            p.reserved_tile,
+            tuple(p.planted) if over else None,
+        )
+        for p in state.players
+    )
+    found: list[JSON] = _memo(state, "players", key, lambda: _players_now(state, tiles, over))
+    return found
+
+
+def _players_now(state: State, tiles: dict[str, dict[str, JSON]], over: bool) -> list[JSON]:
+    players: list[JSON] = []
+    for p in state.players:
+        entry: dict[str, JSON] = {
+            "seat": p.seat,
+            "colour": p.colour,
+            "gems": {c: p.gems[c] for c in COLOURS},
+            "assistants": p.assistants,
+            "blocked": p.blocked,
+            "placed": p.placed,
+            "skills": {s: list(p.skill_gems.get(s, [])) for s in p.skills},
+            "planted": len(p.planted),
+            "reserved_tree": None
+            if p.reserved_tree is None
+            else _card(state, p.reserved_tree, state.reserved_marker[p.seat]),
+            "reserved_tile": None if p.reserved_tile is None else tiles[p.reserved_tile],
+        }
+        if over:
+            entry["planted_cards"] = list(p.planted)
+        players.append(entry)
+    return players
+
+
+def _piles(state: State, tiles: dict[str, dict[str, JSON]]) -> list[JSON]:
+    """Each pile's cup shape, tile count and face-up top; kept until one of them changes."""
+    key = tuple(
+        (shape, len(pile), pile[-1] if pile and up else None)
+        for shape, pile, up in zip(state.cups, state.piles, state.top_up, strict=True)
+    )
+    found: list[JSON] = _memo(state, "piles", key, lambda: _piles_now(key, tiles))
+    return found
+
+
+def _piles_now(
+    key: tuple[tuple[str, int, str | None], ...], tiles: dict[str, dict[str, JSON]]
+) -> list[JSON]:
+    return [
+        {"cup": shape, "count": count, "top": None if top is None else tiles[top]}
+        for shape, count, top in key
+    ]
+
+
+def _display(state: State) -> list[JSON]:
+    """The tree cards on display with their markers; kept until the display changes."""
+    key = (tuple(state.display), tuple(state.display_marker))
+    found: list[JSON] = _memo(
+        state,
+        "display",
+        key,
+        lambda: [
+            _card(state, card, marker)
+            for card, marker in zip(state.display, state.display_marker, strict=True)
+        ],
+    )
+    return found
+
+
 def _tokens(state: State) -> list[JSON]:
     """The blooming tokens still on the carpet with their flowers. Tokens only leave the carpet
     (a bloom removes one): kept with the list and size they were made from, like the rock gems."""
@@ -345,25 +427,7 @@ def shared_view(state: State) -> dict[str, JSON]:
     edition = state.edition
     tiles = _tiles_json(edition)
     rows = final_scores(state) if over else None
-    players: list[JSON] = []
-    for p in state.players:
-        entry: dict[str, JSON] = {
-            "seat": p.seat,
-            "colour": p.colour,
-            "gems": {c: p.gems[c] for c in COLOURS},
-            "assistants": p.assistants,
-            "blocked": p.blocked,
-            "placed": p.placed,
-            "skills": {s: list(p.skill_gems.get(s, [])) for s in p.skills},
-            "planted": len(p.planted),
-            "reserved_tree": None
-            if p.reserved_tree is None
-            else _card(state, p.reserved_tree, state.reserved_marker[p.seat]),
-            "reserved_tile": None if p.reserved_tile is None else tiles[p.reserved_tile],
-        }
-        if over:
-            entry["planted_cards"] = list(p.planted)
-        players.append(entry)
+    players = _players(state, tiles, over)
     beds, _ = _beds(state)
     return {
         "edition": edition.name,
@@ -378,19 +442,9 @@ def shared_view(state: State) -> dict[str, JSON]:
         "beds": beds,
         "rock_gems": _rock_gems(state),
         "laid": _laid(state),
-        "piles": [
-            {
-                "cup": shape,
-                "count": len(pile),
-                "top": tiles[pile[-1]] if pile and up else None,
-            }
-            for shape, pile, up in zip(state.cups, state.piles, state.top_up, strict=True)
-        ],
+        "piles": _piles(state, tiles),
         "can": state.can,
-        "display": [
-            _card(state, card, marker)
-            for card, marker in zip(state.display, state.display_marker, strict=True)
-        ],
+        "display": _display(state),
         "deck": len(state.deck),
         "markers": state.markers,
         "tokens": _tokens(state),
