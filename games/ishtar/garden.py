@@ -12,7 +12,7 @@ The structures are incremental so that legality checks stay cheap (DESIGN.md, "R
   never split (nothing is ever removed), so labels only merge.
 - the covered spaces and, per fountain, the frontier spaces that touch it, as bit sets of the
   terrain's grid (:class:`_Grid`), updated with ``space`` and ``touch``: what
-  :meth:`Vegetation.placements` shifts for all anchors at once.
+  :meth:`Vegetation.positions` shifts for all anchors at once.
 
 Nothing here is saved: a snapshot stores what was laid, in order, and :meth:`Vegetation.replay`
 rebuilds the same structures. ``version`` grows with every change, so what is derived from the
@@ -88,7 +88,7 @@ class Vegetation:
         self.memo: dict[str, tuple[object, object]] = {}
         """Values derived from the structures, each with the key it was computed for."""
         # ``space`` and ``touch`` as bit sets of the terrain's grid (see :class:`_Grid`), kept
-        # with them for :meth:`placements`: the covered spaces, and per fountain the spaces
+        # with them for :meth:`positions`: the covered spaces, and per fountain the spaces
         # whose ``touch`` holds it.
         self._covered = 0
         self._counted = 0  # how many spaces ``_covered`` holds
@@ -242,7 +242,7 @@ class Vegetation:
         )
         bit = _grid(self.terrain).bit
         near = self._near
-        counted = self._counted == len(self.space)  # else placements recounts (see there)
+        counted = self._counted == len(self.space)  # else _legal recounts (see there)
         for c, sp in zip(cells, tile.spaces, strict=True):
             for f in touch.pop(c, _NONE):
                 near[f] &= ~bit[c]
@@ -358,7 +358,7 @@ class Vegetation:
 
 
 class _Grid:
-    """The spaces of one terrain as bits of Python ints, for :meth:`Vegetation.placements`.
+    """The spaces of one terrain as bits of Python ints, for :meth:`Vegetation.positions`.
 
     Space (q, r) is bit ``(r - r0) * width + (q - q0)``, on a grid padded by ``PAD`` rows and
     columns around the terrain so that shifting a set by a tile's offset never wraps a row onto
