@@ -10,10 +10,18 @@ requests' parser (``messages.py``: its one untyped field is spelled ``builtins.o
 a compiled dataclass looks up among the module's globals); the game contract
 (``games/base.py``: the match, the views' parts, the default labels and texts; its ``Game``
 allows the engines' interpreted subclasses); Ishtar's and Yspahan's views, labels and legal
-choices; the server's room core and the shell's hot path (a frame read, dispatched, queued
-in the room's inbox, its effects carried out, frames written to sockets and spectators, the
-metrics counted); the Redis store's write path (the group commit, its pipelined connection, the
-script calls, records and keys).
+choices, their states (``state.py``: native classes, so that the compiled modules read a field
+directly instead of looking it up in an instance dict; a native class has no ``__dict__``, so
+nothing may ``copy.copy`` a state: Ishtar's ``hidden_variant`` copies it field by field) and
+what a move runs through (each engine's ``Game`` subclass, called by the compiled ``Match``
+without a Python frame, its actions, scoring and snapshots; Yspahan's turn, tower, city,
+buildings, steward, caravan and cards, and its component tables, ``data.py``, which the
+compiled modules then read as constants, not as attributes of a module; not Ishtar's edition,
+either's setup, static data and explanations, built once or read on an error only); the
+server's room core and the shell's hot path (a frame read, dispatched, queued in the room's
+inbox, its effects carried out, frames written to sockets and spectators, the metrics
+counted); the Redis store's write path (the group commit, its pipelined connection, the script
+calls, records and keys).
 Not compiled: ``server/room.py``, the actor around the core (a native class cannot be weakly
 referenced, which ``tests/server/test_memory.py`` proves freed rooms by; it does little per
 action), ``server/gate.py`` (it subclasses websockets' classes), ``server/keeper.py`` (no gain
@@ -72,11 +80,28 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "games/ishtar/garden.py",
         "games/ishtar/turn.py",
         "games/ishtar/hexes.py",
+        "games/ishtar/state.py",
+        "games/ishtar/scoring.py",
+        "games/ishtar/snapshot.py",
+        "games/ishtar/actions.py",
+        "games/ishtar/game.py",
     ),
     "games.yspahan": (
         "games/yspahan/views.py",
         "games/yspahan/labels.py",
         "games/yspahan/decisions.py",
+        "games/yspahan/state.py",
+        "games/yspahan/actions.py",
+        "games/yspahan/game.py",
+        "games/yspahan/scoring.py",
+        "games/yspahan/turn.py",
+        "games/yspahan/tower.py",
+        "games/yspahan/buildings.py",
+        "games/yspahan/steward.py",
+        "games/yspahan/caravan.py",
+        "games/yspahan/cards.py",
+        "games/yspahan/city.py",
+        "games/yspahan/data.py",
     ),
     "server": (
         # The room core (sans I/O): its commands, views, seats, spectators and clocks.

@@ -46,16 +46,30 @@ SLOWEST = (
 )
 GAMES_DEFAULT = (
     "tests/games/test_contract.py",
+    "tests/games/test_undo.py",
     "tests/games/ishtar/test_views.py",
     "tests/games/ishtar/test_labels.py",
     "tests/games/ishtar/test_garden.py",
     "tests/games/ishtar/test_choose.py",
     "tests/games/ishtar/test_playouts.py",
+    "tests/games/ishtar/test_snapshot.py",
+    "tests/games/ishtar/test_actions.py",
+    "tests/games/ishtar/test_scoring.py",
+    "tests/games/ishtar/test_game.py",
     "tests/games/yspahan/test_views.py",
     "tests/games/yspahan/test_labels.py",
     "tests/games/yspahan/test_decisions.py",
     "tests/games/yspahan/test_turn.py",
     "tests/games/yspahan/test_game.py",
+    "tests/games/yspahan/test_state.py",
+    "tests/games/yspahan/test_actions.py",
+    "tests/games/yspahan/test_buildings.py",
+    "tests/games/yspahan/test_caravan.py",
+    "tests/games/yspahan/test_cards.py",
+    "tests/games/yspahan/test_city.py",
+    "tests/games/yspahan/test_steward.py",
+    "tests/games/yspahan/test_tower.py",
+    "tests/games/yspahan/test_data.py",
 )
 """The games' tests in the default tier: those of the compiled modules, the contract and the
 seeded playouts (their non-slow tests, ``GAMES_DEFAULT_K``); the slow tier runs all of

@@ -46,9 +46,7 @@ def skill_open(state: State, player: Player, skill: str) -> bool:
         lower = LOWER_OF[skill]
         return lower in player.skills and player.skills[lower] < state.turn_no
     if skill in TOKEN_SIZE:
-        return token_for(state, skill) is not None and bool(
-            state.veg.bloom_spots(TOKEN_SIZE[skill])
-        )
+        return token_for(state, skill) is not None and state.veg.can_bloom(TOKEN_SIZE[skill])
     if skill == "I":
         return bool(state.display)
     if skill == "J":

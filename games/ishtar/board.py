@@ -112,8 +112,9 @@ class Terrain:
     board_of: Mapping[Hex, int]
     rows: tuple[tuple[int, int, str], ...]
     """The terrain drawn row by row for views: (r, first q, one character per space)."""
-    names: Mapping[Hex, str]
-    """Every space's name as texts write it (``f7``, :mod:`games.ishtar.names`)."""
+    names: dict[Hex, str]
+    """Every space's name as texts write it (``f7``, :mod:`games.ishtar.names`); a dict, so
+    that the compiled labels look a name up without a method call."""
 
     def rows_json(self) -> list[Any]:
         """``[{"r", "q", "cells", "names"}]``: ``cells[i]`` is space (q + i, r), coded by

@@ -83,7 +83,18 @@ class Ishtar(Game[State]):
 
     revealing: ClassVar[frozenset[str]] = frozenset({"tile_revealed", "display_refilled"})
     kept_fields: ClassVar[frozenset[str]] = frozenset(
-        {"terrain", "laid", "beds", "fountains", "rock_gems", "provisional"}
+        {
+            "terrain",
+            "laid",
+            "beds",
+            "fountains",
+            "rock_gems",
+            "provisional",
+            "piles",
+            "display",
+            "tokens",
+            "players",
+        }
     )
     """The pile the can left turns its new top face up (ISH-CHOOSE-10), a reserved tile's pile
     too, and the tree display is refilled from the deck (ISH-TREE-10): undo stops there."""

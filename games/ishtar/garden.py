@@ -12,7 +12,7 @@ The structures are incremental so that legality checks stay cheap (DESIGN.md, "R
   never split (nothing is ever removed), so labels only merge.
 - the covered spaces and, per fountain, the frontier spaces that touch it, as bit sets of the
   terrain's grid (:class:`_Grid`), updated with ``space`` and ``touch``: what
-  :meth:`Vegetation.placements` shifts for all anchors at once.
+  :meth:`Vegetation.positions` shifts for all anchors at once.
 
 Nothing here is saved: a snapshot stores what was laid, in order, and :meth:`Vegetation.replay`
 rebuilds the same structures. ``version`` grows with every change, so what is derived from the
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from typing import Final
 
 from games.ishtar.board import Terrain
 from games.ishtar.edition import Space, Tile
@@ -87,7 +88,7 @@ class Vegetation:
         self.memo: dict[str, tuple[object, object]] = {}
         """Values derived from the structures, each with the key it was computed for."""
         # ``space`` and ``touch`` as bit sets of the terrain's grid (see :class:`_Grid`), kept
-        # with them for :meth:`placements`: the covered spaces, and per fountain the spaces
+        # with them for :meth:`positions`: the covered spaces, and per fountain the spaces
         # whose ``touch`` holds it.
         self._covered = 0
         self._counted = 0  # how many spaces ``_covered`` holds
@@ -138,15 +139,44 @@ class Vegetation:
     def placements(
         self, tile: Tile, shape_rotations: Sequence[Sequence[Hex]]
     ) -> list[tuple[Hex, int]]:
-        """Every legal (anchor, rotation) of ``tile``, by anchor (row, then column), then rotation.
+        """Every legal (anchor, rotation) of ``tile``, by anchor (row, then column), then
+        rotation."""
+        return [(anchor, k) for anchor, ks in self.positions(tile, shape_rotations) for k in ks]
+
+    def positions(
+        self, tile: Tile, shape_rotations: Sequence[Sequence[Hex]]
+    ) -> list[tuple[Hex, list[int]]]:
+        """Every anchor where ``tile`` has a legal rotation, by row, then column, each with its
+        legal rotations in increasing order (:meth:`placements`, grouped by anchor)."""
+        grid = _grid(self.terrain)
+        masks = self._legal(grid, tile, shape_rotations)
+        union = 0
+        for mask in masks:
+            union |= mask
+        size = (union.bit_length() + 7) // 8
+        rows = [mask.to_bytes(size, "little") for mask in masks]
+        cell_of = grid.cell
+        out: list[tuple[Hex, list[int]]] = []
+        for i, byte in enumerate(union.to_bytes(size, "little")):
+            if byte:
+                for j in _BYTE_BITS[byte]:
+                    flag = 1 << j
+                    ks = [k for k in range(6) if rows[k][i] & flag]
+                    out.append((cell_of[i * 8 + j], ks))
+        return out
+
+    def _legal(
+        self, grid: _Grid, tile: Tile, shape_rotations: Sequence[Sequence[Hex]]
+    ) -> list[int]:
+        """Per rotation, the anchors where ``tile`` may be laid, as a bit set of ``grid``.
 
         Computed for all anchors at once on bit sets (see :class:`_Grid`): per rotation, the
         anchors whose three spaces are all uncovered sand or rock, and the anchors whose spaces
         touch each fountain's gardens; a placement is legal where the first holds and exactly
-        one fountain is touched (ISH-PLACE-02..-05). Only the few left next to two beds with
-        assistants are then checked one by one (ISH-PLACE-08).
+        one fountain is touched (ISH-PLACE-02..-05). Only the few whose flower spaces touch two
+        beds with assistants (or more) may join two of them (ISH-PLACE-08): those are checked
+        one by one.
         """
-        grid = _grid(self.terrain)
         bit = grid.bit
         if self._counted != len(self.space):  # ``space`` filled by hand (a test's position)
             self._covered = 0
@@ -155,47 +185,53 @@ class Vegetation:
             self._counted = len(self.space)
         free = grid.coverable & ~self._covered
         touching = [mask for mask in self._near.values() if mask]
-        # Only a tile with a space next to a bed that has an assistant can join two of them:
-        # those placements (few) are checked one by one.
-        risky_cells = 0
-        if self.bed_owner and tile.flower_groups:
+        # Per bed with an assistant, the spaces next to it (two of them or more: else no tile
+        # can join two), and the tile's flower spaces (only they join beds).
+        owned: list[int] = []
+        flowers: list[int] = []
+        if len(self.bed_owner) > 1 and tile.flower_groups:
             adjacent = self.terrain.adjacent
             for bed in self.bed_owner:
+                near = 0
                 for cell in self.beds[bed]:
                     for n in adjacent[cell]:
-                        risky_cells |= bit[n]
-        # A placement is ``anchor * 8 + rotation`` here: ints sort faster than pairs.
-        found: list[int] = []
-        checks: list[int] = []
+                        near |= bit[n]
+                owned.append(near)
+            flowers = sorted({i for group in tile.flower_groups for i in group})
+        masks: list[int] = []
+        checks: list[tuple[int, int]] = []
         for k, shifts in enumerate(grid.shifts(tuple(map(tuple, shape_rotations)))):
             legal = -1
             for s in shifts:
                 legal &= free >> s if s >= 0 else free << -s
-            if not legal:
-                continue
-            once = twice = 0
-            for mask in touching:
-                near = 0
-                for s in shifts:
-                    near |= mask >> s if s >= 0 else mask << -s
-                twice |= once & near
-                once |= near
-            legal &= once & ~twice
-            if risky_cells:
-                risky = 0
-                for s in shifts:
-                    risky |= risky_cells >> s if s >= 0 else risky_cells << -s
-                risky &= legal
-                legal ^= risky
-                checks += [a * 8 + k for a in _bits(risky)]
-            found += [a * 8 + k for a in _bits(legal)]
+            if legal:
+                once = twice = 0
+                for mask in touching:
+                    near = 0
+                    for s in shifts:
+                        near |= mask >> s if s >= 0 else mask << -s
+                    twice |= once & near
+                    once |= near
+                legal &= once & ~twice
+            if legal and owned:
+                once = twice = 0
+                for mask in owned:
+                    near = 0
+                    for i in flowers:
+                        s = shifts[i]
+                        near |= mask >> s if s >= 0 else mask << -s
+                    twice |= once & near
+                    once |= near
+                risky = legal & twice
+                if risky:
+                    legal ^= risky
+                    checks += [(a, k) for a in _bits(risky)]
+            masks.append(legal)
         cell_of = grid.cell
-        for placement in checks:
-            cells = tile_cells(cell_of[placement >> 3], shape_rotations[placement & 7])
-            if not self._joins_assistants(tile, cells):
-                found.append(placement)
-        found.sort()
-        return [(cell_of[placement >> 3], placement & 7) for placement in found]
+        for a, k in checks:
+            if not self._joins_assistants(tile, tile_cells(cell_of[a], shape_rotations[k])):
+                masks[k] |= 1 << a
+        return masks
 
     def place(self, tile: Tile, cells: Sequence[Hex]) -> None:
         """Lay a tile known to be legal on ``cells`` (trusted)."""
@@ -206,7 +242,7 @@ class Vegetation:
         )
         bit = _grid(self.terrain).bit
         near = self._near
-        counted = self._counted == len(self.space)  # else placements recounts (see there)
+        counted = self._counted == len(self.space)  # else _legal recounts (see there)
         for c, sp in zip(cells, tile.spaces, strict=True):
             for f in touch.pop(c, _NONE):
                 near[f] &= ~bit[c]
@@ -279,6 +315,21 @@ class Vegetation:
                     out.append([a, b])
         return out
 
+    def can_bloom(self, size: int) -> bool:
+        """Whether a token of ``size`` spaces fits anywhere: ``bool(bloom_spots(size))``,
+        stopping at the first spot instead of listing them all in order."""
+        grass = self.empty_grass
+        for a in grass:
+            if size == 1:
+                if self.bloom_problem((a,)) is None:
+                    return True
+                continue
+            for dq, dr in DIRECTIONS:
+                b = (a[0] + dq, a[1] + dr)
+                if b in grass and self.bloom_problem((a, b)) is None:
+                    return True
+        return False
+
     def bloom(self, token_id: str, cells: Sequence[Hex], flowers: Sequence[int]) -> None:
         self.version += 1
         for c, n in zip(cells, flowers, strict=True):
@@ -307,7 +358,7 @@ class Vegetation:
 
 
 class _Grid:
-    """The spaces of one terrain as bits of Python ints, for :meth:`Vegetation.placements`.
+    """The spaces of one terrain as bits of Python ints, for :meth:`Vegetation.positions`.
 
     Space (q, r) is bit ``(r - r0) * width + (q - q0)``, on a grid padded by ``PAD`` rows and
     columns around the terrain so that shifting a set by a tile's offset never wraps a row onto
@@ -350,7 +401,7 @@ class _Grid:
         return known
 
 
-_BYTE_BITS: tuple[tuple[int, ...], ...] = tuple(
+_BYTE_BITS: Final[tuple[tuple[int, ...], ...]] = tuple(
     tuple(j for j in range(8) if b >> j & 1) for b in range(256)
 )
 """The set bits of each byte value, in increasing order."""

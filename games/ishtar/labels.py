@@ -17,7 +17,7 @@ of a tree bought or planted is named in the owner's private text only (the share
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from games.base import JSON, Choice, Decision, Event, seat_name
 from games.ishtar import state as st
@@ -88,8 +88,12 @@ def pile_name(index: Any) -> str:
 
 def at(state: State, raw: Any) -> str:
     """A space ``[q, r]`` by its name on the terrain (``f7``, :mod:`games.ishtar.names`)."""
+    names = state.terrain.names
+    found = names.get((raw[0], raw[1]))  # (the ints of a listed choice, with no conversion)
+    if found:
+        return found
     h = (int(raw[0]), int(raw[1]))
-    return state.terrain.names.get(h) or f"({h[0]},{h[1]})"
+    return names.get(h) or f"({h[0]},{h[1]})"
 
 
 def cells_text(state: State, cells: Any) -> str:
@@ -175,8 +179,12 @@ def _gem(state: State, c: Mapping[str, Any]) -> str:
 
 def _position(state: State, c: Mapping[str, Any]) -> str:
     n = len(c["rotations"])
-    ways = "1 way to turn it" if n == 1 else f"{n} ways to turn it"
+    ways = _WAYS[n] if n < len(_WAYS) else f"{n} ways to turn it"
     return f"put the tile's first space on {at(state, c['at'])} ({ways})"
+
+
+_WAYS: Final = tuple("1 way to turn it" if n == 1 else f"{n} ways to turn it" for n in range(7))
+"""How many ways a tile turns at a position, written once."""
 
 
 def _rotation(state: State, c: Mapping[str, Any]) -> str:
@@ -205,7 +213,7 @@ def _buy(state: State, c: Mapping[str, Any]) -> str:
     return f"buy {card_text(state.edition, card)}{mine}"
 
 
-CHOICES: dict[str, Text] = {
+CHOICES: Final[dict[str, Text]] = {
     "pile": _pile,
     "reserved": lambda s, c: f"take your reserved tile: {_tile(s, c['tile'])}",
     "skip": lambda s, c: "go on without a tile (there is none left to take)",
@@ -232,8 +240,11 @@ def describe(state: State, decision: Decision) -> list[Choice]:
     """The choices with their labels (Ishtar gives no ``effects``: the labels say it all)."""
     out: list[Choice] = []
     for c in decision.choices:
-        words = CHOICES.get(str(c["kind"]))
-        out.append({**c, "label": words(state, c) if words else str(c["kind"])})
+        kind = str(c["kind"])
+        words = CHOICES.get(kind)
+        shown = dict(c)
+        shown["label"] = words(state, c) if words else kind
+        out.append(shown)
     return out
 
 

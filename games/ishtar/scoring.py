@@ -12,6 +12,7 @@ fountain, so a bed's fountain is the fountain of any of its spaces.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Final
 
 from games.ishtar.board import Terrain
 from games.ishtar.edition import COLOURS, Edition
@@ -20,6 +21,7 @@ from games.ishtar.hexes import Hex
 from games.ishtar.state import Player, State
 
 CATEGORIES: tuple[str, ...] = ("trees", "flowers", "fountains", "A", "B", "C", "D", "E")
+_ROW: Final = (*CATEGORIES, "total")
 
 
 def score_position(
@@ -30,13 +32,17 @@ def score_position(
     players: Sequence[Player],
 ) -> list[dict[str, int]]:
     """The breakdown for every seat of a finished position (pure; tests build positions)."""
-    out = [dict.fromkeys((*CATEGORIES, "total"), 0) for _ in players]
+    out = [dict.fromkeys(_ROW, 0) for _ in players]
     cells_of: list[list[Hex]] = [[] for _ in players]
     spaces: dict[Hex, list[int]] = {f: [0] * len(players) for f in fountain_points}
+    space = veg.space
     for bed, seat in veg.bed_owner.items():
         cells = veg.beds[bed]
         cells_of[seat].extend(cells)
-        out[seat]["flowers"] += sum(veg.space[c].flowers for c in cells)
+        flowers = 0
+        for c in cells:
+            flowers += space[c].flowers
+        out[seat]["flowers"] += flowers
         fountain = veg.fountain_of[cells[0]]
         spaces.setdefault(fountain, [0] * len(players))[seat] += len(cells)
     for fountain, counts in spaces.items():
@@ -50,7 +56,9 @@ def score_position(
     for p in players:
         row = out[p.seat]
         row["trees"] = sum(edition.trees[c].points for c in p.planted)
-        near = {n for c in cells_of[p.seat] for n in adjacent[c]}
+        near: set[Hex] = set()
+        if "A" in p.skills or "D" in p.skills:  # (only they score what lies next to the beds)
+            near = {n for c in cells_of[p.seat] for n in adjacent[c]}
         if "A" in p.skills:
             per = int(skills["A"].params["points_per_tablet"])
             row["A"] = per * len(near & terrain.tablets)

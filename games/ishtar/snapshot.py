@@ -8,7 +8,7 @@ describe a reachable board is refused with :class:`~games.errors.SnapshotError`.
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
@@ -309,11 +309,16 @@ def _check(state: State) -> None:
         raise SnapshotError("one fountain per fountain space")
 
 
+def _copy(state: State) -> State:
+    """A shallow copy, without the cached decision (``copy.copy`` cannot copy a compiled
+    ``State``: it has no ``__dict__``)."""
+    return dataclasses.replace(state, cache={})
+
+
 def hidden_variant(state: State, viewer: int | None, rng: Rng) -> State:
     """A shallow copy with everything ``viewer`` may not see re-dealt (see views.py)."""
-    out = copy.copy(state)
+    out = _copy(state)
     out.rng = Rng(rng.next_u64())
-    out.cache = {}
     # Tiles: the face-down part of each pile and the cut tiles, re-dealt within each shape.
     shape_of = {tid: t.shape for tid, t in state.edition.tiles.items()}
     pools: dict[str, list[str]] = {}
@@ -338,8 +343,7 @@ def hidden_variant(state: State, viewer: int | None, rng: Rng) -> State:
     out.deck = [cards.pop() for _ in state.deck]
     players = list(state.players)
     for s in secret:
-        p = copy.copy(players[s])
-        p.planted = [cards.pop() for _ in p.planted]
-        players[s] = p
+        p = players[s]
+        players[s] = dataclasses.replace(p, planted=[cards.pop() for _ in p.planted])
     out.players = players
     return out

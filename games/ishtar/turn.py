@@ -14,7 +14,7 @@ then ``rotation`` (one of those). A tile that fits nowhere offers a single
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, cast
 
 from games.base import JSON, Choice, Event
 from games.ishtar import state as st
@@ -167,15 +167,11 @@ def placements(state: State) -> list[tuple[Hex, int]]:
 def choices_position(state: State) -> list[Choice]:
     tile = state.turn.tile
     assert tile is not None
-    out: list[Choice] = []
-    rotations: list[JSON] = []
-    last: Hex | None = None
-    for anchor, k in placements(state):
-        if anchor != last:
-            rotations = []
-            out.append({"kind": "position", "tile": tile, "at": hx(anchor), "rotations": rotations})
-            last = anchor
-        rotations.append(k)
+    found = state.edition.tiles[tile]
+    out: list[Choice] = [
+        {"kind": "position", "tile": tile, "at": hx(anchor), "rotations": cast(list[JSON], ks)}
+        for anchor, ks in state.veg.positions(found, shape_rotations(state, found))
+    ]
     if not out:
         out.append({"kind": "discard", "tile": tile})
     return out

@@ -25,9 +25,11 @@ ended now, without ``trees`` (planted cards are face down; None once ``scores`` 
 Field by field: ``protocol/games/ishtar.md``.
 
 What changes only when something is laid (``laid``, ``beds``, ``fountains``, ``rock_gems``,
-``provisional`` with the players' skills, gems and assistants) is kept on the vegetation
-(``memo``) and handed out as the very same objects until it changes, like the terrain's rows:
-a view is never mutated by whoever receives it.
+``provisional`` with the players' skills, gems and assistants), and ``players``, ``piles``,
+``display`` and ``tokens`` (each with the facts it shows as its key) are kept on the vegetation
+(``memo``) and handed out as the very same objects until they change, like the terrain's rows:
+a view is never mutated by whoever receives it. They are the game's ``kept_fields``: the server
+does not encode again a field it gets as the same object.
 """
 
 from __future__ import annotations
@@ -61,6 +63,17 @@ def _tile_json(tile: Tile) -> dict[str, JSON]:
             for sp in tile.spaces
         ],
     }
+
+
+def _tiles_json(edition: Edition) -> dict[str, dict[str, JSON]]:
+    """Every tile of ``edition`` by id, as :func:`tile_json` shows it: a lookup by id instead of
+    hashing a whole tile (a frozen dataclass hashes every field) for the cache at every call."""
+    return _edition_tiles_json(edition)
+
+
+@functools.lru_cache(maxsize=16)
+def _edition_tiles_json(edition: Edition) -> dict[str, dict[str, JSON]]:
+    return {tid: _tile_json(tile) for tid, tile in edition.tiles.items()}
 
 
 def _card(state: State, card: str, marker: bool) -> dict[str, JSON]:
@@ -121,9 +134,8 @@ def _laid_entry(state: State, item: dict[str, Any]) -> dict[str, JSON]:
 
 def _pending(state: State) -> dict[str, JSON]:
     turn = state.turn
-    tiles = state.edition.tiles
     return {
-        "tile": None if turn.tile is None else tile_json(tiles[turn.tile]),
+        "tile": None if turn.tile is None else _tiles_json(state.edition)[turn.tile],
         "at": None if turn.anchor is None else hx(turn.anchor),
         "placed": None if turn.placed is None else [hx(c) for c in turn.placed],
         "icon": turn.icon,
@@ -158,37 +170,74 @@ def _beds_now(state: State) -> tuple[list[JSON], dict[Hex, list[int]]]:
     veg = state.veg
     players = len(state.players)
     spaces: dict[Hex, list[int]] = {f: [0] * players for f in state.terrain.fountain_cells}
-    beds: list[tuple[tuple[int, int], dict[str, JSON]]] = []
+    kept = _bed_entries(state)
+    order: list[tuple[int, int, int]] = []
     for bed, cells in veg.beds.items():
-        ordered = sorted(cells, key=lambda h: (h[1], h[0]))
         owner = veg.bed_owner.get(bed)
-        fountain = veg.fountain_of[ordered[0]]
+        entry = kept.get(bed)
+        if entry is None or entry.size != len(cells) or entry.owner != owner:
+            entry = kept[bed] = _bed_entry(state, cells, owner)
         if owner is not None:
-            spaces[fountain][owner] += len(cells)
-        beds.append(
-            (
-                (ordered[0][1], ordered[0][0]),
-                {
-                    "cells": [hx(c) for c in ordered],
-                    "flowers": sum(veg.space[c].flowers for c in cells),
-                    "owner": owner,
-                    "fountain": hx(fountain),
-                },
-            )
-        )
-    beds.sort(key=lambda b: b[0])
-    return [b for _, b in beds], spaces
+            spaces[entry.fountain][owner] += len(cells)
+        order.append((entry.first[1], entry.first[0], bed))
+    order.sort()
+    return [kept[bed].json for _, _, bed in order], spaces
+
+
+class _BedEntry:
+    """A flowerbed as the view shows it, with what it was made from: a bed only grows (beds
+    merge, nothing is removed) and its id is never reused, so the entry holds while the bed has
+    as many cells and the same owner."""
+
+    __slots__ = ("first", "fountain", "json", "owner", "size")
+
+    def __init__(
+        self, size: int, owner: int | None, first: Hex, fountain: Hex, json: dict[str, JSON]
+    ) -> None:
+        self.size = size
+        self.owner = owner
+        self.first = first
+        self.fountain = fountain
+        self.json = json
+
+
+def _bed_entries(state: State) -> dict[int, _BedEntry]:
+    """Bed id -> its entry, kept on the vegetation (entries of merged beds stay unused)."""
+    memo = state.veg.memo
+    found = memo.get("bed_entries")
+    if found is None:
+        entries: dict[int, _BedEntry] = {}
+        memo["bed_entries"] = (None, entries)
+        return entries
+    kept = found[1]
+    assert isinstance(kept, dict)
+    return kept
+
+
+def _bed_entry(state: State, cells: list[Hex], owner: int | None) -> _BedEntry:
+    """One bed's entry: its cells sorted (row, then column), flowers, owner and fountain."""
+    veg = state.veg
+    ordered = sorted(cells, key=lambda h: (h[1], h[0]))
+    fountain = veg.fountain_of[ordered[0]]
+    json: dict[str, JSON] = {
+        "cells": [hx(c) for c in ordered],
+        "flowers": sum(veg.space[c].flowers for c in cells),
+        "owner": owner,
+        "fountain": hx(fountain),
+    }
+    return _BedEntry(len(cells), owner, ordered[0], fountain, json)
 
 
 def _fountains(state: State) -> list[JSON]:
     """Each fountain with the flower spaces per seat of the beds it waters and its leaders
-    (recomputed only when something was laid, like :func:`_beds`)."""
-    found: list[JSON] = _memo(state, "fountains", state.veg.version, lambda: _fountains_now(state))
+    (recomputed only when those spaces changed)."""
+    _, spaces = _beds(state)
+    key = tuple(tuple(counts) for counts in spaces.values())
+    found: list[JSON] = _memo(state, "fountains", key, lambda: _fountains_now(state, spaces))
     return found
 
 
-def _fountains_now(state: State) -> list[JSON]:
-    _, spaces = _beds(state)
+def _fountains_now(state: State, spaces: dict[Hex, list[int]]) -> list[JSON]:
     fountains = {f.id: f for f in state.edition.fountains}
     out: list[JSON] = []
     for cell, fid in zip(state.terrain.fountain_cells, state.fountains, strict=True):
@@ -209,26 +258,153 @@ def _fountains_now(state: State) -> list[JSON]:
 
 def _rock_gems(state: State) -> dict[str, JSON]:
     """``"q,r"`` -> colour of the gems still on the rocks, sorted. Gems only leave the rocks,
-    when a tile covers them: kept on the vegetation with the map and size they were made from."""
+    when a tile covers them: kept on the vegetation with the map and size they were made from,
+    and made again from the kept entries, without those that left, while every gem is among
+    them."""
     gems = state.rock_gems
     memo = state.veg.memo
     found = memo.get("rock_gems")
     if found is not None:
         key, kept = found
-        if isinstance(key, tuple) and key[0] is gems and key[1] == len(gems):
-            assert isinstance(kept, dict)
+        assert isinstance(key, tuple) and isinstance(kept, _RockGems)
+        if key[0] is gems:
+            if key[1] == len(gems):
+                return kept.json
+            out: dict[str, JSON] = {}
+            for cell, name in kept.entries:
+                colour = gems.get(cell)
+                if colour is not None:
+                    out[name] = colour
+            if len(out) == len(gems):
+                memo["rock_gems"] = ((gems, len(gems)), _RockGems(kept.entries, out))
+                return out
+    entries = [(cell, f"{cell[0]},{cell[1]}") for cell in sorted(gems)]
+    out = {name: gems[cell] for cell, name in entries}
+    memo["rock_gems"] = ((gems, len(gems)), _RockGems(entries, out))
+    return out
+
+
+class _RockGems:
+    """The rock gems' view, and the spaces with their names it was made from (in order)."""
+
+    __slots__ = ("entries", "json")
+
+    def __init__(self, entries: list[tuple[Hex, str]], json: dict[str, JSON]) -> None:
+        self.entries = entries
+        self.json = json
+
+
+def _players(state: State, tiles: dict[str, dict[str, JSON]], over: bool) -> list[JSON]:
+    """Every player's public part (gems, assistants, skills with their gems, planted count,
+    reservations; the planted cards at the end); kept until one of them changes."""
+    marker = state.reserved_marker
+    key = tuple(
+        (
+            tuple(p.gems[c] for c in COLOURS),
+            p.assistants,
+            p.blocked,
+            p.placed,
+            tuple((s, tuple(p.skill_gems.get(s, ()))) for s in p.skills),
+            len(p.planted),
+            p.reserved_tree,
+            marker[p.seat],
+            p.reserved_tile,
+            tuple(p.planted) if over else None,
+        )
+        for p in state.players
+    )
+    found: list[JSON] = _memo(state, "players", key, lambda: _players_now(state, tiles, over))
+    return found
+
+
+def _players_now(state: State, tiles: dict[str, dict[str, JSON]], over: bool) -> list[JSON]:
+    players: list[JSON] = []
+    for p in state.players:
+        entry: dict[str, JSON] = {
+            "seat": p.seat,
+            "colour": p.colour,
+            "gems": {c: p.gems[c] for c in COLOURS},
+            "assistants": p.assistants,
+            "blocked": p.blocked,
+            "placed": p.placed,
+            "skills": {s: list(p.skill_gems.get(s, [])) for s in p.skills},
+            "planted": len(p.planted),
+            "reserved_tree": None
+            if p.reserved_tree is None
+            else _card(state, p.reserved_tree, state.reserved_marker[p.seat]),
+            "reserved_tile": None if p.reserved_tile is None else tiles[p.reserved_tile],
+        }
+        if over:
+            entry["planted_cards"] = list(p.planted)
+        players.append(entry)
+    return players
+
+
+def _piles(state: State, tiles: dict[str, dict[str, JSON]]) -> list[JSON]:
+    """Each pile's cup shape, tile count and face-up top; kept until one of them changes."""
+    key = tuple(
+        (shape, len(pile), pile[-1] if pile and up else None)
+        for shape, pile, up in zip(state.cups, state.piles, state.top_up, strict=True)
+    )
+    found: list[JSON] = _memo(state, "piles", key, lambda: _piles_now(key, tiles))
+    return found
+
+
+def _piles_now(
+    key: tuple[tuple[str, int, str | None], ...], tiles: dict[str, dict[str, JSON]]
+) -> list[JSON]:
+    return [
+        {"cup": shape, "count": count, "top": None if top is None else tiles[top]}
+        for shape, count, top in key
+    ]
+
+
+def _display(state: State) -> list[JSON]:
+    """The tree cards on display with their markers; kept until the display changes."""
+    key = (tuple(state.display), tuple(state.display_marker))
+    found: list[JSON] = _memo(
+        state,
+        "display",
+        key,
+        lambda: [
+            _card(state, card, marker)
+            for card, marker in zip(state.display, state.display_marker, strict=True)
+        ],
+    )
+    return found
+
+
+def _tokens(state: State) -> list[JSON]:
+    """The blooming tokens still on the carpet with their flowers. Tokens only leave the carpet
+    (a bloom removes one): kept with the list and size they were made from, like the rock gems."""
+    tokens = state.tokens
+    memo = state.veg.memo
+    found = memo.get("tokens")
+    if found is not None:
+        key, kept = found
+        if isinstance(key, tuple) and key[0] is tokens and key[1] == len(tokens):
+            assert isinstance(kept, list)
             return kept
-    out: dict[str, JSON] = {f"{q},{r}": colour for (q, r), colour in sorted(gems.items())}
-    memo["rock_gems"] = ((gems, len(gems)), out)
+    edition = state.edition
+    out: list[JSON] = [{"token": t, "flowers": list(edition.tokens[t].flowers)} for t in tokens]
+    memo["tokens"] = ((tokens, len(tokens)), out)
     return out
 
 
 def _provisional(state: State) -> list[JSON]:
     """Each seat's score if the game ended now, without the face-down tree cards (recomputed
-    when something was laid or a player's skills, gems or assistants changed)."""
+    when something was laid or a player's skills changed, or the gems of a player with skill C
+    or the assistants of one with skill E: nothing else of a player scores but the trees)."""
     key = (
         state.veg.version,
-        tuple((tuple(p.skills), tuple(p.gems.values()), p.assistants) for p in state.players),
+        tuple(
+            (
+                tuple(p.skills),
+                tuple(p.gems.values()) if "C" in p.skills else None,
+                p.assistants if "E" in p.skills else None,
+            )
+            for p in state.players
+        ),
     )
     found: list[JSON] = _memo(state, "provisional", key, lambda: _provisional_now(state))
     return found
@@ -248,27 +424,10 @@ def _provisional_now(state: State) -> list[JSON]:
 
 def shared_view(state: State) -> dict[str, JSON]:
     over = state.over
-    edition, tiles = state.edition, state.edition.tiles
+    edition = state.edition
+    tiles = _tiles_json(edition)
     rows = final_scores(state) if over else None
-    players: list[JSON] = []
-    for p in state.players:
-        entry: dict[str, JSON] = {
-            "seat": p.seat,
-            "colour": p.colour,
-            "gems": {c: p.gems[c] for c in COLOURS},
-            "assistants": p.assistants,
-            "blocked": p.blocked,
-            "placed": p.placed,
-            "skills": {s: list(p.skill_gems.get(s, [])) for s in p.skills},
-            "planted": len(p.planted),
-            "reserved_tree": None
-            if p.reserved_tree is None
-            else _card(state, p.reserved_tree, state.reserved_marker[p.seat]),
-            "reserved_tile": None if p.reserved_tile is None else tile_json(tiles[p.reserved_tile]),
-        }
-        if over:
-            entry["planted_cards"] = list(p.planted)
-        players.append(entry)
+    players = _players(state, tiles, over)
     beds, _ = _beds(state)
     return {
         "edition": edition.name,
@@ -283,22 +442,12 @@ def shared_view(state: State) -> dict[str, JSON]:
         "beds": beds,
         "rock_gems": _rock_gems(state),
         "laid": _laid(state),
-        "piles": [
-            {
-                "cup": shape,
-                "count": len(pile),
-                "top": tile_json(tiles[pile[-1]]) if pile and up else None,
-            }
-            for shape, pile, up in zip(state.cups, state.piles, state.top_up, strict=True)
-        ],
+        "piles": _piles(state, tiles),
         "can": state.can,
-        "display": [
-            _card(state, card, marker)
-            for card, marker in zip(state.display, state.display_marker, strict=True)
-        ],
+        "display": _display(state),
         "deck": len(state.deck),
         "markers": state.markers,
-        "tokens": [{"token": t, "flowers": list(edition.tokens[t].flowers)} for t in state.tokens],
+        "tokens": _tokens(state),
         "stock": {c: state.stock[c] for c in COLOURS},
         "discarded": list(state.discarded),
         "players": players,

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
+from importlib import resources
 from typing import Any, Final
 
 _RAW: Final[dict[str, Any]] = json.loads(
-    (Path(__file__).with_name("yspahan.json")).read_text(encoding="utf-8")
+    # (Through the package, not ``__file__``: a compiled module's ``__file__`` is elsewhere.)
+    resources.files("games.yspahan").joinpath("yspahan.json").read_text(encoding="utf-8")
 )
 
 

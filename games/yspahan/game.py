@@ -71,7 +71,7 @@ class Yspahan(Game[YState]):
         return decisions.decision(state)
 
     revealing: ClassVar[frozenset[str]] = frozenset({"play", "extra_die"})
-    kept_fields: ClassVar[frozenset[str]] = frozenset({"city"})
+    kept_fields: ClassVar[frozenset[str]] = frozenset({"city", "players", "tower"})
     """A card played from the hand, or added to a group as an extra die, shows the others a
     card they could not see: undo stops there, as at a draw (a private event) and a roll."""
 

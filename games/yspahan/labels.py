@@ -19,7 +19,7 @@ for a kind without one.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from games.base import JSON, Choice, Decision, Event, seat_name
 from games.yspahan import buildings, data, decisions, steward
@@ -44,8 +44,14 @@ def listed(parts: list[str]) -> str:
 
 def good_in(shop: str) -> str:
     """The good a shop holds: ``sk3.0`` -> ``sack``."""
-    souk = data.SOUKS[data.SHOP_SOUK[data.SHOP_INDEX[shop]]]
-    return GOOD[data.QUARTERS[souk.quarter]]
+    return _GOOD_IN[shop]
+
+
+_GOOD_IN: Final[dict[str, str]] = {
+    shop: GOOD[data.QUARTERS[data.SOUKS[data.SHOP_SOUK[i]].quarter]]
+    for i, shop in enumerate(data.SHOP_IDS)
+}
+"""Shop id -> the good it holds (static: written once)."""
 
 
 def whose(seat: int, me: int | None) -> str:
@@ -61,12 +67,16 @@ def building_text(building: str) -> str:
     return f"the {BUILDING_NAMES[building]}"
 
 
-_SOUK_BY_ID: dict[str, data.Souk] = {s.id: s for s in data.SOUKS}
-
-
 def souk_text(souk_id: str) -> str:
-    souk = _SOUK_BY_ID[souk_id]
-    return f"souk {souk.id} ({plural(len(souk.shops), 'shop')}, {plural(souk.vp, 'point')})"
+    """``souk sk3 (3 shops, 4 points)``."""
+    return _SOUK_TEXT[souk_id]
+
+
+_SOUK_TEXT: Final[dict[str, str]] = {
+    s.id: f"souk {s.id} ({plural(len(s.shops), 'shop')}, {plural(s.vp, 'point')})"
+    for s in data.SOUKS
+}
+"""Souk id -> :func:`souk_text` (static: written once)."""
 
 
 def _dice(n: int) -> str:

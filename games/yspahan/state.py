@@ -82,6 +82,9 @@ class YState:
     camels: list[int]
     score: list[int]
     breakdown: list[dict[str, int]]
+    """Per seat, the points by category: every one of :data:`CATEGORIES`, in that order (setup
+    and ``load`` make them so, scoring only adds to them), so that a view copies them as they
+    are."""
     hands: list[list[str]]
     built: list[list[int]]
     no_camels: list[int]
@@ -144,23 +147,48 @@ _INTS_TAIL = ("pending", "quarter", "turns", "floor", "extra")
 
 
 def dump(state: YState) -> dict[str, JSON]:
-    """The whole state as plain data, generator included."""
-    out: dict[str, JSON] = {"schema": SCHEMA, "rng": state.rng.state}
-    for name in _INTS + _INTS_TAIL:
-        out[name] = getattr(state, name)
-    for name in _INT_LISTS:
-        out[name] = jlist(getattr(state, name))
-    out["breakdown"] = [{c: b[c] for c in CATEGORIES} for b in state.breakdown]
-    out["hands"] = [jlist(h) for h in state.hands]
-    out["built"] = [jlist(b) for b in state.built]
-    out["deck"] = jlist(state.deck)
-    out["discard"] = jlist(state.discard)
-    out["tower"] = [jlist(f) for f in state.tower]
-    out["stage"] = state.stage
-    out["built_this_turn"] = state.built_this_turn
-    out["card"] = state.card
-    out["resume"] = state.resume
-    return out
+    """The whole state as plain data, generator included: ``schema`` and ``rng``, then the
+    fields of :data:`_INTS`, :data:`_INTS_TAIL` and :data:`_INT_LISTS` in their order, then the
+    others (each field read by name, not through ``getattr``: a compiled state reads it
+    directly)."""
+    return {
+        "schema": SCHEMA,
+        "rng": state.rng.state,
+        "players": state.players,
+        "steward": state.steward,
+        "week": state.week,
+        "day": state.day,
+        "pawn": state.pawn,
+        "turn": state.turn,
+        "yellow": state.yellow,
+        "actor": state.actor,
+        "pending": state.pending,
+        "quarter": state.quarter,
+        "turns": state.turns,
+        "floor": state.floor,
+        "extra": state.extra,
+        "gold": jlist(state.gold),
+        "camels": jlist(state.camels),
+        "score": jlist(state.score),
+        "no_camels": jlist(state.no_camels),
+        "no_gold": jlist(state.no_gold),
+        "shops": jlist(state.shops),
+        "souk_owner": jlist(state.souk_owner),
+        "souk_fill": jlist(state.souk_fill),
+        "caravan": jlist(state.caravan),
+        "order": jlist(state.order),
+        "queue": jlist(state.queue),
+        "breakdown": [{c: b[c] for c in CATEGORIES} for b in state.breakdown],
+        "hands": [jlist(h) for h in state.hands],
+        "built": [jlist(b) for b in state.built],
+        "deck": jlist(state.deck),
+        "discard": jlist(state.discard),
+        "tower": [jlist(f) for f in state.tower],
+        "stage": state.stage,
+        "built_this_turn": state.built_this_turn,
+        "card": state.card,
+        "resume": state.resume,
+    }
 
 
 def _int(value: object, name: str) -> int:
@@ -358,7 +386,9 @@ def _check_stage(s: YState) -> None:
         raise SnapshotError("only a card in play or the card list interrupts a stage")
     if stage == "cards" and (s.resume not in INTERRUPTIBLE or not playable(s, s.actor)):
         raise SnapshotError("stage cards interrupts a stage of the turn and lists a card")
-    if stage in (*INTERRUPTIBLE, "turn", "after", "amount", "cards", "yellow") and (
+    # (Two tests, not one ``in (*INTERRUPTIBLE, ...)``: mypyc cannot compile a starred tuple
+    # after ``in``.)
+    if (stage in INTERRUPTIBLE or stage in ("turn", "after", "amount", "cards", "yellow")) and (
         s.turn >= len(s.order) or s.order[s.turn] != s.actor
     ):
         raise SnapshotError("the actor is not the player whose turn it is")

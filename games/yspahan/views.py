@@ -15,7 +15,7 @@ from __future__ import annotations
 from games.base import JSON
 from games.rng import Rng
 from games.yspahan import caravan, data
-from games.yspahan.state import CATEGORIES, YState, dump, jlist, load
+from games.yspahan.state import YState, dump, jlist, load
 
 _SOUK_SHOPS: tuple[tuple[str, int, int], ...] = tuple(
     (s.id, s.shops[0], s.shops[-1] + 1) for s in data.SOUKS
@@ -42,6 +42,66 @@ def _city(state: YState) -> dict[str, JSON]:
     return city
 
 
+def _kept(state: YState, name: str, key: object) -> object | None:
+    """What ``state.memo`` holds for ``name`` if it was made for ``key``, else None."""
+    found = state.memo.get(name)
+    return found[1] if found is not None and found[0] == key else None
+
+
+def _players(state: YState, over: bool) -> list[JSON]:
+    """Each player's public part, kept until one of them changes."""
+    key = tuple(
+        (
+            state.gold[p],
+            state.camels[p],
+            state.score[p],
+            len(state.hands[p]),
+            tuple(state.built[p]),
+            state.no_camels[p],
+            state.no_gold[p],
+            tuple(state.breakdown[p].values()),
+            tuple(state.hands[p]) if over else None,
+        )
+        for p in range(state.players)
+    )
+    kept = _kept(state, "players", key)
+    if kept is not None:
+        assert isinstance(kept, list)
+        return kept
+    players: list[JSON] = []
+    for p in range(state.players):
+        entry: dict[str, JSON] = {
+            "gold": state.gold[p],
+            "camels": state.camels[p],
+            "score": state.score[p],
+            "cards": len(state.hands[p]),
+            "buildings": [data.BUILDINGS[b].id for b in state.built[p]],
+            "no_camels": state.no_camels[p],
+            "no_gold": state.no_gold[p],
+            "breakdown": dict(state.breakdown[p]),
+        }
+        if over:
+            entry["hand"] = jlist(sorted(state.hands[p]))
+        players.append(entry)
+    state.memo["players"] = (key, players)
+    return players
+
+
+def _tower(state: YState) -> list[JSON]:
+    """The dice on each floor of the tower, kept until they change (a roll, a group taken)."""
+    key = tuple(tuple(f) for f in state.tower)
+    kept = _kept(state, "tower", key)
+    if kept is not None:
+        assert isinstance(kept, list)
+        return kept
+    tower: list[JSON] = [
+        {"floor": name, "value": f[0], "white": f[1], "yellow": f[2]}
+        for name, f in zip(data.FLOORS, key, strict=True)
+    ]
+    state.memo["tower"] = (key, tower)
+    return tower
+
+
 def shared_view(state: YState) -> dict[str, JSON]:
     """The view every audience shares (spectators included).
 
@@ -60,24 +120,8 @@ def shared_view(state: YState) -> dict[str, JSON]:
     the value stay shown while a card interrupts their decision.
     """
     over = state.stage == "over"
-    players: list[JSON] = [
-        {
-            "gold": state.gold[p],
-            "camels": state.camels[p],
-            "score": state.score[p],
-            "cards": len(state.hands[p]),
-            "buildings": [data.BUILDINGS[b].id for b in state.built[p]],
-            "no_camels": state.no_camels[p],
-            "no_gold": state.no_gold[p],
-            "breakdown": {c: state.breakdown[p][c] for c in CATEGORIES},
-            **({"hand": jlist(sorted(state.hands[p]))} if over else {}),
-        }
-        for p in range(state.players)
-    ]
-    tower: list[JSON] = [
-        {"floor": name, "value": f[0], "white": f[1], "yellow": f[2]}
-        for name, f in zip(data.FLOORS, state.tower, strict=True)
-    ]
+    players = _players(state, over)
+    tower = _tower(state)
     city = _city(state)
     return {
         "players": players,

@@ -366,3 +366,20 @@ def test_ish_place_01_to_05_and_08_placements_are_exactly_the_legal_positions() 
     for players, seed in ((2, 3), (3, 4), (4, 5)):
         play_random(GAME, players, seed, on_step=compare)
     assert checked > 100
+
+
+def test_can_bloom_says_whether_a_token_fits_anywhere() -> None:
+    """``can_bloom`` (which stops at the first spot) agrees with ``bloom_spots`` (which lists
+    them all) for both token sizes, at every step of random matches (ISH-SKILL-14/-16)."""
+    seen = {True: 0, False: 0}
+
+    def check(match: object) -> None:
+        veg = match.state.veg  # type: ignore[attr-defined]
+        for size in (1, 2):
+            fits = veg.can_bloom(size)
+            assert fits == bool(veg.bloom_spots(size))
+            seen[fits] += 1
+
+    for players, seed in ((2, 31), (4, 32)):
+        play_random(GAME, players, seed, on_step=check)
+    assert seen[True] and seen[False]

@@ -260,3 +260,14 @@ def test_choices_of_the_previous_release_still_apply_on_the_trusted_path() -> No
         state, {"kind": "take", "floor": data.FLOORS[floor], "action": "floor", "extra": None}
     )
     assert state.hands[seat] == ["3_gold"] and state.stage != "extra"
+
+
+def test_a_dump_lists_its_fields_in_the_documented_order() -> None:
+    """``dump`` writes its fields one by one: the order of its map is still ``schema``, ``rng``,
+    the integers, the integer lists, then the others (a stored snapshot's bytes unchanged)."""
+    from games.yspahan.state import _INT_LISTS, _INTS, _INTS_TAIL
+
+    state = GAME.setup(3, {}, 7)
+    rest = ["breakdown", "hands", "built", "deck", "discard", "tower", "stage"]
+    rest += ["built_this_turn", "card", "resume"]
+    assert list(GAME.dump(state)) == ["schema", "rng", *_INTS, *_INTS_TAIL, *_INT_LISTS, *rest]
