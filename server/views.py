@@ -7,7 +7,9 @@ audience is that of its entries' kept bytes (``{"own": own_bytes, "shared": shar
 :class:`protocol.hashing.DocumentHasher`: what sorts before ``own`` is hashed once per revision),
 so the shared part is never encoded twice. A seat's own part is encoded whole first (one
 compiled call): when its bytes are those last sent, as for most seats at most revisions, it has
-no ops and keeps its tree without being tracked field by field.
+no ops and keeps its tree without being tracked field by field; the seat that decides, and the
+one that did at the last revision, are tracked at once (their choices changed), and their
+``choices`` are replaced whole, never diffed (SPEC section 3, :data:`_WHOLE`).
 
 A room may add *room-level parts*: further top-level entries of every audience's document (the
 same for all, like ``clock``, :mod:`server.clock`). They are diffed with the shared part (their
