@@ -97,7 +97,7 @@ def pack(value: Any) -> bytes:
     msgpack's Packer on a patch's ops and frames (BENCHMARKS.md, "The wire through ormsgpack");
     anything it refuses (:data:`_PLAIN`) goes through one reused msgpack Packer per thread
     (``msgpack.packb`` builds a new Packer at every call, which costs more than encoding a
-    small value).
+    small value). A string or an int is written by :func:`_scalar`, as in :func:`canonical`.
     """
     kind = type(value)
     if kind is str or kind is int:
@@ -252,7 +252,8 @@ def canonical(value: Any) -> bytes:
     sorting a copy in Python (an Ishtar view: 6.5 against 57 us); the bytes are those of the
     reference path, msgpack of :func:`_sorted`'s copy (tested value by value, edge sizes
     included). A value ormsgpack refuses (a non-string key, an int beyond 64 bits, another type)
-    takes the reference path, which encodes it or raises as msgpack does.
+    takes the reference path, which encodes it or raises as msgpack does. A string or an int is
+    written by :func:`_scalar` (the call to ormsgpack would cost more than its encoding).
     """
     kind = type(value)
     if kind is str or kind is int:
