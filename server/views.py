@@ -162,6 +162,7 @@ class Views:
         shared = shared_part(match.game, match.state, decision)
         self._shared = track(None, shared, _SHARED_DEPTH, work)
         self._keep(shared)
+        self._decider = None if decision is None else decision.seat
         return self._shared
 
     def _keep(self, shared: dict[str, Any]) -> None:
