@@ -154,6 +154,9 @@ def track(
     return node
 
 
+_NOTHING_WHOLE: frozenset[str] = frozenset()
+
+
 def diff_trees(
     old: Tree,
     new: Tree,
@@ -161,7 +164,7 @@ def diff_trees(
     work: Work,
     *,
     below: bool = False,
-    whole: frozenset[str] = frozenset(),
+    whole: frozenset[str] = _NOTHING_WHOLE,
 ) -> list[Op]:
     """The operations that turn the value of ``old`` into that of ``new``, as
     :func:`protocol.patch.diff` makes them for the documents at ``path`` (the size rule included
@@ -172,9 +175,6 @@ def diff_trees(
     ops: list[Op] = []
     _diff_trees(old, new, path, ops, work, below, whole)
     return ops
-
-
-_NOTHING_WHOLE: frozenset[str] = frozenset()
 
 
 def _diff_trees(
@@ -216,10 +216,9 @@ def _diff_trees(
             if other is None:
                 ops.append({"op": "remove", "path": path + "/" + escape(key)})
             elif other is not kid:
-                if key in whole:
-                    if other.enc != kid.enc:
-                        at = path + "/" + escape(key)
-                        ops.append({"op": "replace", "path": at, "value": work.value(other)})
+                if key in whole:  # (another node: its bytes changed, track keeps equal ones)
+                    at = path + "/" + escape(key)
+                    ops.append({"op": "replace", "path": at, "value": work.value(other)})
                 else:
                     _diff_trees(kid, other, path + "/" + escape(key), ops, work, True)
         for key, kid in nk.items():
