@@ -17,6 +17,10 @@ that the same script makes the digests of both::
 
     .venv/bin/python bench/outputs.py --tree ../base --write /tmp/outputs-base.json
     .venv/bin/python bench/outputs.py --check /tmp/outputs-base.json
+
+``--decoded`` (on both sides) compares what the frames decode to instead of their bytes: for a
+change that only orders keys otherwise inside a frame (a seat's choices, spliced from their
+canonical bytes since 2026-12-06).
 """
 
 from __future__ import annotations
@@ -32,12 +36,15 @@ from typing import Any
 HERE = Path(__file__).resolve().parents[1]
 
 
-def digest_match(name: str, players: int, seed: int) -> tuple[str, int, int]:
-    """The digest of one seeded match, its number of revisions and of undos among them."""
+def digest_match(name: str, players: int, seed: int, decoded: bool = False) -> tuple[str, int, int]:
+    """The digest of one seeded match, its number of revisions and of undos among them.
+
+    ``decoded``: the frames count by what they decode to (their canonical encoding), not by
+    their bytes, so that a change of the order of keys inside a frame alone changes nothing."""
     from games import registry
     from games.base import Match, audience_view
     from games.rng import Rng
-    from protocol.codec import canonical
+    from protocol.codec import canonical, unpack
     from server.views import Views
 
     game = registry.get(name)
@@ -86,9 +93,8 @@ def digest_match(name: str, players: int, seed: int) -> tuple[str, int, int]:
             events = match.push(seat, legal)
         rev += 1
         revision = views.advance(rev, events)
-        for frame in revision.seat_frames:
-            h.update(frame)
-        h.update(revision.spectator_frame)
+        for frame in (*revision.seat_frames, revision.spectator_frame):
+            h.update(canonical(unpack(frame)) if decoded else frame)
         feed("spectator_hash", revision.spectator_hash)
         feed_views()
     return h.hexdigest(), rev, undos
@@ -99,6 +105,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tree", type=Path, default=HERE, help="the checkout whose code runs")
     parser.add_argument("--games", default="ishtar,yspahan")
     parser.add_argument("--seeds", type=int, default=8, help="matches per game and player count")
+    parser.add_argument(
+        "--decoded",
+        action="store_true",
+        help="compare the frames decoded (their canonical bytes): key order inside them aside",
+    )
     parser.add_argument("--write", type=Path)
     parser.add_argument("--check", type=Path)
     args = parser.parse_args(argv)
@@ -108,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         start, revisions, undone = time.process_time(), 0, 0
         for players in (2, 3, 4):
             for seed in range(1, args.seeds + 1):
-                digest, revs, undos = digest_match(name, players, seed)
+                digest, revs, undos = digest_match(name, players, seed, args.decoded)
                 found[f"{name}/{players}/{seed}"] = digest
                 revisions, undone = revisions + revs, undone + undos
         print(

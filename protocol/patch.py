@@ -117,6 +117,12 @@ class _OpBytes:
             self.keep.append(op)
         return enc
 
+    def put(self, op: Op, enc: bytes) -> None:
+        """Give ``op``'s encoding, made otherwise (a map that decodes to ``op``: its keys may
+        come in another order, as in the canonical bytes of a kept value)."""
+        self.enc[id(op)] = enc
+        self.keep.append(op)
+
     def join(self, ops: list[Op]) -> bytes:
         """The concatenated encodings of ``ops`` (:func:`protocol.frames.encode_ops`'s bytes)."""
         known = self.enc

@@ -26,9 +26,17 @@ Nothing here keeps a value alive but the caller's :class:`Work` of one revision.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
-from protocol.codec import array_length, canonical, canonical_array, canonical_map, unpack
+from protocol.codec import (
+    array_length,
+    canonical,
+    canonical_array,
+    canonical_map,
+    map_header,
+    pack,
+    unpack,
+)
 from protocol.patch import Op, _collapse, _diff, _diff_child, _OpBytes, _replaces_list
 from protocol.pointer import escape
 
@@ -155,6 +163,8 @@ def track(
 
 
 _NOTHING_WHOLE: frozenset[str] = frozenset()
+_REPLACE_HEAD: Final = map_header(3) + pack("op") + pack("replace") + pack("path")
+_VALUE_KEY: Final = pack("value")
 
 
 def diff_trees(
@@ -171,7 +181,10 @@ def diff_trees(
     for the whole value too when it sits ``below`` the top of the document).
 
     ``whole``: keys of the top map whose value, when its bytes changed, is ``replace``d whole
-    without being diffed (a seat's ``choices``: a new decision's list, SPEC section 3)."""
+    without being diffed (a seat's ``choices``: a new decision's list, SPEC section 3); that op's
+    bytes in ``work`` (:meth:`Work.encode_ops`) splice the value's canonical bytes, which
+    ``new`` holds already, instead of encoding it again (the value's maps then have their keys
+    in canonical order)."""
     ops: list[Op] = []
     _diff_trees(old, new, path, ops, work, below, whole)
     return ops
@@ -218,7 +231,10 @@ def _diff_trees(
             elif other is not kid:
                 if key in whole:  # (another node: its bytes changed, track keeps equal ones)
                     at = path + "/" + escape(key)
-                    ops.append({"op": "replace", "path": at, "value": work.value(other)})
+                    op: Op = {"op": "replace", "path": at, "value": work.value(other)}
+                    # (its bytes: the new value's canonical ones, not encoded again)
+                    work.packed.put(op, _REPLACE_HEAD + pack(at) + _VALUE_KEY + other.enc)
+                    ops.append(op)
                 else:
                     _diff_trees(kid, other, path + "/" + escape(key), ops, work, True)
         for key, kid in nk.items():

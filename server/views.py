@@ -9,7 +9,8 @@ so the shared part is never encoded twice. A seat's own part is encoded whole fi
 compiled call): when its bytes are those last sent, as for most seats at most revisions, it has
 no ops and keeps its tree without being tracked field by field; the seat that decides, and the
 one that did at the last revision, are tracked at once (their choices changed), and their
-``choices`` are replaced whole, never diffed (SPEC section 3, :data:`_WHOLE`).
+``choices`` are replaced whole, never diffed (SPEC section 3, :data:`_WHOLE`): that op carries
+the new list's canonical bytes, which its tree holds already, not a second encoding of it.
 
 A room may add *room-level parts*: further top-level entries of every audience's document (the
 same for all, like ``clock``, :mod:`server.clock`). They are diffed with the shared part (their
@@ -44,6 +45,7 @@ from protocol.tree import Tree, Work, diff_trees, track
 
 _NONE: Final = canonical(None)
 _NO_KEPT: dict[str, Any] = {}
+_NO_OPS: Final[list[Op]] = []
 
 
 _SHARED_DEPTH: Final = 2
@@ -261,8 +263,14 @@ class Views:
                 else public
             )
             digest = hasher.hash(mine.enc)
-            frames.append(encode_patch(self.room, rev, shared_bytes, count, own_ops, digest, seen))
+            if own_ops:  # (their bytes from the diff: the choices' are the canonical ones)
+                ops, n = shared_bytes + work.encode_ops(own_ops), count + len(own_ops)
+            else:
+                ops, n = shared_bytes, count
+            frames.append(encode_patch(self.room, rev, ops, n, _NO_OPS, digest, seen))
         self._decider = decider
         spectator_hash = hasher.hash(_NONE)
-        spectator = encode_patch(self.room, rev, shared_bytes, count, [], spectator_hash, public)
+        spectator = encode_patch(
+            self.room, rev, shared_bytes, count, _NO_OPS, spectator_hash, public
+        )
         return Revision(rev, tuple(frames), spectator, shared_bytes, count, spectator_hash)

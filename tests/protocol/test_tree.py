@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.codec import canonical, pack
+from protocol.codec import array_header, canonical, pack, unpack
 from protocol.frames import encode_ops
 from protocol.patch import apply
 from protocol.tree import Tree, Work, diff_trees, track
@@ -99,7 +99,7 @@ def test_an_entry_diffed_whole_is_one_replace_whenever_its_bytes_change(
 ) -> None:
     """``whole``: a top-level entry whose bytes changed is one ``replace`` of its whole new value
     (a seat's choices, SPEC section 3), an unchanged one no op; the others are diffed as before,
-    and the ops still turn each version into the next."""
+    and the ops still turn each version into the next; the ops' bytes decode to the ops."""
     first = {"whole": docs[0], "other": docs[0]}
     tree = track(None, first, depth, Work())
     current: Any = copy.deepcopy(first)
@@ -113,6 +113,10 @@ def test_an_entry_diffed_whole_is_one_replace_whenever_its_bytes_change(
             assert mine == []
         else:
             assert mine == [{"op": "replace", "path": "/own/whole", "value": doc}]
+            # (spliced into frames from the new value's canonical bytes, not encoded again)
+            assert work.encode_ops(mine).endswith(pack("value") + canonical(doc))
+        sent = unpack(array_header(len(ops)) + work.encode_ops(ops))
+        assert canonical(sent) == canonical(ops)
         others = [op for op in ops if not op["path"].startswith("/own/whole")]
         plain = track(tree, version, depth, Work())
         assert others == [
