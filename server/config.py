@@ -19,6 +19,7 @@ from server.quotas import QuotaSettings
 
 LOOPS = ("uvloop", "asyncio")
 STORES = ("redis", "memory")
+GC_MODES = ("freeze", "collect")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,11 +49,16 @@ class Config:
     resume_after: float = 1.0
     """Seconds the store must have stayed usable before paused rooms resume (:mod:`server.lobby`):
     a store that flaps pauses each room once, not once per flap."""
+    gc: str = "freeze"
+    """Python's cyclic garbage collector while serving (:mod:`server.collector`): ``freeze``, no
+    young collection (the new objects frozen instead; a full collection only past a million
+    objects, once they may have doubled), or ``collect``, Python's generational collections."""
     gc_young: int = 50_000
-    """Container allocations between two young collections of Python's cyclic garbage
-    collector; the older generations are collected every 20 and 100 of those (Python's own
-    700, 10, 10 made full collections of every room's objects run about twice a second under
-    load, each 70 to 130 ms with 200 Ishtar rooms: the p99 of choices). 0 keeps Python's."""
+    """Containers made (net) before the collector acts: ``freeze``, between two freezes;
+    ``collect``, between two young collections, the older generations every 20 and 100 of
+    those (Python's own 700, 10, 10 made full collections of every room's objects run about
+    twice a second under load, each 70 to 130 ms with 200 Ishtar rooms: the p99 of choices;
+    0 keeps them)."""
     log_format: str = "json"
     """``json`` (one JSON object per line) or ``console`` (for people)."""
     log_level: str = "info"
@@ -160,6 +166,8 @@ class Config:
             raise ValueError(f"loop must be one of {', '.join(LOOPS)}, not {self.loop!r}")
         if self.store not in STORES:
             raise ValueError(f"store must be one of {', '.join(STORES)}, not {self.store!r}")
+        if self.gc not in GC_MODES:
+            raise ValueError(f"gc must be one of {', '.join(GC_MODES)}, not {self.gc!r}")
 
     def quota_settings(self) -> QuotaSettings:
         return QuotaSettings(

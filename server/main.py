@@ -14,15 +14,12 @@ Start-up, in order:
    While Redis cannot be read the server waits (and logs), it does not start empty.
    The cyclic garbage collector is off while the rooms are rebuilt (they allocate millions of
    long-lived objects, and its full passes over them were 40 % of the restore time of 1,000
-   Ishtar rooms); it is switched back on before the server listens, with the thresholds of
-   ``OASIS_GC_YOUNG`` (measured: Python's defaults ran a full collection of every room's objects
-   about twice a second under load, 70 to 130 ms each with 200 Ishtar rooms; with 50,000, 20,
-   100 there was one in a 40 s benchmark session, the Ishtar server used 22 % less CPU per
-   action and the paced p99 fell from 54 to 6 ms, see BENCHMARKS.md).
-   Before the rooms are rebuilt, what start-up made to keep (the modules, the engines warmed by
-   :func:`server.warmup.load_engines` and what they cache, the store's pool) is moved out of the
-   collector's reach (:func:`freeze_start_up`): every later collection of the oldest generation
-   walks only what rooms and connections made.
+   Ishtar rooms). Before they are, what start-up made to keep (the modules, the engines warmed
+   by :func:`server.warmup.load_engines` and what they cache, the store's pool) is moved out of
+   the collector's reach (:func:`freeze_start_up`). Once they are, the collector's policy for
+   serving starts (``OASIS_GC``, :mod:`server.collector`): by default no young collection at
+   all, the rooms' objects frozen instead, and a full collection only past a million objects,
+   once they may have doubled.
 3. Listening; then SIGTERM or SIGINT starts the graceful stop of :meth:`App.stop` (which closes
    the store once every room has finished its inbox), and the private Redis is stopped last
    (SIGTERM: it flushes its AOF).
@@ -45,6 +42,7 @@ from typing import Any
 from server import logging as oasis_logging
 from server.app import App
 from server.cluster import Cluster, fence_of
+from server.collector import Collector, tune_gc
 from server.config import Config, parse_args
 from server.embedded_redis import EmbeddedRedis, EmbeddedRedisError, start_embedded
 from server.recovery import restore_all
@@ -54,8 +52,6 @@ from server.store.redis import RedisStore
 from server.warmup import load_engines
 
 RESTORE_RETRY_SECONDS = 1.0
-GC_OLDER = (20, 100)
-"""The garbage collector's thresholds of its two older generations (``OASIS_GC_YOUNG``)."""
 
 
 def open_store(config: Config, url: str | None) -> Store:
@@ -109,15 +105,25 @@ def freeze_start_up() -> None:
     a full collection so no garbage goes with it: the modules, classes and functions, the
     engines' caches, the store's pool. They live as long as the process, and a full collection
     walked them all each time (about 51,000 objects before a single room). The restored rooms
-    are made after it, so their cycles are still collected once they are gone."""
+    are made after it, so their cycles are still collected once they are gone (with the
+    ``freeze`` policy, :mod:`server.collector`, by its full collections, which unfreeze
+    everything first)."""
     gc.collect()
     gc.freeze()
 
 
-def tune_gc(young: int) -> None:
-    """The collector's thresholds for serving (``OASIS_GC_YOUNG``; 0: Python's own)."""
-    if young > 0:
-        gc.set_threshold(young, GC_OLDER[0], GC_OLDER[1])
+def start_collector(config: Config, app: App | None = None) -> asyncio.Task[None] | None:
+    """The cyclic garbage collector's policy for serving (``OASIS_GC``, :mod:`server.collector`):
+    with ``freeze`` the task that looks at it (the caller cancels it at the end), and the
+    settle pass after a burst of rooms (:mod:`server.trim`) collects the frozen objects too."""
+    if config.gc != "freeze":
+        tune_gc(config.gc_young)
+        return None
+    collector = Collector(config.gc_young)
+    collector.start()
+    if app is not None:
+        app.lobby.trimmer.collect = collector.full
+    return asyncio.get_running_loop().create_task(collector.run(), name="gc-freeze")
 
 
 async def start_rooms(app: App, stop: asyncio.Event) -> None:
@@ -158,13 +164,17 @@ async def run(config: Config, url: str | None) -> None:
         await start_rooms(app, stop)
     finally:
         gc.enable()
-    tune_gc(config.gc_young)
-    if stop.is_set():
-        await store.close()
-        return
-    await app.start()
-    await stop.wait()
-    await app.stop()
+    collecting = start_collector(config, app)
+    try:
+        if stop.is_set():
+            await store.close()
+            return
+        await app.start()
+        await stop.wait()
+        await app.stop()
+    finally:
+        if collecting is not None:
+            collecting.cancel()
 
 
 PROJECT = ("protocol", "games", "server", "clients", "oasis")

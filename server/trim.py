@@ -19,7 +19,8 @@ the loop (a few ms; with many live rooms a full collection would stall every roo
 with 200 Ishtar rooms, see :mod:`server.main`, so it waits for the burst to be over):
 
 1. a full collection of the garbage collector: it frees what cycles the burst left and Python's
-   own free lists (tuples, lists, dicts, floats, contexts);
+   own free lists (tuples, lists, dicts, floats, contexts); with the ``freeze`` policy
+   (:mod:`server.collector`) the policy's own, which unfreezes everything first;
 2. :func:`rotate_free_lists`: the free lists the collector does not clear (asyncio's
    ``FutureIter``, uvloop's ``Handle`` and ``TimerHandle``, 250 to 255 objects each) hold objects
    freed last, in the burst's arenas: each is swapped for a new object, allocated now where the
@@ -202,6 +203,9 @@ class Trimmer:
         self._following = False
         """``_pending`` is that repetition."""
         self.log = oasis_logging.get(component="trim")
+        self.collect: Callable[[], object] = gc.collect
+        """The settle pass's full collection: with the ``freeze`` policy, the policy's own
+        (:meth:`server.collector.Collector.full`), which sees the frozen objects too."""
 
     def room_closed(self) -> None:
         self.closed += 1
@@ -233,7 +237,7 @@ class Trimmer:
 
     async def _settle(self) -> None:
         started = time.perf_counter()
-        gc.collect()
+        self.collect()
         made = await rotate_free_lists()
         sys._clear_type_cache()
         self.settles += 1

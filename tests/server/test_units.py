@@ -148,11 +148,15 @@ def test_close_codes_come_from_the_protocol_table() -> None:
 def test_the_collector_thresholds_follow_the_setting() -> None:
     import gc
 
-    from server.main import GC_OLDER, tune_gc
+    from server.collector import GC_OLDER, tune_gc
 
     before = gc.get_threshold()
     try:
         assert parse_args([], env={}).gc_young == 50_000
+        assert parse_args([], env={}).gc == "freeze"
+        assert parse_args(["--gc", "collect"], env={}).gc == "collect"
+        with pytest.raises(SystemExit):
+            parse_args([], env={"OASIS_GC": "never"})
         tune_gc(parse_args(["--gc-young", "12345"], env={}).gc_young)
         assert gc.get_threshold() == (12345, *GC_OLDER)
         gc.set_threshold(*before)
