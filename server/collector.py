@@ -1,34 +1,29 @@
 """Python's cyclic garbage collector while the server serves (``OASIS_GC``).
 
-Reference counting frees almost everything a room makes; the cyclic collector is only for the
-objects caught in reference cycles. Its automatic collections are what a room's players feel:
-a collection of the youngest generation walks every container made since the last one and
-still alive, and with hundreds of rooms those are each room's current objects (an Ishtar
-decision's legal choices alone are about 100 containers, alive until the room's next move).
-At ``OASIS_GC_YOUNG`` 50,000 (Python's own 700 made full collections of every room's objects
-twice a second) one such collection stopped the event loop for 54 to 87 ms about every 5 to 10
-seconds with 200 paced Ishtar rooms, and the choices that arrived meanwhile were the paced
-p99; a smaller threshold makes each one shorter but costs far more in all (5,000: 33 to 39
-collections of up to 48 ms in 10 s, 8 % of the CPU). BENCHMARKS.md, "The collector: freeze
-instead of young collections".
+Reference counting frees almost everything a room makes; the cyclic collector is only for
+objects caught in reference cycles, and the rooms make next to none. Its automatic collections
+are what the players feel: a collection of the youngest generation walks every container made
+since the last one and still alive, and with hundreds of rooms those are each room's current
+objects (an Ishtar decision's legal choices, alive until the room's next move), so each one
+stops the event loop long enough to be the paced p99; a smaller threshold makes each shorter
+but walks the same objects again and again, costing far more in all. The figures:
+BENCHMARKS.md, "The collector frozen instead of its young collections".
 
 ``freeze`` (the default, :class:`Collector`): the automatic collections are off. Every
 :data:`CHECK_SECONDS` the collector looks at the count of containers made since its last look
 (Python's own count for its youngest generation); past ``OASIS_GC_YOUNG`` it calls
 :func:`gc.freeze`, which moves every tracked object into the permanent generation without
 looking at any of them (constant time), and resets that count. Frozen objects are still freed
-by reference counting as soon as nothing refers to them; only garbage in cycles stays, and the
-rooms make next to none (200 Ishtar or Yspahan rooms played 13 s, 190,000 to 330,000 objects:
-32 objects of garbage). What was frozen since the last full collection is counted from those
-counts (containers made less those freed, at each freeze: more than what is really new, since
-a collection would stop tracking most of it, dicts and tuples of numbers and strings). Once
-that is as much as what was alive after the last full collection (:data:`FULL_GROWTH`: the
-objects may have doubled) and the total over :data:`FULL_FLOOR`, everything is unfrozen,
-collected in one full collection and what is alive frozen again: garbage in cycles never
-outgrows what is alive (nor a million objects). The settle pass after a burst of closed rooms
-(:mod:`server.trim`) makes one too. So the only pauses left are those full collections: none in
-a server of fewer than a million objects (200 Ishtar rooms with 1,200 connections hold about
-330,000) until what it made since reaches a million, then at most one per doubling.
+by reference counting as soon as nothing refers to them; only garbage in cycles stays. What was
+frozen since the last full collection is counted from those counts (containers made less those
+freed, at each freeze: more than what is really new, since a collection would stop tracking
+most of it, dicts and tuples of numbers and strings). Once that is as much as what was alive
+after the last full collection (:data:`FULL_GROWTH`: the objects may have doubled) and the
+total is over :data:`FULL_FLOOR`, everything is unfrozen, collected in one full collection and
+what is alive frozen again: garbage in cycles never outgrows what is alive (nor a million
+objects). The settle pass after a burst of closed rooms (:mod:`server.trim`) makes one too. So
+the only pauses left are those full collections: none until the server has counted a million
+objects, then at most one per doubling.
 
 ``collect``: Python's generational collections, with the thresholds ``OASIS_GC_YOUNG``, 20
 and 100 (:func:`tune_gc`; ``OASIS_GC_YOUNG`` 0 keeps Python's 700, 10, 10).
@@ -49,13 +44,12 @@ FULL_GROWTH: Final = 1.0
 """A full collection once what was frozen since the last one is this fraction of what that one
 left alive. Python's own rule for its full collections is a quarter, but of objects that
 survived its younger collections; what is counted here includes the containers a collection
-would stop tracking (about three quarters of what Ishtar rooms make), so a quarter would run a
-full collection for no garbage every few seconds while rooms fill up."""
+would stop tracking (most of what rooms make), so a quarter would run full collections for no
+garbage while rooms fill up."""
 FULL_FLOOR: Final = 1_000_000
-"""No full collection below this many objects (counted as above). What it would find is next
-to nothing, and each is a pause of the whole loop (200 to 360 ms with 200 rooms: the paced p99
-of its window); the cost is at most this many objects of garbage in cycles kept, some hundreds
-of MiB at worst."""
+"""No full collection below this many objects (counted as above): what it would find is next
+to nothing, and each is a pause of the whole loop as long as the objects are many; the cost is
+at most this many objects of garbage in cycles kept, some hundreds of MiB at worst."""
 GC_OLDER: Final = (20, 100)
 """``collect``: the thresholds of the two older generations, in collections of the younger."""
 
@@ -83,7 +77,7 @@ class Collector:
         """Objects alive (frozen) after the last full collection."""
         self.grown = 0
         """Containers frozen since, net (see the module); not :func:`gc.get_freeze_count`,
-        which walks every frozen object: 30 ms or more with 200 rooms' objects."""
+        which walks every frozen object (a stall of its own with hundreds of rooms)."""
         self.freezes = 0
         self.fulls = 0
 

@@ -56,9 +56,8 @@ class Config:
     gc_young: int = 50_000
     """Containers made (net) before the collector acts: ``freeze``, between two freezes;
     ``collect``, between two young collections, the older generations every 20 and 100 of
-    those (Python's own 700, 10, 10 made full collections of every room's objects run about
-    twice a second under load, each 70 to 130 ms with 200 Ishtar rooms: the p99 of choices;
-    0 keeps them)."""
+    those (Python's own 700, 10, 10 made full collections of every room's objects, the p99 of
+    choices under load: BENCHMARKS.md; 0 keeps them)."""
     log_format: str = "json"
     """``json`` (one JSON object per line) or ``console`` (for people)."""
     log_level: str = "info"
