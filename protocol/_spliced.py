@@ -43,29 +43,19 @@ _EVENTS: Final = pack("events")
 def encode_patch(
     room: str,
     rev: int,
-    shared_ops: bytes,
-    shared_count: int,
-    own_ops: list[dict[str, Any]],
+    ops: list[bytes],
+    count: int,
     view_hash: str,
     events: list[Any] | bytes,
 ) -> bytes:
-    """A ``patch`` frame whose ops are the pre-encoded shared ops followed by ``own_ops``.
+    """A ``patch`` frame whose ``count`` ops are the pre-encoded ``ops`` (:func:`encode_ops`'s
+    bytes, one chunk or several: the shared ops, then an audience's own), spliced in order.
 
     Decodes to :class:`~protocol.frames.Patch`'s map exactly as
-    :func:`~protocol.frames.encode_frame` of it would; only the shared ops' bytes are reused
-    rather than encoded again. ``events`` may be given already encoded (:func:`encode_events`).
+    :func:`~protocol.frames.encode_frame` of it would; only the ops' bytes are reused rather
+    than encoded again. ``events`` may be given already encoded (:func:`encode_events`).
     """
-    parts = [
-        _PATCH_HEAD,
-        pack(room),
-        _REV,
-        pack(rev),
-        _OPS,
-        array_header(shared_count + len(own_ops)),
-        shared_ops,
-    ]
-    for op in own_ops:
-        parts.append(pack(op))
+    parts = [_PATCH_HEAD, pack(room), _REV, pack(rev), _OPS, array_header(count), *ops]
     parts.append(_HASH)
     parts.append(pack(view_hash))
     parts.append(_EVENTS)

@@ -66,7 +66,7 @@ class Collector:
     is ``growth`` times what that one left and the total is more than ``floor``.
 
     :meth:`start` once the server's long-lived objects are made (the restored rooms), then
-    :meth:`check` every :data:`CHECK_SECONDS` (:meth:`run` does), :meth:`stop` at the end.
+    :meth:`check` every :data:`CHECK_SECONDS` (:meth:`run` does, until cancelled).
     """
 
     def __init__(self, young: int, growth: float = FULL_GROWTH, floor: int = FULL_FLOOR) -> None:
@@ -120,8 +120,3 @@ class Collector:
         while True:
             await asyncio.sleep(every)
             self.check()
-
-    def stop(self) -> None:
-        """Python's automatic collections again, over every object."""
-        gc.unfreeze()
-        gc.enable()

@@ -45,7 +45,6 @@ from protocol.tree import Tree, Work, diff_trees, track
 
 _NONE: Final = canonical(None)
 _NO_KEPT: dict[str, Any] = {}
-_NO_OPS: Final[list[Op]] = []
 
 
 _SHARED_DEPTH: Final = 2
@@ -239,7 +238,7 @@ class Views:
                     shared_ops.append({"op": "add", "path": "/" + name, "value": part})
                 self.parts[name], self.parts_enc[name] = part, enc
         shared_bytes = work.encode_ops(shared_ops)
-        count = len(shared_ops)
+        spliced, count = [shared_bytes], len(shared_ops)
         self._shared = tree
         # The events as everyone sees them, encoded once; a seat with private fields gets its own.
         public = encode_events([e.project(None) for e in events])
@@ -264,13 +263,11 @@ class Views:
             )
             digest = hasher.hash(mine.enc)
             if own_ops:  # (their bytes from the diff: the choices' are the canonical ones)
-                ops, n = shared_bytes + work.encode_ops(own_ops), count + len(own_ops)
+                ops, n = [shared_bytes, work.encode_ops(own_ops)], count + len(own_ops)
             else:
-                ops, n = shared_bytes, count
-            frames.append(encode_patch(self.room, rev, ops, n, _NO_OPS, digest, seen))
+                ops, n = spliced, count
+            frames.append(encode_patch(self.room, rev, ops, n, digest, seen))
         self._decider = decider
         spectator_hash = hasher.hash(_NONE)
-        spectator = encode_patch(
-            self.room, rev, shared_bytes, count, _NO_OPS, spectator_hash, public
-        )
+        spectator = encode_patch(self.room, rev, spliced, count, spectator_hash, public)
         return Revision(rev, tuple(frames), spectator, shared_bytes, count, spectator_hash)

@@ -133,15 +133,22 @@ def test_a_spliced_patch_frame_decodes_like_the_plain_encoding(
     own_ops = diff({"o": own[0]}, {"o": own[1]})
     events = [{"kind": "x", "seat": 1}]
     spliced = f.encode_patch(
-        room, rev, f.encode_ops(shared_ops), len(shared_ops), own_ops, "0" * 16, events
+        room,
+        rev,
+        [f.encode_ops(shared_ops), f.encode_ops(own_ops)],
+        len(shared_ops) + len(own_ops),
+        "0" * 16,
+        events,
     )
     assert spliced == f.encode_frame(f.Patch(room, rev, shared_ops + own_ops, "0" * 16, events))
 
 
 def test_many_ops_use_the_long_array_headers() -> None:
     ops = [{"op": "add", "path": f"/{i}", "value": i} for i in range(70_000)]
-    frame = f.encode_patch("r", 1, f.encode_ops(ops[:20]), 20, ops[20:], "h", [])
+    frame = f.encode_patch(
+        "r", 1, [f.encode_ops(ops[:20]), f.encode_ops(ops[20:])], len(ops), "h", []
+    )
     assert frame == encode(
         {"type": "patch", "room": "r", "rev": 1, "ops": ops, "hash": "h", "events": []}
     )
-    assert decode(f.encode_patch("r", 1, b"", 0, ops[:17], "h", []))["ops"] == ops[:17]
+    assert decode(f.encode_patch("r", 1, [f.encode_ops(ops[:17])], 17, "h", []))["ops"] == ops[:17]
