@@ -26,6 +26,12 @@ from typing import Any
 from websockets.asyncio.server import ServerConnection
 from websockets.frames import Frame, Opcode
 from websockets.protocol import OPEN, Event
+from websockets.streams import StreamReader
+
+try:  # (websockets' own choice: its C unmasking where it is built)
+    from websockets.speedups import apply_mask
+except ImportError:  # pragma: no cover (a platform without a build)
+    from websockets.utils import apply_mask
 
 from protocol.errors import QuotaExceeded
 from server.quotas import Quota
@@ -95,13 +101,23 @@ def _trusted(address: str, networks: list[IPv4Network | IPv6Network]) -> bool:
     return any(ip in network for network in networks)
 
 
+_BINARY_FIN = b"\x82"
+"""The first byte of an unfragmented binary frame with no extension bits (RFC 6455 5.2)."""
+_AT_EOF = StreamReader.at_eof.__code__
+"""Where websockets' frame parser waits between two frames (``Protocol.parse``): it asks its
+reader whether the stream ended before it reads the next frame's header."""
+
+
 class GatedConnection(ServerConnection):
     """A server connection counted by its :class:`Gate` from TCP accept on.
 
     It also offers each socket read's first whole binary message to :attr:`fast` (the read
     path's fast path, :meth:`server.reader.Reader.now`) when the connection's task waits in
     ``recv()`` with nothing queued: handled there, the task is not woken for it; refused
-    (False), it is queued for the task as websockets does."""
+    (False), it is queued for the task as websockets does. When the read starts with that
+    message's frame, it is taken from the bytes without websockets' parser
+    (:meth:`_take_binary`); otherwise from the frame websockets parsed
+    (:meth:`process_event`)."""
 
     gate: Gate
     fast: Callable[[bytes], bool] | None = None
@@ -140,9 +156,54 @@ class GatedConnection(ServerConnection):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
-        if not self._refused:
-            self._offered = False
-            super().data_received(data)
+        if self._refused:
+            return
+        self._offered = False
+        fast = self.fast
+        if fast is not None and data[:1] == _BINARY_FIN:
+            taken = self._take_binary(data, fast)
+            if taken:
+                if taken < len(data):  # (the rest starts at a frame boundary)
+                    super().data_received(data[taken:])
+                return
+        super().data_received(data)
+
+    def _take_binary(self, data: bytes, fast: Callable[[bytes], bool]) -> int:
+        """The fast path without websockets' parser: when this read starts with a whole
+        unfragmented binary frame, masked, within the size limit, at a frame boundary of an
+        open connection whose task waits in ``recv()`` with nothing queued, its payload goes to
+        :attr:`fast`; the bytes it took, or 0 (nothing done: websockets parses ``data`` as
+        usual). Any other frame (text, fragments, control frames, compression bits) and any
+        read that starts inside a frame never comes here, so websockets sees every frame that
+        could change its own state; a data frame taken here would only have been queued."""
+        protocol = self.protocol
+        if protocol.state is not OPEN or protocol.current_size is not None:
+            return 0
+        if protocol.reader.buffer:
+            return 0
+        waiting: Any = protocol.parser  # (the server's parse, in the frames' parse, in the wait)
+        while (inner := waiting.gi_yieldfrom) is not None:
+            waiting = inner
+        if waiting.gi_code is not _AT_EOF:
+            return 0  # (not provably between two frames: websockets' parser goes on)
+        received = self.recv_messages
+        if not received.get_in_progress or received.frames:
+            return 0
+        second = data[1] if len(data) > 1 else 0
+        if not second & 0x80:
+            return 0  # (an unmasked client frame: websockets fails the connection)
+        length, start = second & 0x7F, 2
+        if length == 126:
+            length, start = int.from_bytes(data[2:4]), 4
+        elif length == 127:
+            return 0
+        end = start + 4 + length
+        limit = protocol.max_message_size
+        if len(data) < end or (limit is not None and length > limit):
+            return 0
+        payload = apply_mask(data[start + 4 : end], data[start : start + 4])
+        self._offered = True  # (one offer per socket read: the others take turns meanwhile)
+        return end if fast(payload) else 0
 
     def process_event(self, event: Event) -> None:
         fast = self.fast

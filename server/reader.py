@@ -14,8 +14,9 @@ Two ways in, the same outcome:
   cluster). Fairness: after each frame that has another behind it the task yields to the loop,
   so a connection with a full queue takes its turn like the others instead of running its whole
   queue at once (after its last one the wait for the next frame yields anyway).
-- **The fast path** (:meth:`Reader.now`): websockets calls it from ``data_received`` for a
-  whole binary message (:class:`server.gate.GatedConnection`) when the task waits in
+- **The fast path** (:meth:`Reader.now`): the socket's ``data_received`` calls it for a
+  whole binary message (:class:`server.gate.GatedConnection`: taken from the read's bytes
+  when they start with its frame, else from the frame websockets parsed) when the task waits in
   ``recv()`` with nothing queued before it, so nothing of that connection is in flight or in
   order before the frame: it is handled there, without waking the task, if it needs no await
   and can neither fail the rate check, the decoding, the parsing nor the lifecycle table, nor
