@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeAlias
 
 from protocol._spliced import encode_events, encode_ops, encode_patch
-from protocol.codec import encode
+from protocol.codec import encode, map_header, pack
 from protocol.errors import ErrorCode, ServerFrameError
 from protocol.messages import RequestId
 
@@ -46,6 +46,7 @@ __all__ = [
     "Welcome",
     "encode_events",
     "encode_frame",
+    "encode_frame_with",
     "encode_ops",
     "encode_patch",
     "parse_frame",
@@ -359,6 +360,18 @@ ServerFrame: TypeAlias = (
 def encode_frame(frame: ServerFrame) -> bytes:
     """The bytes of one server frame."""
     return encode(frame.to_wire())
+
+
+def encode_frame_with(frame: ServerFrame, name: str, value: bytes) -> bytes:
+    """The bytes of ``frame`` whose ``name`` field is ``value``, already msgpack-encoded: a
+    ``joined`` or ``state`` frame's view from the canonical bytes the server keeps of it
+    (:meth:`server.views.Views.document`), not decoded to be encoded again. Decodes to
+    :func:`encode_frame`'s map with that field's value set (the field comes last)."""
+    wire = frame.to_wire()
+    wire.pop(name, None)
+    body = encode(wire)
+    head = len(map_header(len(wire)))  # (msgpack's smallest header, as every encoder writes)
+    return b"".join((map_header(len(wire) + 1), body[head:], pack(name), value))
 
 
 # Parsing (the client's side) ------------------------------------------------------------------

@@ -127,9 +127,9 @@ class Membership:
         conn.rooms[self.room] = seat.index
         self._log.info("seat_taken", seat=seat.index, conn=conn.session)
         play = self._play
-        view, view_hash = play.views.full(seat.index)
-        joined = self._joined(req.id, seat.index, token, play.rev, view, view_hash)
-        self._out.reply(conn, joined)
+        enc, view_hash = play.views.document(seat.index)
+        joined = self._joined(req.id, seat.index, token, play.rev, None, view_hash)
+        self._out.send((conn,), f.encode_frame_with(joined, "view", enc))
         self._announce(joined.info)  # (the same room as the joined frame's: made once)
         if self.settings.quick and self.seating.free() == 0:
             yield from play.begin()
@@ -161,10 +161,12 @@ class Membership:
         if frames is None:
             if seat is None and self.settings.spectator_delay > 0:
                 view, _, view_hash = self.spectators.delayed_view()
+                joined = self._joined(rid, seat, None, upto, view, view_hash)
+                out.reply(conn, joined)
             else:
-                view, view_hash = self._play.views.full(seat)
-            joined = self._joined(rid, seat, None, upto, view, view_hash)
-            out.reply(conn, joined)
+                enc, view_hash = self._play.views.document(seat)
+                joined = self._joined(rid, seat, None, upto, None, view_hash)
+                out.send((conn,), f.encode_frame_with(joined, "view", enc))
             return joined.info
         assert since is not None
         joined = self._joined(rid, seat, None, since, None, None)
@@ -223,9 +225,10 @@ class Membership:
             self._out.reply(conn, f.State(rid, self.room, rev, doc, view_hash))
             return
         play = self._play
-        view, view_hash = play.views.full(seat)
+        enc, view_hash = play.views.document(seat)
         elapsed = self._clocks.elapsed(self._out.now)
-        self._out.reply(conn, f.State(rid, self.room, play.rev, view, view_hash, elapsed))
+        state = f.State(rid, self.room, play.rev, {}, view_hash, elapsed)
+        self._out.send((conn,), f.encode_frame_with(state, "view", enc))
 
     # Leaving ----------------------------------------------------------------------------------
 

@@ -37,9 +37,9 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from games.base import Decision, Event, Match, own_part, shared_part
-from protocol.codec import array_header, canonical, canonical_copy, unpack
+from protocol.codec import array_header, canonical, canonical_copy, canonical_map, unpack
 from protocol.frames import encode_events, encode_patch
-from protocol.hashing import DocumentHasher
+from protocol.hashing import DocumentHasher, hash_bytes
 from protocol.patch import Op, diff
 from protocol.tree import Tree, Work, diff_trees, track
 
@@ -203,6 +203,15 @@ class Views:
         """The hasher of every audience's document as it is now: they differ in ``own`` only."""
         shared = self.ensure()
         return DocumentHasher({**self.parts_enc, "shared": shared.enc}, "own")
+
+    def document(self, seat: int | None) -> tuple[bytes, str]:
+        """``seat``'s current view document as canonical bytes (None: the spectators'), and its
+        hash: spliced from the kept bytes, decoded by no one (a ``joined`` or ``state`` frame
+        carries it as it is, :func:`protocol.frames.encode_frame_with`)."""
+        shared = self.ensure()
+        own = _NONE if seat is None else self._own[seat].enc
+        doc = canonical_map({**self.parts_enc, "shared": shared.enc, "own": own})
+        return doc, hash_bytes(doc)
 
     def full(self, seat: int | None) -> tuple[dict[str, Any], str]:
         """A fresh copy of ``seat``'s current view document and its hash."""

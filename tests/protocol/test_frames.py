@@ -152,3 +152,34 @@ def test_many_ops_use_the_long_array_headers() -> None:
         {"type": "patch", "room": "r", "rev": 1, "ops": ops, "hash": "h", "events": []}
     )
     assert decode(f.encode_patch("r", 1, [f.encode_ops(ops[:17])], 17, "h", []))["ops"] == ops[:17]
+
+
+@settings(max_examples=60, deadline=None)
+@given(documents(), st.booleans(), st.one_of(st.none(), st.integers(0, 10**6)))
+def test_a_frame_with_its_view_pre_encoded_decodes_like_the_plain_encoding(
+    view: Any, token: bool, elapsed: int | None
+) -> None:
+    doc = {"shared": view, "own": None}
+    joined = f.Joined(3, "r", 0, 4, doc, "0" * 16, INFO, [], "t" if token else None, elapsed)
+    spliced = f.encode_frame_with(joined, "view", encode(doc))
+    assert decode(spliced) == decode(f.encode_frame(joined))
+    state = f.State(None, "r", 4, doc, "1" * 16, elapsed)
+    assert (
+        decode(f.encode_frame_with(state, "view", encode(doc)))
+        == f.State(None, "r", 4, doc, "1" * 16, elapsed).to_wire()
+    )
+
+
+def test_a_frame_spliced_past_fifteen_fields_takes_the_long_map_header() -> None:
+    info = {f"k{i}": i for i in range(3)}
+    wire = f.Joined(1, "r", 0, 4, None, None, info, [], "t", 5).to_wire()
+    wire.update({f"x{i}": i for i in range(20 - len(wire))})
+
+    class Wide:
+        """A frame of more than 15 fields (none has as many yet)."""
+
+        def to_wire(self) -> dict[str, Any]:
+            return dict(wire)
+
+    spliced = f.encode_frame_with(Wide(), "view", encode({"own": None}))  # type: ignore[arg-type]
+    assert decode(spliced) == {**wire, "view": {"own": None}} and spliced[0] == 0xDE
