@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import redis.asyncio as aioredis
+from hiredis import pack_command
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -285,18 +286,10 @@ class Client:
 
 
 def _evalsha(script: Any, names: Sequence[Any], args: Sequence[Any]) -> bytes:
-    """The RESP bytes of ``EVALSHA sha numkeys *names *args`` (``str``, ``bytes``, ``int``)."""
-    parts = ["EVALSHA", script.sha, len(names), *names, *args]
-    out = [b"*%d\r\n" % len(parts)]
-    for part in parts:
-        if isinstance(part, str):
-            part = part.encode()
-        elif not isinstance(part, bytes):
-            if isinstance(part, bool) or not isinstance(part, int):
-                raise TypeError(f"cannot send {type(part).__name__} to redis")
-            part = b"%d" % part
-        out.append(b"$%d\r\n%s\r\n" % (len(part), part))
-    return b"".join(out)
+    """The RESP bytes of ``EVALSHA sha numkeys *names *args`` (``str``, ``bytes``, ``int``),
+    packed by hiredis (C), which refuses anything else but a float (none is ever sent)."""
+    packed: bytes = pack_command(("EVALSHA", script.sha, len(names), *names, *args))
+    return packed
 
 
 def _unwritable(exc: ResponseError) -> bool:
