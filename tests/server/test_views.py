@@ -12,6 +12,7 @@ import protocol.tree
 from games import registry
 from games.base import JSON, Choice, Decision, Event, Game, Match
 from games.rng import Rng
+from protocol.codec import canonical
 from protocol.hashing import view_hash
 from protocol.patch import apply
 from server.views import Views
@@ -84,6 +85,12 @@ def _check_frames(views: Views, docs: list[Any], frames: tuple[bytes, ...]) -> N
         docs[seat] = apply(docs[seat], frame["ops"])
         assert view_hash(docs[seat]) == frame["hash"]
         assert docs[seat] == views.full(seat)[0]
+        # the joined and state frames' bytes: the same document, canonical, and its hash
+        enc, digest = views.document(seat)
+        assert msgpack.unpackb(enc) == docs[seat] and enc == canonical(docs[seat])
+        assert digest == frame["hash"] == views.hash_for(seat)
+    enc, digest = views.document(None)
+    assert enc == canonical(views.full(None)[0]) and digest == views.hash_for(None)
 
 
 def test_changes_the_plain_encoding_misses_in_python_are_still_sent() -> None:
