@@ -13,6 +13,10 @@ file descriptor and a handler task for up to ``open_timeout``). Policy (STYLE 11
 A refused connection is aborted at once (``transport.abort()``: no HTTP answer, no close
 handshake, no buffers), which is the cheapest answer there is. The counts are released when the
 upgrade completes (:meth:`GatedConnection.upgraded`) or the connection is lost.
+
+The same connection class also offers the read path's fast path its frames
+(:class:`GatedConnection`), taking a read's first whole binary frame from the bytes when
+websockets' parser is provably between two frames (:meth:`GatedConnection._take_binary`).
 """
 
 from __future__ import annotations

@@ -76,6 +76,7 @@ SURFACES: dict[str, set[str]] = {
         "Welcome",
         "encode_events",
         "encode_frame",
+        "encode_frame_with",
         "encode_ops",
         "encode_patch",
         "parse_frame",
