@@ -190,8 +190,7 @@ class GatedConnection(ServerConnection):
             waiting = inner
         if waiting.gi_code is not _AT_EOF:
             return 0  # (not provably between two frames: websockets' parser goes on)
-        received = self.recv_messages
-        if not received.get_in_progress or received.frames:
+        if not self._task_waits():
             return 0
         second = data[1] if len(data) > 1 else 0
         if not second & 0x80:
@@ -220,10 +219,14 @@ class GatedConnection(ServerConnection):
             and self.protocol.state is OPEN
         ):
             self._offered = True  # (one per socket read: the others take turns meanwhile)
-            received = self.recv_messages
-            if received.get_in_progress and not received.frames and fast(bytes(event.data)):
+            if self._task_waits() and fast(bytes(event.data)):
                 return
         super().process_event(event)
+
+    def _task_waits(self) -> bool:
+        """The connection's task waits in ``recv()`` with nothing queued before a new frame."""
+        received = self.recv_messages
+        return received.get_in_progress and not received.frames
 
     def eof_received(self) -> None:
         if not self._refused:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import struct
 from typing import TYPE_CHECKING, Any
 
-from protocol.codec import canonical_map, pack, unpack
+from protocol.codec import pack, unpack
 
 if TYPE_CHECKING:
     from server.room import Room
@@ -97,19 +97,11 @@ def parse_chat_line(data: bytes) -> tuple[str, str, str] | None:
     return str(room), str(session), str(text)
 
 
-def _none() -> bytes:
-    return pack(None)
-
-
-_NONE = _none()
-
-
 def spectator_state(room: Room) -> tuple[int, str, bytes]:
-    """The live spectator view of ``room``: its rev, hash and encoded document."""
-    views = room.views
-    views.ensure()
-    doc = canonical_map({**views.parts_enc, "shared": views.shared_enc, "own": _NONE})
-    return room.rev, views.hash_for(None), doc
+    """The live spectator view of ``room``: its rev, hash and encoded document (the views'
+    kept bytes, :meth:`server.views.Views.document`)."""
+    doc, digest = room.views.document(None)
+    return room.rev, digest, doc
 
 
 def state_fields(room: Room, with_info: bool) -> dict[str, bytes]:
