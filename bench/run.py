@@ -3,7 +3,7 @@
     .venv/bin/python bench/run.py --quick          # the comparison table (< 5 min), JSON too
     .venv/bin/python bench/run.py compare          # the same, longer windows, 3 repetitions
     .venv/bin/python bench/run.py idle             # idle sockets: how many, memory each
-    .venv/bin/python bench/run.py rules            # rules-only (and rules + views) per game
+    .venv/bin/python bench/run.py rules            # per revision: rules, views, hashes, diffs
     .venv/bin/python bench/run.py persistence      # Redis on vs off (MemoryStore)
     .venv/bin/python bench/run.py recovery         # restart time with 1,000 live rooms in Redis
     .venv/bin/python bench/run.py profile          # py-spy on Oasis under saturation
@@ -708,26 +708,58 @@ def idle(args: argparse.Namespace) -> dict[str, Any]:
     return {"idle": out}
 
 
+RULES_LEVELS: tuple[str, ...] = ("rules only", "+ game views", "+ encoded, hashed", "rules + views")
+"""What ``rules`` measures per revision, each level doing all the one before it does:
+
+- ``rules only``: ``Match.act`` (the server's checked path: the engine's apply, the next
+  decision's legal choices listed);
+- ``+ game views``: the game's shared part of the view and every seat's own part
+  (``server.views.own_view``: labels, prompts, ``undo``), as the room asks for them;
+- ``+ encoded, hashed``: what SPEC section 4 asks of any server for those views, the plain way:
+  the shared part encoded canonically once, each seat's own part once, and every audience's
+  document (the four seats' and the spectators') hashed whole, spliced from those bytes
+  (``protocol.hashing.DocumentHasher``, as the room does); the hashes alone are timed apart
+  on the documents of this level (``hash_us``: five BLAKE2b passes over each revision's
+  documents, which no server of the protocol avoids);
+- ``rules + views``: Oasis's ``Views.advance`` instead (the same views and hashes, plus the
+  diffs against the last views, the patches and one frame per audience; it encodes only the
+  fields that changed, so it may encode less than the level before).
+
+What comes before ``rules + views`` is owed to the rules and the protocol's hash, whoever
+serves them; the rest is the diffs and frames."""
+
+
 def rules(args: argparse.Namespace) -> dict[str, Any]:
     """In-process, no sockets: random 4-seat matches through ``Match.act`` (the server's checked
-    path), then the same plus ``server.views.Views.advance`` (the per-revision diffs, hashes and
-    frames of every audience): the ceiling of one core before any I/O."""
+    path), then the same with more of a revision's work each time (:data:`RULES_LEVELS`): the
+    ceiling of one core before any I/O, and how much of it the rules and the protocol's view
+    hash leave to the server. ``--games tiny`` adds the tests' tiny card game (the peer
+    comparison's)."""
     from games import registry
-    from games.base import Match
+    from games.base import Match, shared_part
     from games.rng import Rng
-    from server.views import Views
+    from protocol.codec import canonical
+    from protocol.hashing import DocumentHasher
+    from server.views import Views, own_view
 
+    if "tiny" in args.games.split(",") and "tiny" not in registry.names():
+        from tests.games.tiny import TINY
+
+        registry.register(TINY)
+    nothing = canonical(None)
     out: list[dict[str, Any]] = []
+    documents: list[tuple[bytes, list[bytes]]] = []
+    """Level 2's encoded views (up to 1,000 revisions), to time the hashes alone."""
     for game_name in games() if not args.games else args.games.split(","):
         game = registry.get(game_name)
-        for with_views in (False, True):
+        for level, what in enumerate(RULES_LEVELS):
             decisions, matches, seed = 0, 0, 0
             start, cpu_start = time.perf_counter(), time.process_time()
             deadline = start + args.rules_seconds
             while time.perf_counter() < deadline and matches < 10_000:
                 seed += 1
                 match = Match.new(game, 4, {}, seed)
-                views = Views("bench", match, 4) if with_views else None
+                views = Views("bench", match, 4) if level == 3 else None
                 chooser = Rng.from_seed(seed ^ 0x5EED)
                 rev = 0
                 while (decision := match.decision) is not None:
@@ -735,6 +767,19 @@ def rules(args: argparse.Namespace) -> dict[str, Any]:
                     rev += 1
                     if views is not None:
                         views.advance(rev, events)
+                    elif level:
+                        now = match.decision
+                        shared = shared_part(game, match.state, now)
+                        owns = [own_view(match, seat, now) for seat in range(4)]
+                        if level == 2:
+                            shared_enc = canonical(shared)
+                            own_encs = [canonical(own) for own in owns]
+                            hasher = DocumentHasher({"shared": shared_enc}, "own")
+                            for own_enc in own_encs:
+                                hasher.hash(own_enc)
+                            hasher.hash(nothing)
+                            if len(documents) < 1_000:
+                                documents.append((shared_enc, own_encs))
                     decisions += 1
                     if decisions % 64 == 0 and time.perf_counter() > deadline:
                         break
@@ -743,19 +788,45 @@ def rules(args: argparse.Namespace) -> dict[str, Any]:
             cpu = max(1e-9, time.process_time() - cpu_start)
             item = {
                 "game": game_name,
-                "what": "rules + views" if with_views else "rules only",
+                "what": what,
                 "decisions_per_s": decisions / cpu,
                 "us_per_decision": 1e6 * cpu / max(1, decisions),
                 "matches": matches,
                 "cpu_seconds": cpu,
                 "wall_seconds": time.perf_counter() - start,
             }
+            hashes = ""
+            if documents:
+                item["hash_us"] = _hashes_alone(documents, nothing)
+                item["shared_bytes"] = statistics.mean(len(s) for s, _ in documents)
+                hashes = (
+                    f"; of which the hashes {item['hash_us']:.0f} us, over a shared part of "
+                    f"{item['shared_bytes']:,.0f} B"
+                )
+                documents.clear()
             out.append(item)
             print(
-                f"{game_name:<8} {item['what']:<14} {item['decisions_per_s']:>8,.0f} decisions/s "
-                f"per CPU second ({item['us_per_decision']:.0f} us each, {matches} matches)"
+                f"{game_name:<8} {item['what']:<17} {item['decisions_per_s']:>8,.0f} decisions/s "
+                f"per CPU second ({item['us_per_decision']:.0f} us each, {matches} matches{hashes})"
             )
     return {"rules": out}
+
+
+def _hashes_alone(documents: list[tuple[bytes, list[bytes]]], nothing: bytes) -> float:
+    """CPU microseconds per revision of every audience's view hash, from its encoded parts
+    (best of five passes over ``documents``)."""
+    from protocol.hashing import DocumentHasher
+
+    best = float("inf")
+    for _ in range(5):
+        started = time.process_time()
+        for shared_enc, own_encs in documents:
+            hasher = DocumentHasher({"shared": shared_enc}, "own")
+            for own_enc in own_encs:
+                hasher.hash(own_enc)
+            hasher.hash(nothing)
+        best = min(best, time.process_time() - started)
+    return 1e6 * best / len(documents)
 
 
 def recovery(args: argparse.Namespace) -> dict[str, Any]:

@@ -27,6 +27,10 @@ allocators are compared with the same bots (valgrind counts the allocator's inst
 
     .venv/bin/python bench/server_instructions.py --games tiny --server-env PYTHONMALLOC=malloc
 
+``--keep DIR`` keeps callgrind's profiles (``callgrind.<game>.<actions>``), so that where an
+action's instructions go is read from the same runs: subtract the smaller run's function
+totals from the larger's (``callgrind_annotate`` of each) and divide by the actions between.
+
 Needs valgrind (``apt-get install valgrind``). Under valgrind the server runs about 50 times
 slower, so it, not the bots, is the limit; a few minutes per game.
 """
@@ -104,10 +108,12 @@ def count(
     seed: int,
     server_env: dict[str, str],
     store: str = "memory",
+    out: Path | None = None,
 ) -> tuple[int, int]:
     """One server under callgrind (``server_env`` added to its environment): the instructions
     it ran and the actions it served. ``store`` redis: the server's private ``redis-server``,
-    a child that valgrind does not follow (its work is not counted, the client's is)."""
+    a child that valgrind does not follow (its work is not counted, the client's is). ``out``:
+    where callgrind writes its profile (none kept if None)."""
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         raise SystemExit("valgrind is not installed (apt-get install valgrind)")
@@ -119,7 +125,8 @@ def count(
             *(["--game", TINY] if game == "tiny" else []), "--", "--port", str(port),
         ]  # fmt: skip
         command = [
-            valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", f"--log-file={log}",
+            valgrind, "--tool=callgrind", f"--callgrind-out-file={out or '/dev/null'}",
+            f"--log-file={log}",
             sys.executable, "-c", QUIET_SERVER, str(tree), *serve,
         ]  # fmt: skip
         # No keepalive pings: their count would follow the run's wall time, not its actions.
@@ -147,6 +154,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--actions", default="200,1000", help="the two counts of actions")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--store", choices=("memory", "redis"), default="memory")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        help="keep callgrind's profiles in this directory (callgrind.<game>.<actions>: read two "
+        "with callgrind_annotate and subtract, as the counts are)",
+    )
     add_server_env(
         parser, "more environment for the measured server (PYTHONMALLOC=malloc, GLIBC_TUNABLES=...)"
     )
@@ -162,10 +175,18 @@ def main(argv: list[str] | None = None) -> int:
         f"{low} and {high} actions, "
         f"environment {extra_env or 'unchanged'}"
     )
+    if args.keep:
+        args.keep.mkdir(parents=True, exist_ok=True)
     for game in args.games.split(","):
         started = time.perf_counter()
-        few, a_few = count(tree, game, args.rooms, low, args.seed, extra_env, args.store)
-        many, a_many = count(tree, game, args.rooms, high, args.seed, extra_env, args.store)
+        few, a_few = count(
+            tree, game, args.rooms, low, args.seed, extra_env, args.store,
+            args.keep and args.keep.resolve() / f"callgrind.{game}.{low}",
+        )  # fmt: skip
+        many, a_many = count(
+            tree, game, args.rooms, high, args.seed, extra_env, args.store,
+            args.keep and args.keep.resolve() / f"callgrind.{game}.{high}",
+        )  # fmt: skip
         per = (many - few) / max(1, a_many - a_few)
         print(
             f"{game:<8} {per:>12,.0f} instructions per action  ({a_few} and {a_many} actions: "

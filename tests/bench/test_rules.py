@@ -1,0 +1,32 @@
+"""``bench/run.py rules``: a revision's work timed level by level (the rules, the games' views,
+the protocol's hashes, Oasis's diffs and frames), in-process, each level over real matches."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from bench.run import RULES_LEVELS, rules
+
+
+def test_every_level_of_a_revision_is_timed_and_the_hashes_apart(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    got = rules(argparse.Namespace(games="tiny,yspahan", rules_seconds=0.05))["rules"]
+
+    assert [(row["game"], row["what"]) for row in got] == [
+        (game, what) for game in ("tiny", "yspahan") for what in RULES_LEVELS
+    ]
+    for row in got:
+        assert row["matches"] >= 1 and row["us_per_decision"] > 0
+        # The hashes are timed apart at the level that computes them, and only there.
+        assert ("hash_us" in row) == (row["what"] == "+ encoded, hashed")
+    hashed = {row["game"]: row for row in got if "hash_us" in row}
+    assert all(row["hash_us"] > 0 for row in hashed.values())
+    # The shared part measured is the game's own: Yspahan's board is far larger than the tiny
+    # game's counts of cards (about 1.3 KB against under 100 B).
+    assert hashed["yspahan"]["shared_bytes"] > 5 * hashed["tiny"]["shared_bytes"] > 0
+    printed = capsys.readouterr().out
+    assert printed.count("of which the hashes") == 2
+    assert printed.count("rules + views") == 2
