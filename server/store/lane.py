@@ -17,8 +17,17 @@ reset (every batch in flight fails with a :class:`~redis.exceptions.ConnectionEr
 :meth:`Lane.round_trip` opens the connection again), a batch not answered within ``timeout``
 seconds (:class:`~redis.exceptions.TimeoutError`, and the connection is dropped: its replies
 can no longer be told apart, so every batch in flight fails with it). A cancelled round trip
-leaves its batch's replies to be read and thrown away, so the batches after it keep theirs.
+leaves its batch's replies to be read and thrown away, so the batches after it keep theirs; if
+those replies do not come in time either, the connection is dropped as for any other batch.
 Error replies are values in the reply list, not raised.
+
+The timeouts are one timer per connection, not one per batch: batches are answered in the
+order they were written, so the oldest in flight is always the first due; the timer is set for
+it, and when it fires with that batch answered, it is set again for the one now first (none
+in flight: it stops until the next batch). A batch costs a clock reading, not
+``asyncio.timeout``'s context (its timer, its task bookkeeping and, on Python 3.11, a
+``getpid()`` system call to find the running loop), which was two of the group commit's few
+Python-level steps per round trip.
 
 Writing never waits: a batch is pushed into the transport's buffer, which holds at most one
 write per room (a room has at most one write in flight), so no flow control is needed.
@@ -40,13 +49,15 @@ __all__ = ["Lane"]
 
 
 class _Batch:
-    """One batch in flight: how many replies it waits for, those in, and its future."""
+    """One batch in flight: how many replies it waits for, those in, its future, and the loop
+    time by which its last reply must be in."""
 
-    __slots__ = ("future", "replies", "wanted")
+    __slots__ = ("due", "future", "replies", "wanted")
 
-    def __init__(self, future: asyncio.Future[list[Any]], wanted: int) -> None:
+    def __init__(self, future: asyncio.Future[list[Any]], wanted: int, due: float) -> None:
         self.future = future
         self.wanted = wanted
+        self.due = due
         self.replies: list[Any] = []
 
 
@@ -109,6 +120,10 @@ class Lane:
         self._replies: _Replies | None = None
         self._transport: asyncio.Transport | None = None
         self._opening: asyncio.Lock | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        """The loop the connection was opened in (kept: asked for, it costs a system call)."""
+        self._timer: asyncio.TimerHandle | None = None
+        """Set for the oldest batch in flight (module doc); None when none is."""
 
     def hold(self, connection: Any) -> None:
         """Use ``connection`` (taken from the pool at start-up) when the first batch comes."""
@@ -121,17 +136,27 @@ class Lane:
         replies = self._replies
         if replies is None or replies.lost is not None:
             replies = await self._open()
-        transport = self._transport
-        assert transport is not None
-        batch = _Batch(asyncio.get_running_loop().create_future(), len(commands))
+        transport, loop = self._transport, self._loop
+        assert transport is not None and loop is not None
+        batch = _Batch(loop.create_future(), len(commands), loop.time() + self._timeout)
         replies.waiting.append(batch)
         transport.write(b"".join(commands))
-        try:
-            async with asyncio.timeout(self._timeout):
-                return await batch.future
-        except TimeoutError:
+        if self._timer is None:
+            self._timer = loop.call_at(batch.due, self._expire)
+        return await batch.future
+
+    def _expire(self) -> None:
+        """The timer fired: drop the connection if its oldest batch in flight is past due (each
+        batch in flight fails with the timeout), else set the timer for that batch."""
+        self._timer = None
+        replies, loop = self._replies, self._loop
+        if replies is None or loop is None or not replies.waiting:
+            return
+        due = replies.waiting[0].due
+        if due <= loop.time():
             self._drop(RedisTimeoutError("Timeout on the group commit's connection"))
-            raise RedisTimeoutError("Timeout on the group commit's connection") from None
+        else:
+            self._timer = loop.call_at(due, self._expire)
 
     async def _open(self) -> _Replies:
         """The connection, opened (again) by redis-py, its transport read by a new protocol."""
@@ -152,6 +177,7 @@ class Lane:
             replies = _Replies()
             transport.set_protocol(replies)
             self._replies, self._transport = replies, transport
+            self._loop = asyncio.get_running_loop()
             return replies
 
     def _drop(self, error: BaseException) -> None:
@@ -165,6 +191,9 @@ class Lane:
 
     async def close(self) -> None:
         """Back to the pool, closed (the store is closing)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         connection, self._connection = self._connection, None
         self._drop(RedisConnectionError("The store is closed"))
         self._replies = self._transport = None
