@@ -63,11 +63,17 @@ class GroupCommit(Generic[P]):
         self.batches = 0
         """How many batches were sent (with :attr:`items`: the batching at work)."""
         self.items = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        """The loop of the first submission, kept: on Python 3.11 asking for the running loop
+        costs a ``getpid()`` system call, once per write."""
 
     async def submit(self, what: str, payload: P) -> None:
         """Deliver ``payload`` now if nothing is in flight, else in the batch of the next loop
         turn; raise its error."""
-        pending = Pending(what, payload, asyncio.get_running_loop().create_future())
+        loop = self._loop
+        if loop is None:
+            loop = self._loop = asyncio.get_running_loop()
+        pending = Pending(what, payload, loop.create_future())
         self._queued.append(pending)
         if not self._in_flight and not self._forming:  # nothing in flight: it leads, now
             batch, self._queued = self._queued, []
@@ -79,7 +85,7 @@ class GroupCommit(Generic[P]):
                 raise
         elif not self._forming:  # the first to queue: its batch goes at the next loop turn
             self._forming = True
-            task = asyncio.get_running_loop().create_task(self._flush())
+            task = loop.create_task(self._flush())
             self._flushes.add(task)
             task.add_done_callback(self._flushes.discard)
         await pending.reply
