@@ -63,14 +63,18 @@ class Tree:
 
 class Work:
     """What one version learns on the way, for its diff only: the value of every new leaf as
-    the caller gave it (by ``id`` of its node), the encoded size of every new container
-    value (by its ``id``, for the size rule of :func:`protocol.patch.diff`) and the encoding of
-    every op the size rule weighed (:meth:`encode_ops` reuses them)."""
+    the caller gave it (by ``id`` of its node), the value a changed leaf had before when the
+    caller still holds it (``previous``, by ``id`` of the old node: a kept field's last value,
+    see :func:`track`'s ``before``), the encoded size of every new container value (by its
+    ``id``, for the size rule of :func:`protocol.patch.diff`) and the encoding of every op the
+    size rule weighed (:meth:`encode_ops` reuses them)."""
 
-    __slots__ = ("fresh", "packed", "sizes")
+    __slots__ = ("fresh", "packed", "previous", "sizes")
 
     def __init__(self) -> None:
         self.fresh: dict[int, Any] = {}
+        self.previous: dict[int, Any] | None = None
+        """(Made at its first entry: most versions have none.)"""
         self.sizes: dict[int, int] = {}
         self.packed = _OpBytes()
 
@@ -102,7 +106,10 @@ def track(
 
     ``depth``: levels below this one that get trees of their own (0: a leaf). ``before``: the
     value ``prev`` was made from, if the caller still holds it and never edits values in place;
-    a child that is the same object as before keeps its node without being encoded. ``small``:
+    a child that is the same object as before keeps its node without being encoded, and a leaf
+    that changed is diffed (:func:`diff_trees`) from its last value instead of from its
+    decoded bytes (the same value, but its unchanged parts are the very objects of the new one
+    where the caller reused them, which the diff skips by identity). ``small``:
     within two levels of the leaves (``depth`` 1 or 2), a container of at most this many entries
     is a leaf too: one compiled encoding of it costs less than going through its entries.
     """
@@ -153,8 +160,13 @@ def track(
             return prev
         return Tree(canonical_array([kid.enc for kid in items]), items)
     enc = canonical(value)
-    if prev is not None and prev.kids is None and prev.enc == enc:
-        return prev
+    if prev is not None and prev.kids is None:
+        if prev.enc == enc:
+            return prev
+        if before is not _MISSING:  # (its last value, never edited: the diff need not decode)
+            if work.previous is None:
+                work.previous = {}
+            work.previous[id(prev)] = before
     node = Tree(enc, None)
     work.fresh[id(node)] = value
     if kind is dict or kind is list or kind is tuple:
@@ -212,7 +224,10 @@ def _diff_trees(
                 old.enc, header, new.enc, after, path, ops, below, work.packed
             ):
                 return
-        before = unpack(old.enc)
+        previous = work.previous
+        before = _MISSING if previous is None else previous.get(id(old), _MISSING)
+        if before is _MISSING:
+            before = unpack(old.enc)
         if below:
             _diff_child(before, after, path, ops, work.sizes, work.packed)
         else:
