@@ -27,7 +27,8 @@ assert all(s.shops == tuple(range(s.shops[0], s.shops[-1] + 1)) for s in data.SO
 def _city(state: YState) -> dict[str, JSON]:
     """One list per souk of who holds each shop, kept until a shop changes hands (most
     revisions change none) and handed out again as the very same object (views are never
-    mutated)."""
+    mutated); then the souks where no shop changed hands keep their very lists (as
+    :func:`_players`)."""
     shops = state.shops
     key = tuple(shops)
     found = state.memo.get("city")
@@ -35,21 +36,21 @@ def _city(state: YState) -> dict[str, JSON]:
         kept = found[1]
         assert isinstance(kept, dict)
         return kept
+    old_key, old = found if found is not None else ((), {})
+    assert isinstance(old_key, tuple) and isinstance(old, dict)
     city: dict[str, JSON] = {
-        souk: [None if v < 0 else v for v in shops[start:stop]] for souk, start, stop in _SOUK_SHOPS
+        souk: old[souk]
+        if old_key and old_key[start:stop] == key[start:stop]
+        else [None if v < 0 else v for v in shops[start:stop]]
+        for souk, start, stop in _SOUK_SHOPS
     }
     state.memo["city"] = (key, city)
     return city
 
 
-def _kept(state: YState, name: str, key: object) -> object | None:
-    """What ``state.memo`` holds for ``name`` if it was made for ``key``, else None."""
-    found = state.memo.get(name)
-    return found[1] if found is not None and found[0] == key else None
-
-
 def _players(state: YState, over: bool) -> list[JSON]:
-    """Each player's public part, kept until one of them changes."""
+    """Each player's public part, kept until one of them changes; then the players who did not
+    change keep their very entries in the new list (the server's diff skips them by identity)."""
     key = tuple(
         (
             state.gold[p],
@@ -64,12 +65,18 @@ def _players(state: YState, over: bool) -> list[JSON]:
         )
         for p in range(state.players)
     )
-    kept = _kept(state, "players", key)
-    if kept is not None:
+    found = state.memo.get("players")
+    if found is not None and found[0] == key:
+        kept = found[1]
         assert isinstance(kept, list)
         return kept
+    old_key, old = found if found is not None else ((), [])
+    assert isinstance(old_key, tuple) and isinstance(old, list)
     players: list[JSON] = []
     for p in range(state.players):
+        if p < len(old_key) and old_key[p] == key[p]:
+            players.append(old[p])
+            continue
         entry: dict[str, JSON] = {
             "gold": state.gold[p],
             "camels": state.camels[p],
@@ -88,15 +95,21 @@ def _players(state: YState, over: bool) -> list[JSON]:
 
 
 def _tower(state: YState) -> list[JSON]:
-    """The dice on each floor of the tower, kept until they change (a roll, a group taken)."""
+    """The dice on each floor of the tower, kept until they change (a roll, a group taken);
+    then the floors that did not change keep their very entries (as :func:`_players`)."""
     key = tuple(tuple(f) for f in state.tower)
-    kept = _kept(state, "tower", key)
-    if kept is not None:
+    found = state.memo.get("tower")
+    if found is not None and found[0] == key:
+        kept = found[1]
         assert isinstance(kept, list)
         return kept
+    old_key, old = found if found is not None else ((), [])
+    assert isinstance(old_key, tuple) and isinstance(old, list)
     tower: list[JSON] = [
-        {"floor": name, "value": f[0], "white": f[1], "yellow": f[2]}
-        for name, f in zip(data.FLOORS, key, strict=True)
+        old[i]
+        if i < len(old_key) and old_key[i] == f
+        else {"floor": name, "value": f[0], "white": f[1], "yellow": f[2]}
+        for i, (name, f) in enumerate(zip(data.FLOORS, key, strict=True))
     ]
     state.memo["tower"] = (key, tower)
     return tower
