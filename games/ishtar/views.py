@@ -156,6 +156,24 @@ def _memo(state: State, name: str, key: object, make: Any) -> Any:
     return value
 
 
+def _memo_list(state: State, name: str, key: tuple[Any, ...], make: Any) -> list[JSON]:
+    """One entry per item of ``key`` (``make(i)``), kept on the vegetation until ``key``
+    changes; then the entries whose item of ``key`` did not change are the very same objects
+    in the new list (the server's diff skips them by identity, and they are not made again)."""
+    memo = state.veg.memo
+    found = memo.get(name)
+    if found is not None and found[0] == key:
+        kept: list[JSON] = found[1]  # type: ignore[assignment]
+        return kept
+    old_key, old = found if found is not None else ((), [])
+    assert isinstance(old_key, tuple) and isinstance(old, list)
+    out: list[JSON] = [
+        old[i] if i < len(old_key) and old_key[i] == item else make(i) for i, item in enumerate(key)
+    ]
+    memo[name] = (key, out)
+    return out
+
+
 def _beds(state: State) -> tuple[list[JSON], dict[Hex, list[int]]]:
     """Every flowerbed (cells sorted, beds by their first cell), and per fountain the flower
     spaces each seat controls in its gardens (ISH-SCORE fountains); recomputed only when
@@ -296,7 +314,8 @@ class _RockGems:
 
 def _players(state: State, tiles: dict[str, dict[str, JSON]], over: bool) -> list[JSON]:
     """Every player's public part (gems, assistants, skills with their gems, planted count,
-    reservations; the planted cards at the end); kept until one of them changes."""
+    reservations; the planted cards at the end); kept until one of them changes, and then the
+    others' entries too (:func:`_memo_list`)."""
     marker = state.reserved_marker
     key = tuple(
         (
@@ -313,50 +332,43 @@ def _players(state: State, tiles: dict[str, dict[str, JSON]], over: bool) -> lis
         )
         for p in state.players
     )
-    found: list[JSON] = _memo(state, "players", key, lambda: _players_now(state, tiles, over))
-    return found
+    return _memo_list(state, "players", key, lambda i: _player(state, tiles, over, i))
 
 
-def _players_now(state: State, tiles: dict[str, dict[str, JSON]], over: bool) -> list[JSON]:
-    players: list[JSON] = []
-    for p in state.players:
-        entry: dict[str, JSON] = {
-            "seat": p.seat,
-            "colour": p.colour,
-            "gems": {c: p.gems[c] for c in COLOURS},
-            "assistants": p.assistants,
-            "blocked": p.blocked,
-            "placed": p.placed,
-            "skills": {s: list(p.skill_gems.get(s, [])) for s in p.skills},
-            "planted": len(p.planted),
-            "reserved_tree": None
-            if p.reserved_tree is None
-            else _card(state, p.reserved_tree, state.reserved_marker[p.seat]),
-            "reserved_tile": None if p.reserved_tile is None else tiles[p.reserved_tile],
-        }
-        if over:
-            entry["planted_cards"] = list(p.planted)
-        players.append(entry)
-    return players
+def _player(state: State, tiles: dict[str, dict[str, JSON]], over: bool, seat: int) -> JSON:
+    p = state.players[seat]
+    entry: dict[str, JSON] = {
+        "seat": p.seat,
+        "colour": p.colour,
+        "gems": {c: p.gems[c] for c in COLOURS},
+        "assistants": p.assistants,
+        "blocked": p.blocked,
+        "placed": p.placed,
+        "skills": {s: list(p.skill_gems.get(s, [])) for s in p.skills},
+        "planted": len(p.planted),
+        "reserved_tree": None
+        if p.reserved_tree is None
+        else _card(state, p.reserved_tree, state.reserved_marker[p.seat]),
+        "reserved_tile": None if p.reserved_tile is None else tiles[p.reserved_tile],
+    }
+    if over:
+        entry["planted_cards"] = list(p.planted)
+    return entry
 
 
 def _piles(state: State, tiles: dict[str, dict[str, JSON]]) -> list[JSON]:
-    """Each pile's cup shape, tile count and face-up top; kept until one of them changes."""
+    """Each pile's cup shape, tile count and face-up top; kept until one of them changes, and
+    then the other piles' entries too (:func:`_memo_list`)."""
     key = tuple(
         (shape, len(pile), pile[-1] if pile and up else None)
         for shape, pile, up in zip(state.cups, state.piles, state.top_up, strict=True)
     )
-    found: list[JSON] = _memo(state, "piles", key, lambda: _piles_now(key, tiles))
-    return found
+    return _memo_list(state, "piles", key, lambda i: _pile(key[i], tiles))
 
 
-def _piles_now(
-    key: tuple[tuple[str, int, str | None], ...], tiles: dict[str, dict[str, JSON]]
-) -> list[JSON]:
-    return [
-        {"cup": shape, "count": count, "top": None if top is None else tiles[top]}
-        for shape, count, top in key
-    ]
+def _pile(item: tuple[str, int, str | None], tiles: dict[str, dict[str, JSON]]) -> JSON:
+    shape, count, top = item
+    return {"cup": shape, "count": count, "top": None if top is None else tiles[top]}
 
 
 def _display(state: State) -> list[JSON]:
