@@ -82,7 +82,7 @@ class Tiny(Game[TinyState]):
         return {"hand": sorted(state.hands[seat])}
 
     def result(self, state: TinyState) -> Result | None:
-        if self.decision(state) is not None:
+        if state.deck or any(state.hands):  # (not over: what decision() says, without its list)
             return None
         best = max(state.scores)
         return Result(
