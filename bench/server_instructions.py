@@ -100,6 +100,26 @@ async def drive(url: str, game: str, rooms: int, actions: int, seed: int) -> int
     return done
 
 
+def add_run_arguments(parser: argparse.ArgumentParser, actions: str) -> None:
+    """The options of a whole-server count (this one and ``bench/server_syscalls.py``): the
+    games, whose server, how many rooms, the two counts of actions, the bots' seed, the store."""
+    parser.add_argument("--games", default="tiny,yspahan,ishtar")
+    parser.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose server runs")
+    parser.add_argument("--rooms", type=int, default=20)
+    parser.add_argument("--actions", default=actions, help="the two counts of actions")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--store", choices=("memory", "redis"), default="memory")
+
+
+def serve_command(tree: Path, game: str, store: str, port: int) -> list[str]:
+    """``tree``'s ``bench/serve.py`` on ``port`` with ``store`` (uvloop; the tiny game
+    registered in that process when it is the one measured), for :data:`QUIET_SERVER`."""
+    return [
+        str(tree / "bench" / "serve.py"), "--loop", "uvloop", "--store", store,
+        *(["--game", TINY] if game == "tiny" else []), "--", "--port", str(port),
+    ]  # fmt: skip
+
+
 def count(
     tree: Path,
     game: str,
@@ -120,10 +140,7 @@ def count(
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="oasis-instr-") as tmp:
         log = Path(tmp) / "valgrind.log"
-        serve = [
-            str(tree / "bench" / "serve.py"), "--loop", "uvloop", "--store", store,
-            *(["--game", TINY] if game == "tiny" else []), "--", "--port", str(port),
-        ]  # fmt: skip
+        serve = serve_command(tree, game, store, port)
         command = [
             valgrind, "--tool=callgrind", f"--callgrind-out-file={out or '/dev/null'}",
             f"--log-file={log}",
@@ -148,12 +165,7 @@ def count(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--games", default="tiny,yspahan,ishtar")
-    parser.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose server runs")
-    parser.add_argument("--rooms", type=int, default=20)
-    parser.add_argument("--actions", default="200,1000", help="the two counts of actions")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--store", choices=("memory", "redis"), default="memory")
+    add_run_arguments(parser, "200,1000")
     parser.add_argument(
         "--keep",
         type=Path,

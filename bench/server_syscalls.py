@@ -34,8 +34,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.procs import OASIS_ENV, ROOT, add_server_env, server_env, stop_process
-from bench.server_instructions import NO_PINGS, QUIET_SERVER, TINY, drive
+from bench.procs import OASIS_ENV, add_server_env, server_env, stop_process
+from bench.server_instructions import (
+    NO_PINGS,
+    QUIET_SERVER,
+    add_run_arguments,
+    drive,
+    serve_command,
+)
 from tests.services import free_port, wait_for_port
 
 START_TIMEOUT = 120.0
@@ -67,10 +73,7 @@ def count(
     if strace is None:
         raise SystemExit("strace is not installed (apt-get install strace)")
     port = free_port()
-    serve = [
-        str(tree / "bench" / "serve.py"), "--loop", "uvloop", "--store", store,
-        *(["--game", TINY] if game == "tiny" else []), "--", "--port", str(port),
-    ]  # fmt: skip
+    serve = serve_command(tree, game, store, port)
     env = {**os.environ, **OASIS_ENV, "OASIS_PING_INTERVAL": str(NO_PINGS), **extra_env}
     server = subprocess.Popen(
         [sys.executable, "-c", QUIET_SERVER, str(tree), *serve],
@@ -101,12 +104,7 @@ def count(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--games", default="tiny,yspahan,ishtar")
-    parser.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose server runs")
-    parser.add_argument("--rooms", type=int, default=20)
-    parser.add_argument("--actions", default="500,2500", help="the two counts of actions")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--store", choices=("memory", "redis"), default="memory")
+    add_run_arguments(parser, "500,2500")
     add_server_env(parser, "more environment for the measured server (PYTHONMALLOC=malloc)")
     args = parser.parse_args(argv)
     extra_env = server_env(parser, args.server_env)
