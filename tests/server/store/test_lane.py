@@ -118,17 +118,26 @@ async def test_a_batch_not_answered_in_time_fails_and_the_next_one_gets_a_new_co
 
 
 async def test_a_cancelled_round_trip_leaves_the_next_batch_its_own_replies(
-    pool: aioredis.BlockingConnectionPool,
+    pool: aioredis.BlockingConnectionPool, redis_server: RedisServer
 ) -> None:
-    lane = Lane(pool, timeout=2.0)
+    lane = Lane(pool, timeout=20.0)
+    raw = aioredis.Redis.from_url(redis_server.url)
     try:
-        slow = asyncio.create_task(lane.round_trip([command("BLPOP", "lane:c", 0.5)]))
+        # a batch that waits in Redis until this test releases it (however slow the machine:
+        # a block that timed out by itself before the cancel would answer it, not cancel it)
+        slow = asyncio.create_task(lane.round_trip([command("BLPOP", "lane:c", 15)]))
         after = asyncio.create_task(lane.round_trip([command("ECHO", "mine")]))
-        await asyncio.sleep(0.1)
+        for _ in range(1500):  # (bounded: 15 s) until Redis holds the BLPOP
+            if any(client.get("cmd") == "blpop" for client in await raw.client_list()):
+                break
+            await asyncio.sleep(0.01)
         slow.cancel()
         with pytest.raises(asyncio.CancelledError):
             await slow
-        assert await after == [b"mine"]  # not the cancelled batch's nil
+        assert not after.done()
+        await raw.lpush("lane:c", "released")  # the cancelled batch's reply comes now
+        assert await after == [b"mine"]  # not the cancelled batch's ["lane:c", "released"]
         assert await lane.round_trip([command("ECHO", "next")]) == [b"next"]
     finally:
+        await raw.aclose()
         await lane.close()
