@@ -53,7 +53,7 @@ that is taken back showed only what its public events told everyone.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeAlias, TypeVar
 
@@ -267,8 +267,10 @@ class Game(ABC, Generic[S]):
     they change and that nobody mutates once handed out (Ishtar's terrain and what it keeps on
     the vegetation, Yspahan's city). The server keeps the last value of each between revisions
     (:mod:`server.views`): one that is the same object is not encoded again, and the diff of one
-    that changed starts from the kept value instead of decoding it. A test per engine checks, on
-    seeded playouts, that a handed-out value of these fields never changes afterwards.
+    that changed starts from the kept value instead of decoding it, skipping by identity the
+    parts the engine reused in the new value (:func:`memo_entries` reuses a list's unchanged
+    entries). A test per engine checks, on seeded playouts, that a handed-out value of these
+    fields never changes afterwards.
     """
 
     def why_illegal(self, state: S, choice: Choice) -> str | None:
@@ -375,6 +377,31 @@ def audience_view(game: Game[S], state: S, seat: int | None) -> View:
     view>, "choices": <legal choices, described, if this seat must decide, else []>}``.
     """
     return View(shared_part(game, state), None if seat is None else own_part(game, state, seat))
+
+
+def memo_entries(
+    memo: dict[str, tuple[object, object]],
+    name: str,
+    key: tuple[Any, ...],
+    make: Callable[[int], JSON],
+) -> list[JSON]:
+    """A list field of a view that the engine keeps (:attr:`Game.kept_fields`), one entry per
+    item of ``key``, with ``memo[name]`` holding it and the key it was made for: the same list
+    while ``key`` is the same; else a new one in which every entry whose item of ``key`` did not
+    change is the very same object as before (the server's diff skips it by identity, and it is
+    not made again) and the others are ``make(i)``. Nobody may change what it hands out."""
+    found = memo.get(name)
+    if found is not None and found[0] == key:
+        kept = found[1]
+        assert isinstance(kept, list)
+        return kept
+    old_key, old = found if found is not None else ((), [])
+    assert isinstance(old_key, tuple) and isinstance(old, list)
+    entries: list[JSON] = [
+        old[i] if i < len(old_key) and old_key[i] == item else make(i) for i, item in enumerate(key)
+    ]
+    memo[name] = (key, entries)
+    return entries
 
 
 def shared_part(game: Game[S], state: S, decision: Decision | None = None) -> dict[str, JSON]:

@@ -37,7 +37,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from games.base import JSON
+from games.base import JSON, memo_entries
 from games.ishtar.edition import COLOURS, Edition, Tile
 from games.ishtar.garden import tile_cells
 from games.ishtar.hexes import Hex
@@ -154,24 +154,6 @@ def _memo(state: State, name: str, key: object, make: Any) -> Any:
     value = make()
     state.veg.memo[name] = (key, value)
     return value
-
-
-def _memo_list(state: State, name: str, key: tuple[Any, ...], make: Any) -> list[JSON]:
-    """One entry per item of ``key`` (``make(i)``), kept on the vegetation until ``key``
-    changes; then the entries whose item of ``key`` did not change are the very same objects
-    in the new list (the server's diff skips them by identity, and they are not made again)."""
-    memo = state.veg.memo
-    found = memo.get(name)
-    if found is not None and found[0] == key:
-        kept: list[JSON] = found[1]  # type: ignore[assignment]
-        return kept
-    old_key, old = found if found is not None else ((), [])
-    assert isinstance(old_key, tuple) and isinstance(old, list)
-    out: list[JSON] = [
-        old[i] if i < len(old_key) and old_key[i] == item else make(i) for i, item in enumerate(key)
-    ]
-    memo[name] = (key, out)
-    return out
 
 
 def _beds(state: State) -> tuple[list[JSON], dict[Hex, list[int]]]:
@@ -315,7 +297,7 @@ class _RockGems:
 def _players(state: State, tiles: dict[str, dict[str, JSON]], over: bool) -> list[JSON]:
     """Every player's public part (gems, assistants, skills with their gems, planted count,
     reservations; the planted cards at the end); kept until one of them changes, and then the
-    others' entries too (:func:`_memo_list`)."""
+    others' entries too (:func:`games.base.memo_entries`)."""
     marker = state.reserved_marker
     key = tuple(
         (
@@ -332,7 +314,7 @@ def _players(state: State, tiles: dict[str, dict[str, JSON]], over: bool) -> lis
         )
         for p in state.players
     )
-    return _memo_list(state, "players", key, lambda i: _player(state, tiles, over, i))
+    return memo_entries(state.veg.memo, "players", key, lambda i: _player(state, tiles, over, i))
 
 
 def _player(state: State, tiles: dict[str, dict[str, JSON]], over: bool, seat: int) -> JSON:
@@ -358,12 +340,12 @@ def _player(state: State, tiles: dict[str, dict[str, JSON]], over: bool, seat: i
 
 def _piles(state: State, tiles: dict[str, dict[str, JSON]]) -> list[JSON]:
     """Each pile's cup shape, tile count and face-up top; kept until one of them changes, and
-    then the other piles' entries too (:func:`_memo_list`)."""
+    then the other piles' entries too (:func:`games.base.memo_entries`)."""
     key = tuple(
         (shape, len(pile), pile[-1] if pile and up else None)
         for shape, pile, up in zip(state.cups, state.piles, state.top_up, strict=True)
     )
-    return _memo_list(state, "piles", key, lambda i: _pile(key[i], tiles))
+    return memo_entries(state.veg.memo, "piles", key, lambda i: _pile(key[i], tiles))
 
 
 def _pile(item: tuple[str, int, str | None], tiles: dict[str, dict[str, JSON]]) -> JSON:

@@ -12,7 +12,7 @@ field: ``protocol/games/yspahan.md``.
 
 from __future__ import annotations
 
-from games.base import JSON
+from games.base import JSON, memo_entries
 from games.rng import Rng
 from games.yspahan import caravan, data
 from games.yspahan.state import YState, dump, jlist, load
@@ -50,7 +50,7 @@ def _city(state: YState) -> dict[str, JSON]:
 
 def _players(state: YState, over: bool) -> list[JSON]:
     """Each player's public part, kept until one of them changes; then the players who did not
-    change keep their very entries in the new list (the server's diff skips them by identity)."""
+    change keep their very entries (:func:`games.base.memo_entries`)."""
     key = tuple(
         (
             state.gold[p],
@@ -65,54 +65,34 @@ def _players(state: YState, over: bool) -> list[JSON]:
         )
         for p in range(state.players)
     )
-    found = state.memo.get("players")
-    if found is not None and found[0] == key:
-        kept = found[1]
-        assert isinstance(kept, list)
-        return kept
-    old_key, old = found if found is not None else ((), [])
-    assert isinstance(old_key, tuple) and isinstance(old, list)
-    players: list[JSON] = []
-    for p in range(state.players):
-        if p < len(old_key) and old_key[p] == key[p]:
-            players.append(old[p])
-            continue
-        entry: dict[str, JSON] = {
-            "gold": state.gold[p],
-            "camels": state.camels[p],
-            "score": state.score[p],
-            "cards": len(state.hands[p]),
-            "buildings": [data.BUILDINGS[b].id for b in state.built[p]],
-            "no_camels": state.no_camels[p],
-            "no_gold": state.no_gold[p],
-            "breakdown": dict(state.breakdown[p]),
-        }
-        if over:
-            entry["hand"] = jlist(sorted(state.hands[p]))
-        players.append(entry)
-    state.memo["players"] = (key, players)
-    return players
+    return memo_entries(state.memo, "players", key, lambda p: _player(state, over, p))
+
+
+def _player(state: YState, over: bool, p: int) -> JSON:
+    entry: dict[str, JSON] = {
+        "gold": state.gold[p],
+        "camels": state.camels[p],
+        "score": state.score[p],
+        "cards": len(state.hands[p]),
+        "buildings": [data.BUILDINGS[b].id for b in state.built[p]],
+        "no_camels": state.no_camels[p],
+        "no_gold": state.no_gold[p],
+        "breakdown": dict(state.breakdown[p]),
+    }
+    if over:
+        entry["hand"] = jlist(sorted(state.hands[p]))
+    return entry
 
 
 def _tower(state: YState) -> list[JSON]:
     """The dice on each floor of the tower, kept until they change (a roll, a group taken);
     then the floors that did not change keep their very entries (as :func:`_players`)."""
     key = tuple(tuple(f) for f in state.tower)
-    found = state.memo.get("tower")
-    if found is not None and found[0] == key:
-        kept = found[1]
-        assert isinstance(kept, list)
-        return kept
-    old_key, old = found if found is not None else ((), [])
-    assert isinstance(old_key, tuple) and isinstance(old, list)
-    tower: list[JSON] = [
-        old[i]
-        if i < len(old_key) and old_key[i] == f
-        else {"floor": name, "value": f[0], "white": f[1], "yellow": f[2]}
-        for i, (name, f) in enumerate(zip(data.FLOORS, key, strict=True))
-    ]
-    state.memo["tower"] = (key, tower)
-    return tower
+    return memo_entries(state.memo, "tower", key, lambda i: _floor(data.FLOORS[i], key[i]))
+
+
+def _floor(name: str, dice: tuple[int, ...]) -> JSON:
+    return {"floor": name, "value": dice[0], "white": dice[1], "yellow": dice[2]}
 
 
 def shared_view(state: YState) -> dict[str, JSON]:
