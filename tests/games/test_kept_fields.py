@@ -54,3 +54,33 @@ def test_kept_fields_never_change_once_handed_out(name: str, players: int) -> No
                 match.push(decision.seat, decision.choices[chooser.below(len(decision.choices))])
     # Handed out again as the same object at many revisions: what makes keeping them pay.
     assert reused > len(handed)
+
+
+ENTRIES = {"ishtar": ("players", "piles"), "yspahan": ("players", "tower")}
+"""Kept list fields built by :func:`games.base.memo_entries`."""
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_a_changed_list_field_keeps_the_entries_that_did_not_change(name: str) -> None:
+    """When one player's part (or pile, or floor) changes, the new list holds the others' very
+    entries (the server's diff skips them by identity); an entry that changed is a new object."""
+    game: Game[Any] = GAMES[name]
+    kept = new = 0
+    match = Match.new(game, 4, {}, 3)
+    chooser = Rng.from_seed(0x4B3E)
+    last: dict[str, Any] = {}
+    while (decision := match.decision) is not None:
+        view = game.shared_view(match.state)
+        for field in ENTRIES[name]:
+            before, after = last.get(field), view[field]
+            if before is not None and after is not before:
+                for old, now in zip(before, after, strict=True):
+                    if canonical(old) == canonical(now):
+                        assert now is old, f"{field}: an unchanged entry made again"
+                        kept += 1
+                    else:
+                        assert now is not old
+                        new += 1
+            last[field] = after
+        match.push(decision.seat, decision.choices[chooser.below(len(decision.choices))])
+    assert kept > new > 0
