@@ -146,7 +146,7 @@ class BotClient:
 async def open_client(url: str, stats: Stats, rng: random.Random) -> BotClient:
     ws = await connect(url, max_size=None, compression=None)
     client = BotClient(ws, stats, rng)
-    await client.request({"type": "hello", "version": 1, "client": "bench"})
+    await client.request({"type": "hello", "version": 1, "client": "bench", "hash_rule": 2})
     return client
 
 

@@ -176,7 +176,10 @@ class RoomBots:
             self.bots.append(bot)
         if self.kind == "oasis":
             await asyncio.gather(
-                *(b.request({"type": "hello", "version": 1, "client": "bench"}) for b in self.bots)
+                *(
+                    b.request({"type": "hello", "version": 1, "client": "bench", "hash_rule": 2})
+                    for b in self.bots
+                )
             )
             for attempt in range(SETUP_TRIES):
                 try:

@@ -49,6 +49,8 @@ DEFAULT_SERVER = "ws://127.0.0.1:8765"
 CLIENT_NAME = "oasis-cli/0.1"
 ANSWER_TIMEOUT = 30.0
 MAX_REDIRECTS = 5
+HASH_RULE = 2
+"""The view hash rule asked for (SPEC section 4): the server hashes the shared part once."""
 """Redirects followed for one request before the session gives up on it."""
 RECONNECT_DELAYS = (0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 5.0, 5.0, 5.0, 5.0, 5.0, 10.0, 10.0)
 """Seconds between reconnection attempts (about a minute in all) before the session gives up."""
@@ -95,6 +97,8 @@ class Session:
         self.reconnect_delays: tuple[float, ...] = RECONNECT_DELAYS
         self.rooms: dict[str, Mirror] = {}
         self.welcome: dict[str, Any] = {}
+        self.hash_rule = 1
+        """The view hash rule of this session's frames (SPEC section 4), from ``welcome``."""
         self.listeners: list[Listener] = []
         self.notices: list[Callable[[str], None]] = []
         """Called with a sentence about the connection (dropped, resumed, bye, violations)."""
@@ -151,8 +155,17 @@ class Session:
         self._ws = ws
         self._reader = asyncio.get_running_loop().create_task(self._read(ws))
         self.welcome = await self.request(
-            {"type": "hello", "version": PROTOCOL_VERSION, "client": self.name[:64]}
+            {
+                "type": "hello",
+                "version": PROTOCOL_VERSION,
+                "client": self.name[:64],
+                "hash_rule": HASH_RULE,
+            }
         )
+        # The rule the server confirmed (SPEC section 4): an older server says none, rule 1.
+        self.hash_rule = HASH_RULE if self.welcome.get("hash_rule") == HASH_RULE else 1
+        for mirror in self.rooms.values():
+            mirror.hash_rule = self.hash_rule
 
     async def close(self) -> None:
         self.closed = True
@@ -277,7 +290,7 @@ class Session:
     def mirror(self, room: str) -> Mirror:
         mirror = self.rooms.get(room)
         if mirror is None:
-            mirror = self.rooms[room] = Mirror(room)
+            mirror = self.rooms[room] = Mirror(room, hash_rule=self.hash_rule)
         return mirror
 
     async def join(self, frame: dict[str, Any]) -> Mirror:

@@ -72,6 +72,9 @@ class Welcome:
     games: list[str]
     minor: int = 0
     """The server's minor version (SPEC section 23); 0 from a server that does not say."""
+    hash_rule: int = 1
+    """The view hash rule of this connection's frames (SPEC section 4); 1 from a server that
+    does not say (before 1.4)."""
 
     def to_wire(self) -> dict[str, Any]:
         frame = {
@@ -79,6 +82,7 @@ class Welcome:
             "session": self.session,
             "version": self.version,
             "minor": self.minor,
+            "hash_rule": self.hash_rule,
             "server": self.server,
             "limits": dict(self.limits),
             "games": list(self.games),
@@ -444,6 +448,7 @@ def _welcome(r: _Reader) -> Welcome:
         r.map_("limits"),
         games,
         r.int_("minor", optional=True) or 0,
+        r.int_("hash_rule", optional=True) or 1,
     )
 
 

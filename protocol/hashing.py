@@ -1,8 +1,18 @@
-"""The view hash (SPEC section 4): the one rule, for the server, replays and every client.
+"""The view hash (SPEC section 4): its two rules, for the server, replays and every client.
 
-The hash of a view document is the first 8 bytes of BLAKE2b over its canonical msgpack encoding
-(:func:`protocol.codec.canonical`), as 16 lowercase hex digits. Every hash on the wire is made
-by :func:`hash_bytes` of canonical bytes, whichever way they were put together:
+**Rule 1** (every client, unless it asks for another in ``hello``): the hash of a view document
+is the first 8 bytes of BLAKE2b over its canonical msgpack encoding
+(:func:`protocol.codec.canonical`), as 16 lowercase hex digits.
+
+**Rule 2** (a client that sends ``hello.hash_rule: 2``, protocol 1.4): a view whose ``own`` is
+nil (the spectators') hashes as under rule 1; a seat's view hashes as BLAKE2b over the 8 raw
+bytes of the spectators' hash of the same revision (its document with ``own`` nil) followed by
+the canonical bytes of its ``own`` (:func:`chained_hash`). The server then hashes the shared
+part once per revision instead of once per audience; the spectators' frames are the same under
+both rules.
+
+Every hash on the wire is made by :func:`hash_bytes` of canonical bytes, or chained on one by
+:func:`chained_hash`, whichever way the bytes were put together:
 
 - :func:`view_hash`: a whole document (tests, vectors, tools);
 - :func:`document_hash`: a document whose top-level entries are already encoded (the server
@@ -19,10 +29,21 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any, Final
 
-from protocol.codec import canonical, canonical_key, canonical_map, map_header
+from protocol.codec import canonical, canonical_key, map_header
 from protocol.tree import Tree, Work, track
 
-__all__ = ["DocumentHasher", "ViewHasher", "document_hash", "hash_bytes", "view_hash"]
+__all__ = [
+    "HASH_RULES",
+    "DocumentHasher",
+    "ViewHasher",
+    "chained_hash",
+    "document_hash",
+    "hash_bytes",
+    "view_hash",
+]
+
+HASH_RULES: Final = (1, 2)
+"""The view hash rules a client may ask for (``hello.hash_rule``); 1 when it does not ask."""
 
 
 def hash_bytes(encoded: bytes) -> str:
@@ -30,15 +51,28 @@ def hash_bytes(encoded: bytes) -> str:
     return hashlib.blake2b(encoded, digest_size=8).hexdigest()
 
 
-def view_hash(value: Any) -> str:
-    """The view hash of a whole document."""
+def chained_hash(spectators: str, own: bytes) -> str:
+    """A seat's view hash under rule 2: ``spectators``, the hash of the same document with
+    ``own`` nil, chained with ``own``, the canonical bytes of the seat's own part."""
+    return hashlib.blake2b(bytes.fromhex(spectators) + own, digest_size=8).hexdigest()
+
+
+def view_hash(value: Any, rule: int = 1) -> str:
+    """The view hash of a whole document under ``rule``."""
+    if rule == 2 and isinstance(value, Mapping) and value.get("own") is not None:
+        return chained_hash(hash_bytes(canonical({**value, "own": None})), canonical(value["own"]))
     return hash_bytes(canonical(value))
 
 
 def document_hash(entries: Mapping[str, bytes]) -> str:
-    """The view hash of the map whose entries are ``entries``, each value canonically encoded
-    (``{"shared": ..., "own": ..., "clock": ...}`` of one audience)."""
-    return hash_bytes(canonical_map(entries))
+    """The view hash (rule 1) of the map whose entries are ``entries``, each value canonically
+    encoded (``{"shared": ..., "own": ..., "clock": ...}`` of one audience), hashed entry by
+    entry (no joined copy of the document)."""
+    state = hashlib.blake2b(map_header(len(entries)), digest_size=8)
+    for name in sorted(entries):
+        state.update(canonical_key(name))
+        state.update(entries[name])
+    return state.hexdigest()
 
 
 class DocumentHasher:
@@ -100,11 +134,17 @@ class ViewHasher:
         self._tree: Tree | None = None
         self._view: Any = None
 
-    def hash(self, view: Any) -> str:
+    def hash(self, view: Any, rule: int = 1) -> str:
+        """The hash of ``view`` under ``rule`` (one hasher is meant for one rule: under rule 2
+        it tracks the seat's document with ``own`` nil, whose big shared part is the same
+        object from one version to the next)."""
+        own = view.get("own") if rule == 2 and isinstance(view, Mapping) else None
+        tracked = view if own is None else {**view, "own": None}
         before = self._view if self._tree is not None else _NOTHING
-        self._tree = track(self._tree, view, _DEPTH, Work(), before, _SMALL)
-        self._view = view
-        return hash_bytes(self._tree.enc)
+        self._tree = track(self._tree, tracked, _DEPTH, Work(), before, _SMALL)
+        self._view = tracked
+        spectators = hash_bytes(self._tree.enc)
+        return spectators if own is None else chained_hash(spectators, canonical(own))
 
 
 _NOTHING = object()

@@ -79,6 +79,9 @@ class Hello:
     id: RequestId
     version: int
     client: str
+    hash_rule: int = 1
+    """The view hash rule asked for (SPEC section 4); a rule this server does not know is
+    answered with rule 1 (``welcome.hash_rule`` says which)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,7 +340,8 @@ def request_id(frame: Mapping[str, Any]) -> RequestId:
 
 def _hello(f: _Fields, rid: RequestId) -> Hello:
     version = f.need_int("version", hi=2**31)
-    return Hello(rid, version, f.str_("client", limit=MAX_NAME_CHARS * 2, default="") or "")
+    client = f.str_("client", limit=MAX_NAME_CHARS * 2, default="") or ""
+    return Hello(rid, version, client, f.int_("hash_rule", hi=2**31, default=1) or 1)
 
 
 def _list_rooms(f: _Fields, rid: RequestId) -> ListRooms:

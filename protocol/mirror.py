@@ -75,6 +75,8 @@ class Mirror:
     sync_pending: bool = False
     resyncs: int = 0
     """How many times this mirror had to ask for the full view (a desync counter for bots)."""
+    hash_rule: int = 1
+    """The view hash rule of the connection (SPEC section 4: the one ``welcome`` confirmed)."""
     hasher: ViewHasher = field(default_factory=ViewHasher, repr=False, compare=False)
     clock_since: float = field(default_factory=time.monotonic, compare=False)
 
@@ -179,7 +181,7 @@ class Mirror:
         self.view, self.rev = view, rev
         self.sync_pending = False
         self.clock_since = at - (elapsed_ms or 0) / 1000
-        if digest is not None and self.hasher.hash(view) != digest:
+        if digest is not None and self.hasher.hash(view, self.hash_rule) != digest:
             return Update(changed=True, problem=f"{what} at rev {rev} has a wrong hash")
         return Update(changed=True)
 
@@ -197,7 +199,7 @@ class Mirror:
             return self._ask_sync(f"patch {rev} does not fit the view ({exc})")
         self.view, self.rev = new, rev
         self.clock_since = at
-        if frame.hash != self.hasher.hash(new):
+        if frame.hash != self.hasher.hash(new, self.hash_rule):
             update = self._ask_sync(f"the view after patch {rev} has a wrong hash")
             update.changed, update.events = True, frame.events
             return update

@@ -135,6 +135,8 @@ class Connection:
         self.on_lag = on_lag
         self.state = ConnState.AWAITING_HELLO
         self.client = ""
+        self.hash_rule = 1
+        """The view hash rule of its frames (SPEC section 4): 1 unless ``hello`` asked for 2."""
         self.rooms: dict[str, int | None] = {}
         """Room id -> seat held there (None: spectating)."""
         self._tasks: set[asyncio.Task[None]] = set()

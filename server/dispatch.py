@@ -21,6 +21,7 @@ from protocol import PROTOCOL_MINOR, PROTOCOL_VERSION
 from protocol import frames as f
 from protocol import messages as m
 from protocol.errors import ErrorCode, RequestError
+from protocol.hashing import HASH_RULES
 from server.connection import Connection
 from server.store import StoreError
 
@@ -64,6 +65,7 @@ def handle_now(app: App, conn: Connection, req: m.Request) -> None:
                 f"this server speaks protocol version {PROTOCOL_VERSION}, not {req.version}",
             )
         conn.client = req.client or "unnamed"
+        conn.hash_rule = req.hash_rule if req.hash_rule in HASH_RULES else 1
         conn.send(
             f.Welcome(
                 req.id,
@@ -73,6 +75,7 @@ def handle_now(app: App, conn: Connection, req: m.Request) -> None:
                 {**app.limits.to_json(), **app.config.limits()},
                 registry.names(),
                 PROTOCOL_MINOR,
+                conn.hash_rule,
             )
         )
     elif isinstance(req, m.Ping):

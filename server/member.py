@@ -7,7 +7,8 @@ made them, does the writing. So all it reads or changes of a member is here:
 - ``session``: the connection's session id (the room's log lines, a seat's holder);
 - ``ip``: its address (the quotas per address, the log);
 - ``rooms``: the rooms it is in, each with its seat (None: spectating), kept up to date by the
-  core as the member joins, spectates and leaves.
+  core as the member joins, spectates and leaves;
+- ``hash_rule``: the view hash rule its frames follow (SPEC section 4, asked for in ``hello``).
 
 :class:`server.connection.Connection` is one (the server's); the core's twins
 (``tests/server/core/twin.py``) pass their own, which record the frames they are sent. With no
@@ -26,3 +27,4 @@ class Member(Protocol):
     session: str
     ip: str
     rooms: dict[str, int | None]
+    hash_rule: int

@@ -127,7 +127,7 @@ class Membership:
         conn.rooms[self.room] = seat.index
         self._log.info("seat_taken", seat=seat.index, conn=conn.session)
         play = self._play
-        enc, view_hash = play.views.document(seat.index)
+        enc, view_hash = play.views.document(seat.index, conn.hash_rule)
         joined = self._joined(req.id, seat.index, token, play.rev, None, view_hash)
         self._out.send((conn,), f.encode_frame_with(joined, "view", enc))
         self._announce(joined.info)  # (the same room as the joined frame's: made once)
@@ -156,7 +156,7 @@ class Membership:
     ) -> dict[str, Any]:
         """A ``joined``, then either the full view or the missed patches from the buffer; the
         room's info it carries."""
-        frames = missed(self._play.buffer, seat, since, upto)
+        frames = missed(self._play.buffer, seat, since, upto, conn.hash_rule)
         out = self._out
         if frames is None:
             if seat is None and self.settings.spectator_delay > 0:
@@ -164,7 +164,7 @@ class Membership:
                 joined = self._joined(rid, seat, None, upto, view, view_hash)
                 out.reply(conn, joined)
             else:
-                enc, view_hash = self._play.views.document(seat)
+                enc, view_hash = self._play.views.document(seat, conn.hash_rule)
                 joined = self._joined(rid, seat, None, upto, None, view_hash)
                 out.send((conn,), f.encode_frame_with(joined, "view", enc))
             return joined.info
@@ -225,7 +225,7 @@ class Membership:
             self._out.reply(conn, f.State(rid, self.room, rev, doc, view_hash))
             return
         play = self._play
-        enc, view_hash = play.views.document(seat)
+        enc, view_hash = play.views.document(seat, conn.hash_rule)
         elapsed = self._clocks.elapsed(self._out.now)
         state = f.State(rid, self.room, play.rev, {}, view_hash, elapsed)
         self._out.send((conn,), f.encode_frame_with(state, "view", enc))

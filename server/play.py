@@ -282,14 +282,17 @@ class Play:
         if self.match.decision is None:
             self._transition(RoomEvent.FINISH)
         self._clocks.turned(seat, undo=undo, at=at)
-        revision = self.views.advance(self.rev, events, self._clocks.current_parts())
+        seats = self._seating.seats
+        revision = self.views.advance(
+            self.rev, events, self._clocks.current_parts(), [seat.hash_rule for seat in seats]
+        )
         self.buffer.append(revision)
         out = self._out
         frames = revision.seat_frames
         # The asker's ack goes with its patch, one write (but at the end: see the docstring).
         acking = None if asker is None or self.match.over else asker[0]
         acked = False
-        for index, holder in enumerate(self._seating.seats):
+        for index, holder in enumerate(seats):
             conn = holder.conn
             if conn is None:
                 continue

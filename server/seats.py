@@ -52,6 +52,9 @@ class Seat:
     standin: bool = False
     """A bot plays for the seat's player, who has been gone past the grace period."""
     forfeited: bool = False
+    hash_rule: int = 2
+    """The view hash rule of the seat's frames (SPEC section 4): its connection's, or its last
+    connection's while it has none (a seat nobody ever held: rule 2, the cheaper)."""
 
     @property
     def taken(self) -> bool:
@@ -62,6 +65,7 @@ class Seat:
         self.name = name
         self.token_digest = digest(token)
         self.conn = conn
+        self.hash_rule = conn.hash_rule
         return token
 
     def release(self) -> None:
@@ -160,6 +164,7 @@ class Seating:
         else:
             old = None
         seat.conn = conn
+        seat.hash_rule = conn.hash_rule
         conn.rooms[self.room] = seat.index
         return old
 
@@ -191,24 +196,27 @@ class Seating:
 
 class PatchBuffer:
     """The frames of a room's last ``size`` revisions, kept for resumes: one deque of bytes per
-    audience (the seats', then the spectators') and one of the revisions' numbers.
+    audience (the seats', then the spectators'), one of the revisions' numbers, and one per
+    seat of the view hash rule each of its frames was made with (SPEC section 4).
 
     Nothing kept here is an object the garbage collector tracks or counts: a revision kept as
     an object (and its tuple of frames) was two of them per action, each alive for ``size``
     actions of its room, so every young collection found them alive, walked them and promoted
     them (BENCHMARKS.md, the young collections of the paced tail)."""
 
-    __slots__ = ("frames", "revs")
+    __slots__ = ("frames", "revs", "rules")
 
     def __init__(self, players: int, size: int) -> None:
         self.revs: deque[int] = deque(maxlen=size)
         self.frames: list[deque[bytes]] = [deque(maxlen=size) for _ in range(players + 1)]
+        self.rules: list[deque[int]] = [deque(maxlen=size) for _ in range(players)]
 
     def append(self, revision: Revision) -> None:
         self.revs.append(revision.rev)
-        frames = self.frames
+        frames, rules = self.frames, self.rules
         for index, frame in enumerate(revision.seat_frames):
             frames[index].append(frame)
+            rules[index].append(revision.seat_rules[index])
         frames[-1].append(revision.spectator_frame)
 
     def __len__(self) -> int:
@@ -216,10 +224,11 @@ class PatchBuffer:
 
 
 def missed(
-    buffer: PatchBuffer, seat: int | None, since: int | None, upto: int
+    buffer: PatchBuffer, seat: int | None, since: int | None, upto: int, rule: int = 1
 ) -> list[bytes] | None:
     """The frames of revisions ``since+1 .. upto`` for ``seat`` (None: the spectators) if the
-    buffer still holds them all, else None (the full view then)."""
+    buffer still holds them all, and (a seat's) made with the view hash rule ``rule``, else
+    None (the full view then)."""
     if since is None or since > upto:
         return None
     if since == upto:
@@ -227,5 +236,13 @@ def missed(
     revs = buffer.revs
     if not revs or revs[0] > since + 1:
         return None
-    frames = buffer.frames[-1 if seat is None else seat]
-    return [frame for rev, frame in zip(revs, frames, strict=True) if since < rev <= upto]
+    if seat is None:
+        frames = buffer.frames[-1]
+        return [frame for rev, frame in zip(revs, frames, strict=True) if since < rev <= upto]
+    out = []
+    for rev, frame, made in zip(revs, buffer.frames[seat], buffer.rules[seat], strict=True):
+        if since < rev <= upto:
+            if made != rule:
+                return None
+            out.append(frame)
+    return out

@@ -3,9 +3,14 @@
 DESIGN "Where the time goes": the shared part of the view is diffed, canonically encoded and its
 ops encoded once per revision; only the small own parts are diffed per seat; each audience's
 frame is encoded once (then written to every socket of that audience). The view hash of an
-audience is that of its entries' kept bytes (``{"own": own_bytes, "shared": shared_bytes}``,
-:class:`protocol.hashing.DocumentHasher`: what sorts before ``own`` is hashed once per revision),
-so the shared part is never encoded twice. A seat's own part is encoded whole first (one
+audience is that of its entries' kept bytes (``{"own": own_bytes, "shared": shared_bytes}``),
+so the shared part is never encoded twice. The spectators' hash is taken once per revision;
+a seat's follows the rule its connection asked for (SPEC section 4): under rule 2 it is the
+spectators' hash chained with the seat's own bytes (:func:`protocol.hashing.chained_hash`, a
+few dozen bytes), under rule 1 the whole document's
+(:class:`protocol.hashing.DocumentHasher`: what sorts before ``own`` is hashed once per
+revision, the shared part after it once per such seat). The spectators' frames are the same
+under both rules. A seat's own part is encoded whole first (one
 compiled call): when its bytes are those last sent, as for most seats at most revisions, it has
 no ops and keeps its tree without being tracked field by field; the seat that decides, and the
 one that did at the last revision, are tracked at once (their choices changed), and their
@@ -33,13 +38,14 @@ actually sent.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 from games.base import Decision, Event, Match, own_part, shared_part
 from protocol.codec import array_header, canonical, canonical_copy, canonical_map, unpack
 from protocol.frames import encode_events, encode_patch
-from protocol.hashing import DocumentHasher, hash_bytes
+from protocol.hashing import DocumentHasher, chained_hash, document_hash, hash_bytes
 from protocol.patch import Op, diff
 from protocol.tree import Tree, Work, diff_trees, track
 
@@ -79,6 +85,8 @@ class Revision:
 
     rev: int
     seat_frames: tuple[bytes, ...]
+    seat_rules: bytes
+    """The view hash rule of each seat's frame (SPEC section 4), a byte per seat."""
     spectator_frame: bytes
     spectator_ops: bytes
     """The spectators' ops, encoded one after the other (:func:`protocol.frames.encode_ops`):
@@ -90,12 +98,13 @@ class Revision:
         self,
         rev: int,
         seat_frames: tuple[bytes, ...],
+        seat_rules: bytes,
         spectator_frame: bytes,
         spectator_ops: bytes,
         spectator_count: int,
         spectator_hash: str,
     ) -> None:
-        self.rev, self.seat_frames = rev, seat_frames
+        self.rev, self.seat_frames, self.seat_rules = rev, seat_frames, seat_rules
         self.spectator_frame, self.spectator_ops = spectator_frame, spectator_ops
         self.spectator_count, self.spectator_hash = spectator_count, spectator_hash
 
@@ -195,39 +204,53 @@ class Views:
         self.ensure()
         return [tree.enc for tree in self._own]
 
-    def hash_for(self, seat: int | None) -> str:
-        """The view hash of ``seat``'s document (None: the spectators')."""
-        return self._hasher().hash(_NONE if seat is None else self._own[seat].enc)
+    def hash_for(self, seat: int | None, rule: int = 1) -> str:
+        """The view hash of ``seat``'s document (None: the spectators') under ``rule``."""
+        if seat is None or rule == 2:
+            spectators = self._spectator_hash()
+            return spectators if seat is None else chained_hash(spectators, self._own[seat].enc)
+        return self._hasher().hash(self._own[seat].enc)
+
+    def _spectator_hash(self) -> str:
+        """The spectators' view hash now (the same under both rules)."""
+        return document_hash({**self.parts_enc, "shared": self.ensure().enc, "own": _NONE})
 
     def _hasher(self) -> DocumentHasher:
         """The hasher of every audience's document as it is now: they differ in ``own`` only."""
         shared = self.ensure()
         return DocumentHasher({**self.parts_enc, "shared": shared.enc}, "own")
 
-    def document(self, seat: int | None) -> tuple[bytes, str]:
+    def document(self, seat: int | None, rule: int = 1) -> tuple[bytes, str]:
         """``seat``'s current view document as canonical bytes (None: the spectators'), and its
-        hash: spliced from the kept bytes, decoded by no one (a ``joined`` or ``state`` frame
-        carries it as it is, :func:`protocol.frames.encode_frame_with`)."""
+        hash under ``rule``: spliced from the kept bytes, decoded by no one (a ``joined`` or
+        ``state`` frame carries it as it is, :func:`protocol.frames.encode_frame_with`)."""
         shared = self.ensure()
         own = _NONE if seat is None else self._own[seat].enc
         doc = canonical_map({**self.parts_enc, "shared": shared.enc, "own": own})
-        return doc, hash_bytes(doc)
+        if seat is None or rule != 2:
+            return doc, hash_bytes(doc)
+        return doc, chained_hash(self._spectator_hash(), own)
 
-    def full(self, seat: int | None) -> tuple[dict[str, Any], str]:
-        """A fresh copy of ``seat``'s current view document and its hash."""
+    def full(self, seat: int | None, rule: int = 1) -> tuple[dict[str, Any], str]:
+        """A fresh copy of ``seat``'s current view document and its hash under ``rule``."""
         shared = self.ensure()
         own = None if seat is None else self._own[seat].value()
         doc = {name: unpack(enc) for name, enc in self.parts_enc.items()}
         doc.update(shared=shared.value(), own=own)
-        return doc, self.hash_for(seat)
+        return doc, self.hash_for(seat, rule)
 
     def advance(
-        self, rev: int, events: list[Event], parts: dict[str, Any] | None = None
+        self,
+        rev: int,
+        events: list[Event],
+        parts: dict[str, Any] | None = None,
+        rules: Sequence[int] = (),
     ) -> Revision:
         """Diff every audience after the match changed; build one frame per audience.
 
-        ``parts``: the room-level parts as they are now (omitted: unchanged). The views must
-        have been computed (:meth:`ensure`) before the match changed."""
+        ``parts``: the room-level parts as they are now (omitted: unchanged). ``rules``: the
+        view hash rule of each seat's frame (a seat beyond it: rule 1). The views must have
+        been computed (:meth:`ensure`) before the match changed."""
         old = self._shared
         if old is None:
             raise RuntimeError("Views.advance before ensure(): the previous views are unknown")
@@ -251,8 +274,12 @@ class Views:
         self._shared = tree
         # The events as everyone sees them, encoded once; a seat with private fields gets its own.
         public = encode_events([e.project(None) for e in events])
-        # Every audience's document differs in its own part only: what precedes it is hashed once.
-        hasher = self._hasher()
+        # Every audience's document differs in its own part only. The spectators' is hashed
+        # once; a seat's under rule 2 is chained on it, under rule 1 hashed whole (what
+        # precedes ``own`` once, by the hasher made for the first such seat).
+        spectator_hash = document_hash({**self.parts_enc, "shared": tree.enc, "own": _NONE})
+        hasher: DocumentHasher | None = None
+        used = bytearray(self.players)
         frames: list[bytes] = []
         decider = None if decision is None else decision.seat
         for seat in range(self.players):
@@ -270,13 +297,21 @@ class Views:
                 if any(seat in e.private for e in events)
                 else public
             )
-            digest = hasher.hash(mine.enc)
+            if seat < len(rules) and rules[seat] == 2:
+                digest = chained_hash(spectator_hash, mine.enc)
+                used[seat] = 2
+            else:
+                if hasher is None:
+                    hasher = self._hasher()
+                digest = hasher.hash(mine.enc)
+                used[seat] = 1
             if own_ops:  # (their bytes from the diff: the choices' are the canonical ones)
                 ops, n = [shared_bytes, work.encode_ops(own_ops)], count + len(own_ops)
             else:
                 ops, n = spliced, count
             frames.append(encode_patch(self.room, rev, ops, n, digest, seen))
         self._decider = decider
-        spectator_hash = hasher.hash(_NONE)
         spectator = encode_patch(self.room, rev, spliced, count, spectator_hash, public)
-        return Revision(rev, tuple(frames), spectator, shared_bytes, count, spectator_hash)
+        return Revision(
+            rev, tuple(frames), bytes(used), spectator, shared_bytes, count, spectator_hash
+        )

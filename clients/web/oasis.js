@@ -37,6 +37,8 @@ export { Float, FrameError, PatchError, applyPatch, canonical, decodeFrame, enco
 export { CLIENT_LIMITS, SERVER_LIMITS };
 
 export const PROTOCOL_VERSION = 1;
+/** The view hash rule asked for (SPEC 4): the server hashes the shared part once a revision. */
+export const HASH_RULE = 2;
 export const MAX_REDIRECTS = 5;
 export const ANSWER_TIMEOUT_MS = 30000;
 /** Milliseconds between reconnection attempts; the last one repeats for as long as it takes. */
@@ -115,6 +117,8 @@ export class Mirror {
     this.resyncs = 0;
     /** Views whose hash was not the server's (after a patch, or a full view): a desync count. */
     this.mismatches = 0;
+    /** The view hash rule of the connection's frames (SPEC 4), as `welcome` confirmed. */
+    this.hashRule = 1;
     this.now = now;
     this.clockSince = now();
   }
@@ -204,7 +208,7 @@ export class Mirror {
     this.syncPending = false;
     const elapsed = Number(frame.elapsed_ms ?? 0);
     this.clockSince = this.now() - (Number.isFinite(elapsed) ? elapsed : 0);
-    if (frame.hash != null && viewHash(view) !== frame.hash) {
+    if (frame.hash != null && viewHash(view, this.hashRule) !== frame.hash) {
       this.mismatches += 1;
       return update({ changed: true, problem: `${what} at rev ${rev} has a wrong hash` });
     }
@@ -229,7 +233,7 @@ export class Mirror {
     this.view = next;
     this.rev = rev;
     this.clockSince = this.now();
-    if (viewHash(next) !== frame.hash) {
+    if (viewHash(next, this.hashRule) !== frame.hash) {
       this.mismatches += 1;
       const result = this.askSync(`the view after patch ${rev} has a wrong hash`);
       return { ...result, changed: true, events };
@@ -283,6 +287,7 @@ export class Room extends EventTarget {
     this.session = session;
     this.id = id;
     this.mirror = new Mirror(id);
+    this.mirror.hashRule = session.hashRule ?? 1;
     this.chat = [];
     /** The last events of applied patches, oldest first: {rev, event}. */
     this.log = [];
@@ -403,6 +408,8 @@ export class Session extends EventTarget {
     this.reconnectDelays = options.reconnectDelays ?? RECONNECT_DELAYS_MS;
     this.rooms = new Map();
     this.welcome = null;
+    /** The view hash rule of this session's frames (SPEC 4), from `welcome`. */
+    this.hashRule = 1;
     this.closed = false;
     this.state = "new";
     this.connections = 0;
@@ -596,12 +603,20 @@ export class Session extends EventTarget {
         this._ws = ws;
         this.url = url;
         this._requestOnce(
-          { type: "hello", version: PROTOCOL_VERSION, client: this.name.slice(0, 64) },
+          {
+            type: "hello",
+            version: PROTOCOL_VERSION,
+            client: this.name.slice(0, 64),
+            hash_rule: HASH_RULE,
+          },
           ANSWER_TIMEOUT_MS,
           ws,
         ).then(
           (welcome) => {
             this.welcome = welcome;
+            // The rule the server confirmed; a server before 1.4 says none: rule 1.
+            this.hashRule = welcome.hash_rule === HASH_RULE ? HASH_RULE : 1;
+            for (const room of this.rooms.values()) room.mirror.hashRule = this.hashRule;
             const limits = welcome.limits ?? {};
             this.pacer.configure(limits.rate_per_second ?? 40, limits.rate_burst ?? 80);
             this._keepAlive(limits.idle_timeout);

@@ -254,9 +254,22 @@ export function fromHex(text) {
   return bytes;
 }
 
-/** SPEC 4: hex(BLAKE2b-64(canonical msgpack(view))), 16 lowercase hex digits. */
-export function viewHash(view) {
-  return toHex(blake2b(canonical(view), { dkLen: 8 }));
+/**
+ * SPEC 4, rule 1: hex(BLAKE2b-64(canonical msgpack(view))), 16 lowercase hex digits. Rule 2
+ * (asked for in `hello`): a seat's view (`own` not nil) hashes the 8 raw bytes of the rule 1
+ * hash of the view with `own` nil (the spectators' view), then the canonical bytes of `own`.
+ */
+export function viewHash(view, rule = 1) {
+  const own = view && typeof view === "object" ? view.own : null;
+  if (rule !== 2 || own === null || own === undefined) {
+    return toHex(blake2b(canonical(view), { dkLen: 8 }));
+  }
+  const spectators = blake2b(canonical({ ...view, own: null }), { dkLen: 8 });
+  const mine = canonical(own);
+  const chained = new Uint8Array(spectators.length + mine.length);
+  chained.set(spectators);
+  chained.set(mine, spectators.length);
+  return toHex(blake2b(chained, { dkLen: 8 }));
 }
 
 /** A JSON Patch in the protocol's sense of SPEC 3. */

@@ -22,6 +22,7 @@ VECTORS = Path(__file__).resolve().parents[2] / "protocol" / "vectors"
 
 GOOD_FRAMES: list[tuple[str, dict[str, Any]]] = [
     ("hello", {"type": "hello", "id": 1, "version": 1, "client": "oasis-cli/0.1"}),
+    ("hello_rule_2", {"type": "hello", "id": 1, "version": 1, "client": "web", "hash_rule": 2}),
     ("act_by_index", {"type": "act", "id": 7, "room": "r-8f3a", "rev": 12, "choice": 3}),
     (
         "act_by_map",
@@ -82,6 +83,11 @@ PATCH_CASES: list[tuple[str, Any, Any]] = [
             },
         },
     ),
+    (
+        "spectator_view",
+        {"shared": {"turn": {"seat": 0, "decision": "turn"}, "log": list(range(40))}, "own": None},
+        {"shared": {"turn": {"seat": 1, "decision": "turn"}, "log": list(range(40))}, "own": None},
+    ),
 ]
 
 
@@ -113,6 +119,7 @@ def build() -> dict[str, Any]:
                 "old_hash": view_hash(old),
                 "new_hash": view_hash(new),
                 "new_canonical_hex": canonical(new).hex(),
+                "new_hash2": view_hash(new, 2),
             }
         )
     return {"frames": frames, "patches": patches}

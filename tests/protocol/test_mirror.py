@@ -31,14 +31,32 @@ def patch(old: Any, new: Any, rev: int, events: list[Any] | None = None) -> dict
 
 
 @pytest.mark.parametrize("case", VECTORS, ids=[c["name"] for c in VECTORS])
-def test_mirror_applies_every_protocol_vector_and_checks_its_hash(case: dict[str, Any]) -> None:
-    mirror = Mirror("r")
-    assert not mirror.on_frame(joined(case["old"], 4)).problem
+@pytest.mark.parametrize("rule", [1, 2])
+def test_mirror_applies_every_protocol_vector_and_checks_its_hash(
+    case: dict[str, Any], rule: int
+) -> None:
+    mirror = Mirror("r", hash_rule=rule)
+    old = joined(case["old"], 4)
+    old["hash"] = view_hash(case["old"], rule)
+    assert not mirror.on_frame(old).problem
+    digest = case["new_hash" if rule == 1 else "new_hash2"]
     update = mirror.on_frame(
-        {"type": "patch", "room": "r", "rev": 5, "ops": case["patch"], "hash": case["new_hash"]}
+        {"type": "patch", "room": "r", "rev": 5, "ops": case["patch"], "hash": digest}
     )
     assert update.changed and not update.need_sync and update.problem is None
     assert mirror.view == case["new"] and mirror.rev == 5
+
+
+def test_a_seats_view_hashed_under_the_other_rule_asks_for_sync() -> None:
+    """SPEC section 4: a mirror checks the rule its connection follows, not either rule."""
+    case = next(c for c in VECTORS if c["new_hash"] != c["new_hash2"])
+    for rule, wrong in ((1, case["new_hash2"]), (2, case["new_hash"])):
+        mirror = Mirror("r", hash_rule=rule)
+        old = joined(case["old"], 4)
+        old["hash"] = view_hash(case["old"], rule)
+        assert not mirror.on_frame(old).problem
+        patch = {"type": "patch", "room": "r", "rev": 5, "ops": case["patch"], "hash": wrong}
+        assert mirror.on_frame(patch).need_sync
 
 
 def test_joined_keeps_the_seat_token_and_info() -> None:

@@ -217,6 +217,7 @@ def test_every_protocol_vector_gives_the_new_view_and_its_hash(case: dict[str, A
     before = copy.deepcopy(case["old"])
     new = apply(case["old"], case["patch"])
     assert new == case["new"] and view_hash(new) == case["new_hash"]
+    assert view_hash(new, 2) == case["new_hash2"]
     assert case["old"] == before
 
 

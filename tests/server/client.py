@@ -68,6 +68,8 @@ class Client:
         self.frames: list[dict[str, Any]] = []
         self.raw: list[bytes] = []
         self.rooms: dict[str, RoomView] = {}
+        self.hash_rule = 1
+        """The view hash rule of this connection's frames (``welcome.hash_rule``)."""
         self.failures: list[str] = []
         self._changed = asyncio.Condition()
         self._next_id = 0
@@ -80,12 +82,20 @@ class Client:
         input send invalid frames on purpose, so it is off unless a test asks)."""
 
     @classmethod
-    async def open(cls, url: str, name: str = "t", *, hello: bool = True) -> Client:
+    async def open(
+        cls, url: str, name: str = "t", *, hello: bool = True, hash_rule: int | None = None
+    ) -> Client:
+        """A connected client; ``hash_rule``: the view hash rule to ask for (SPEC section 4;
+        None: ask for none, rule 1)."""
         ws = await connect(url, max_size=None, open_timeout=TIMEOUT)
         client = cls(ws, name)
         if hello:
-            welcome = await client.request({"type": "hello", "version": 1, "client": name})
+            frame: dict[str, Any] = {"type": "hello", "version": 1, "client": name}
+            if hash_rule is not None:
+                frame["hash_rule"] = hash_rule
+            welcome = await client.request(frame)
             assert welcome["type"] == "welcome", welcome
+            client.hash_rule = welcome["hash_rule"]
         return client
 
     async def close(self) -> None:
@@ -124,7 +134,7 @@ class Client:
                 if room.rev != frame["rev"]:
                     self.failures.append(f"resume from {frame['rev']} but I am at {room.rev}")
                 return
-            if view_hash(frame["view"]) != frame["hash"]:
+            if view_hash(frame["view"], self.hash_rule) != frame["hash"]:
                 self.failures.append(f"{kind} hash mismatch at rev {frame['rev']}")
             if kind == "state" and frame["rev"] == room.rev and frame["view"] != room.doc:
                 self.failures.append(f"sync view differs from patched view at {room.rev}")
@@ -142,7 +152,7 @@ class Client:
             other = jsonpatch.apply_patch(room.doc, frame["ops"])
             if other != new:
                 self.failures.append(f"jsonpatch disagrees at rev {frame['rev']}")
-            if view_hash(new) != frame["hash"]:
+            if view_hash(new, self.hash_rule) != frame["hash"]:
                 self.failures.append(f"hash mismatch at rev {frame['rev']}")
             room.doc, room.rev = new, frame["rev"]
             room.history[room.rev] = new

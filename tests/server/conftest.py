@@ -77,10 +77,15 @@ async def make_client(app: App) -> AsyncIterator[MakeClient]:
     clients: list[Client] = []
 
     async def open_client(
-        name: str = "t", *, hello: bool = True, target: App | None = None
+        name: str = "t",
+        *,
+        hello: bool = True,
+        target: App | None = None,
+        hash_rule: int | None = None,
     ) -> Client:
         server = target or app
-        client = await Client.open(f"ws://127.0.0.1:{server.port}/", name, hello=hello)
+        url = f"ws://127.0.0.1:{server.port}/"
+        client = await Client.open(url, name, hello=hello, hash_rule=hash_rule)
         clients.append(client)
         return client
 

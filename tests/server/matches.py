@@ -145,7 +145,11 @@ async def play(
     assert created["type"] == "ack", created
     room = created["room"]
     played = Played(room, seed, players, game, undo=undo)
-    seats = [host] + [await make_client(f"seat{i}") for i in range(1, players)]
+    # Odd seats and the late spectator ask for the view hash's rule 2 (SPEC section 4): the
+    # others keep rule 1, and every client checks every hash it gets under its own rule.
+    seats = [host] + [
+        await make_client(f"seat{i}", hash_rule=2 if i % 2 else None) for i in range(1, players)
+    ]
     for client in seats:
         client.check_sent = True  # every frame a seat sends validates against client.json
     for i, client in enumerate(seats):
@@ -168,7 +172,7 @@ async def play(
     watchers: list[Client] = [early] if spectators else []
     if spectators > 1:
         await seats[0].until(lambda: seats[0].rev(room) >= 3 or over(seats[0], room), 30)
-        late = await make_client("spectator1")
+        late = await make_client("spectator1", hash_rule=2)
         late.check_sent = True
         joined = await late.request({"type": "spectate", "room": room})
         assert joined["type"] == "joined"

@@ -53,7 +53,11 @@ async def record() -> list[tuple[str, str, bytes]]:
         for name in ("seat0", "seat1", "spectator"):
             client = await Client.open(url, name, hello=False)
             recorder.wrap(client)
-            await client.request({"type": "hello", "version": 1, "client": name})
+            hello: dict[str, Any] = {"type": "hello", "version": 1, "client": name}
+            if name == "seat1":
+                hello["hash_rule"] = 2  # (one seat's frames under each view hash rule)
+            welcome = await client.request(hello)
+            client.hash_rule = welcome["hash_rule"]
             clients[name] = client
         seat0, seat1, watcher = clients["seat0"], clients["seat1"], clients["spectator"]
         created = await seat0.request({"type": "create", "game": "tiny", "players": 2, "seed": 1})

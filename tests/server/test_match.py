@@ -17,6 +17,9 @@ async def test_full_tiny_match_views_from_patches_equal_sync_and_leak_nothing(
     played = await play(make_client, "tiny", players, seed=1000 + players)
     assert len(played.choices) >= 12
     assert check_frames(played) > 0
+    # Seats and spectators of both view hash rules, every hash checked under its own rule.
+    assert {c.hash_rule for c in played.seats} == {1, 2}
+    assert [c.hash_rule for c in played.spectators] == [1, 2]
     for client in played.seats + played.spectators:
         assert client.view(played.room)["shared"]["result"] is not None
 

@@ -175,15 +175,22 @@ def test_the_patch_buffer_keeps_the_last_frames_of_every_audience_as_bytes_alone
     buffer = PatchBuffer(players=2, size=3)
     for rev in range(1, 6):
         frames = (b"seat0-%d" % rev, b"seat1-%d" % rev)
-        buffer.append(Revision(rev, frames, b"spec-%d" % rev, b"", 0, "h"))
+        rules = bytes([1, 1 if rev < 5 else 2])  # seat 1's connection asked for rule 2 at 5
+        buffer.append(Revision(rev, frames, rules, b"spec-%d" % rev, b"", 0, "h"))
     assert len(buffer) == 3
-    assert missed(buffer, 1, 2, 5) == [b"seat1-3", b"seat1-4", b"seat1-5"]
+    assert missed(buffer, 0, 2, 5) == [b"seat0-3", b"seat0-4", b"seat0-5"]
+    assert missed(buffer, 1, 2, 4) == [b"seat1-3", b"seat1-4"]
+    assert missed(buffer, 1, 4, 5, rule=2) == [b"seat1-5"]
+    # Frames made under another view hash rule than the asker's: the full view.
+    assert missed(buffer, 1, 2, 5) is None and missed(buffer, 1, 2, 5, rule=2) is None
     assert missed(buffer, None, 3, 5) == [b"spec-4", b"spec-5"]
+    assert missed(buffer, None, 3, 5, rule=2) == [b"spec-4", b"spec-5"]
     assert missed(buffer, 0, 4, 4) == []
     assert missed(buffer, 0, 1, 5) is None  # revision 2 is no longer kept: the full view
     assert missed(buffer, 0, None, 5) is None
     # What a revision leaves behind is bytes and ints: nothing the collector tracks or counts.
     kept = [*buffer.revs, *(frame for frames in buffer.frames for frame in frames)]
+    kept += [rule for rules in buffer.rules for rule in rules]
     assert kept and not any(gc.is_tracked(x) for x in kept)
     assert {type(x) for x in kept} == {int, bytes}
 

@@ -173,3 +173,27 @@ test("undo is offered while own.undo says so and sends the room's rev (SPEC sect
   assert.deepEqual(sent, [{ type: "undo", room: "r1", rev: 5, id: sent[0].id }]);
   session.close();
 });
+
+test("the session asks for the view hash's rule 2 and its rooms check what welcome confirmed (SPEC 4)", async () => {
+  for (const [said, rule] of [[2, 2], [undefined, 1], [1, 1]]) {
+    const { FakeSocket, sockets } = fakeServer((f) => {
+      if (f.type === "hello") return [{ ...welcome(f.id), ...(said === undefined ? {} : { hash_rule: said }) }];
+      if (f.type === "join") {
+        return [{ type: "joined", id: f.id, room: "r1", seat: 0, token: "t", rev: 3, view: VIEW, hash: viewHash(VIEW, rule), info, chat: [] }];
+      }
+      return [];
+    });
+    const session = await new Session("ws://fake/", { WebSocket: FakeSocket, seats: new SeatStore(memoryStorage()) }).open();
+    assert.equal(sockets[0].sent[0].hash_rule, 2, "hello asks for rule 2");
+    const room = await session.join("r1", { name: "ann" });
+    assert.equal(room.mirror.hashRule, rule, `welcome said ${said}`);
+    assert.equal(room.mismatches, 0, `the full view hashed under rule ${rule} checks`);
+    // A patch hashed under the other rule is a mismatch.
+    const next = { ...VIEW, shared: { ...VIEW.shared, game: { n: 1 } } };
+    const wrong = viewHash(next, 3 - rule);
+    assert.notEqual(wrong, viewHash(next, rule));
+    room.mirror.onFrame({ type: "patch", room: "r1", rev: 4, ops: [{ op: "replace", path: "/shared/game/n", value: 1 }], hash: wrong, events: [] });
+    assert.equal(room.mismatches, 1);
+    session.close();
+  }
+});

@@ -47,6 +47,7 @@ test("every patch vector rebuilds the new view, its hash and its canonical bytes
     assert.ok(same(rebuilt, v.new), `${v.name}: ${JSON.stringify(rebuilt)}`);
     assert.equal(toHex(canonical(rebuilt)), v.new_canonical_hex, `${v.name}: canonical bytes`);
     assert.equal(viewHash(rebuilt), v.new_hash, `${v.name}: new hash`);
+    assert.equal(viewHash(rebuilt, 2), v.new_hash2, `${v.name}: new hash, rule 2`);
     assert.ok(same(decodeFrame(encodeFrame({ type: "x", v: rebuilt })).v, v.new), v.name);
   }
 });
@@ -54,6 +55,7 @@ test("every patch vector rebuilds the new view, its hash and its canonical bytes
 test("the recorded session replays with every hash matching on every connection", () => {
   const session = load("session/session.json");
   const mirrors = new Map();
+  const rules = new Map(); // each connection's view hash rule, from its welcome (SPEC 4)
   let patches = 0;
   let fullViews = 0;
   for (const entry of session) {
@@ -64,9 +66,14 @@ test("the recorded session replays with every hash matching on every connection"
       assert.equal(toHex(encodeFrame(entry.frame)), bytes.toString("hex"), `frame ${entry.n}`);
       continue;
     }
+    if (frame.type === "welcome") rules.set(entry.connection, frame.hash_rule);
     if (typeof frame.room !== "string") continue;
     const key = `${entry.connection} ${frame.room}`;
-    if (!mirrors.has(key) && frame.type === "joined") mirrors.set(key, new Mirror(frame.room));
+    if (!mirrors.has(key) && frame.type === "joined") {
+      const mirror = new Mirror(frame.room);
+      mirror.hashRule = rules.get(entry.connection);
+      mirrors.set(key, mirror);
+    }
     const mirror = mirrors.get(key);
     if (!mirror) continue;
     const result = mirror.onFrame(frame);
@@ -74,11 +81,12 @@ test("the recorded session replays with every hash matching on every connection"
     assert.equal(result.needSync, false, `frame ${entry.n} needs no sync`);
     if (frame.type === "patch") {
       patches += 1;
-      assert.equal(viewHash(mirror.view), frame.hash);
+      assert.equal(viewHash(mirror.view, mirror.hashRule), frame.hash);
     }
     if (frame.view) fullViews += 1;
   }
   assert.ok(patches >= 30, `${patches} patches replayed`);
+  assert.deepEqual([...rules.values()].sort(), [1, 1, 2], "both rules are recorded");
   assert.ok(fullViews >= 3);
   for (const [key, mirror] of mirrors) {
     assert.equal(mirror.mismatches, 0, key);

@@ -42,7 +42,7 @@ export class Driver {
       this.sockets.push(await connect(this.url, (data, at) => this.frame(i, data, at)));
     }
     await Promise.all(
-      this.sockets.map((_, i) => this.request(i, { type: "hello", version: 1, client: "bench" })),
+      this.sockets.map((_, i) => this.request(i, { type: "hello", version: 1, client: "bench", hash_rule: 2 })),
     );
     await this.start();
   }

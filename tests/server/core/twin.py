@@ -15,6 +15,7 @@ from typing import Any, cast
 
 from protocol import messages as m
 from protocol.codec import decode
+from protocol.hashing import view_hash
 from protocol.patch import apply
 from server import logging as oasis_logging
 from server.clock import parse_clock
@@ -51,10 +52,11 @@ class Member:
     """What the core reads of a connection (its session, address and rooms), and the frames it
     was sent, decoded, with its view of the room kept by applying the patches."""
 
-    def __init__(self, session: str) -> None:
+    def __init__(self, session: str, hash_rule: int = 1) -> None:
         self.session = session
         self.ip = "10.0.0.1"
         self.rooms: dict[str, int | None] = {}
+        self.hash_rule = hash_rule
         self.frames: list[dict[str, Any]] = []
         self.view: Any = None
         self.rev = -1
@@ -76,6 +78,9 @@ class Member:
         elif frame["type"] == "patch":
             assert frame["rev"] == self.rev + 1, (frame["rev"], self.rev)
             self.view, self.rev = apply(self.view, frame["ops"]), frame["rev"]
+        if frame.get("hash") is not None and self.view is not None:
+            # Every hash the member gets follows the rule it asked for (SPEC section 4).
+            assert view_hash(self.view, self.hash_rule) == frame["hash"], frame["type"]
 
     @property
     def conn(self) -> CoreMember:
@@ -243,21 +248,21 @@ class Twin:
         return [type(e).__name__ for e in self.effects]
 
 
-def seated(twin: Twin, *names: str) -> list[Member]:
-    """Members who joined seats 0, 1, ... in order."""
+def seated(twin: Twin, *names: str, rules: tuple[int, ...] = ()) -> list[Member]:
+    """Members who joined seats 0, 1, ... in order (``rules``: their view hash rules; 1)."""
     members = []
     for index, name in enumerate(names):
-        member = Member(name)
+        member = Member(name, rules[index] if index < len(rules) else 1)
         answer = twin.request(member, {"type": "join", "seat": index, "name": name})
         assert answer == {} or answer["type"] != "error", answer
         members.append(member)
     return members
 
 
-def started(twin: Twin, *names: str) -> list[Member]:
+def started(twin: Twin, *names: str, rules: tuple[int, ...] = ()) -> list[Member]:
     """A room whose seats ``names`` hold, started by the first."""
     twin.open()
-    members = seated(twin, *names)
+    members = seated(twin, *names, rules=rules)
     assert twin.request(members[0], {"type": "start"})["type"] == "ack"
     return members
 
