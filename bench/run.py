@@ -44,7 +44,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -717,13 +717,15 @@ RULES_LEVELS: tuple[str, ...] = ("rules only", "+ game views", "+ encoded, hashe
   (``server.views.own_view``: labels, prompts, ``undo``), as the room asks for them;
 - ``+ encoded, hashed``: what SPEC section 4 asks of any server for those views, the plain way:
   the shared part encoded canonically once, each seat's own part once, and every audience's
-  document (the four seats' and the spectators') hashed whole, spliced from those bytes
-  (``protocol.hashing.DocumentHasher``, as the room does); the hashes alone are timed apart
-  on the documents of this level (``hash_us``: five BLAKE2b passes over each revision's
-  documents, which no server of the protocol avoids);
-- ``rules + views``: Oasis's ``Views.advance`` instead (the same views and hashes, plus the
-  diffs against the last views, the patches and one frame per audience; it encodes only the
-  fields that changed, so it may encode less than the level before).
+  document (the four seats' and the spectators') hashed under rule 1, whole, spliced from
+  those bytes (``protocol.hashing.DocumentHasher``, as the room does); the hashes alone are
+  timed apart on the documents of this level, under both rules (``hash_us``: rule 1, five
+  BLAKE2b passes over each revision's shared part, what a server owes clients that ask for
+  no rule; ``hash2_us``: rule 2, one pass and a short chained hash per seat);
+- ``rules + views``: Oasis's ``Views.advance`` instead, every seat's frame under rule 2, what
+  Oasis's clients ask for (the same views, plus the diffs against the last views, the patches
+  and one frame per audience; it encodes only the fields that changed, so it may encode less
+  than the level before).
 
 What comes before ``rules + views`` is owed to the rules and the protocol's hash, whoever
 serves them; the rest is the diffs and frames."""
@@ -765,7 +767,7 @@ def rules(args: argparse.Namespace) -> dict[str, Any]:
                     events = match.act(decision.seat, chooser.below(len(decision.choices)))
                     rev += 1
                     if views is not None:
-                        views.advance(rev, events)
+                        views.advance(rev, events, None, RULE_2)
                     elif level:
                         now = match.decision
                         shared = shared_part(game, match.state, now)
@@ -793,10 +795,12 @@ def rules(args: argparse.Namespace) -> dict[str, Any]:
             }
             hashes = ""
             if documents:
-                item["hash_us"] = _hashes_alone(documents, nothing)
+                item["hash_us"] = _hashes_alone(documents, nothing, 1)
+                item["hash2_us"] = _hashes_alone(documents, nothing, 2)
                 item["shared_bytes"] = statistics.mean(len(s) for s, _ in documents)
                 hashes = (
-                    f"; of which the hashes {item['hash_us']:.0f} us, over a shared part of "
+                    f"; of which the hashes {item['hash_us']:.0f} us under rule 1, "
+                    f"{item['hash2_us']:.0f} us under rule 2, over a shared part of "
                     f"{item['shared_bytes']:,.0f} B"
                 )
                 documents.clear()
@@ -808,23 +812,33 @@ def rules(args: argparse.Namespace) -> dict[str, Any]:
     return {"rules": out}
 
 
-def _hashes_alone(documents: list[tuple[bytes, list[bytes]]], nothing: bytes) -> float:
-    """CPU microseconds per revision of every audience's view hash, from its encoded parts
-    (best of five passes over ``documents``)."""
+RULE_2: Final = (2, 2, 2, 2)
+"""Every seat's frame under the view hash's rule 2 (SPEC section 4), as Oasis's clients ask."""
+
+
+def _hashes_alone(documents: list[tuple[bytes, list[bytes]]], nothing: bytes, rule: int) -> float:
+    """CPU microseconds per revision of every audience's view hash under ``rule``, from its
+    encoded parts (best of five passes over ``documents``)."""
     best = float("inf")
     for _ in range(5):
         started = time.process_time()
         for shared_enc, own_encs in documents:
-            _hash_audiences(shared_enc, own_encs, nothing)
+            _hash_audiences(shared_enc, own_encs, nothing, rule)
         best = min(best, time.process_time() - started)
     return 1e6 * best / len(documents)
 
 
-def _hash_audiences(shared_enc: bytes, own_encs: list[bytes], nothing: bytes) -> list[str]:
-    """Every audience's view hash of one revision (the seats', then the spectators'), spliced
-    from the encoded parts as the room does (``protocol.hashing.DocumentHasher``)."""
-    from protocol.hashing import DocumentHasher
+def _hash_audiences(
+    shared_enc: bytes, own_encs: list[bytes], nothing: bytes, rule: int = 1
+) -> list[str]:
+    """Every audience's view hash of one revision under ``rule`` (the seats', then the
+    spectators'), spliced from the encoded parts as the room does: rule 1 with
+    ``protocol.hashing.DocumentHasher``, rule 2 chained on the spectators' hash."""
+    from protocol.hashing import DocumentHasher, chained_hash, document_hash
 
+    if rule == 2:
+        spectators = document_hash({"shared": shared_enc, "own": nothing})
+        return [*(chained_hash(spectators, own_enc) for own_enc in own_encs), spectators]
     hasher = DocumentHasher({"shared": shared_enc}, "own")
     return [hasher.hash(own_enc) for own_enc in [*own_encs, nothing]]
 

@@ -13,8 +13,9 @@ spectator received, rendered the same way by :func:`line`):
   spectators got) and whether the replayed result (with the seats forfeited on time, as the room
   archives it) equals the stored one.
 
-The view hash is the live room's own (:meth:`server.views.Views.hash_for`, one rule,
-:mod:`protocol.hashing`): the spectators' document is the shared part beside the room-level
+The view hash is the live room's own (:meth:`server.views.Views.hash_for`,
+:mod:`protocol.hashing`; a spectator's hash is the same under both rules of SPEC section 4): the
+spectators' document is the shared part beside the room-level
 parts, so in a room with clocks it covers the final clock part too, as the archive's meta kept
 it (:func:`server.clock.stored_clocks`).
 

@@ -82,8 +82,10 @@ SURFACES: dict[str, set[str]] = {
         "parse_frame",
     },
     "protocol.hashing": {
+        "HASH_RULES",
         "DocumentHasher",
         "ViewHasher",
+        "chained_hash",
         "document_hash",
         "hash_bytes",
         "view_hash",

@@ -110,8 +110,11 @@ def test_lifecycle_tables_allow_only_their_transitions() -> None:
 
 
 def test_tokens_are_stored_as_digests_and_found_in_constant_time() -> None:
+    from tests.server.core.twin import Member
+
     seats = [Seat(0), Seat(1)]
-    token = seats[1].claim("ann", conn=None)  # type: ignore[arg-type]
+    token = seats[1].claim("ann", Member("ann", hash_rule=1))
+    assert seats[1].hash_rule == 1 and seats[0].hash_rule == 2  # (its holder's; none: 2)
     assert seats[1].token_digest == digest(token) and token.encode() not in seats[1].token_digest
     assert find_by_token(seats, token) is seats[1]
     assert find_by_token(seats, token + "x") is None
