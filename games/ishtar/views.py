@@ -157,7 +157,7 @@ def _memo(state: State, name: str, key: object, make: Any) -> Any:
 
 
 def _beds(state: State) -> tuple[list[JSON], dict[Hex, list[int]]]:
-    """Every flowerbed (cells sorted, beds by their first cell), and per fountain the flower
+    """Every flowerbed (cells sorted, beds in the order they were made), and per fountain the flower
     spaces each seat controls in its gardens (ISH-SCORE fountains); recomputed only when
     something was laid. The caller must not change what it gets."""
     found: tuple[list[JSON], dict[Hex, list[int]]] = _memo(
@@ -171,17 +171,21 @@ def _beds_now(state: State) -> tuple[list[JSON], dict[Hex, list[int]]]:
     players = len(state.players)
     spaces: dict[Hex, list[int]] = {f: [0] * players for f in state.terrain.fountain_cells}
     kept = _bed_entries(state)
-    order: list[tuple[int, int, int]] = []
-    for bed, cells in veg.beds.items():
+    out: list[JSON] = []
+    # Beds by id, the order they were made in (ids only grow and are never reused; a merge
+    # keeps one of the merged beds' ids): a new bed comes last and the others keep their
+    # places, so the positional diff (SPEC section 3) adds one entry instead of shifting every
+    # bed after it, as an order by first cell did.
+    for bed in sorted(veg.beds):
+        cells = veg.beds[bed]
         owner = veg.bed_owner.get(bed)
         entry = kept.get(bed)
         if entry is None or entry.size != len(cells) or entry.owner != owner:
             entry = kept[bed] = _bed_entry(state, cells, owner)
         if owner is not None:
             spaces[entry.fountain][owner] += len(cells)
-        order.append((entry.first[1], entry.first[0], bed))
-    order.sort()
-    return [kept[bed].json for _, _, bed in order], spaces
+        out.append(entry.json)
+    return out, spaces
 
 
 class _BedEntry:
@@ -189,14 +193,11 @@ class _BedEntry:
     merge, nothing is removed) and its id is never reused, so the entry holds while the bed has
     as many cells and the same owner."""
 
-    __slots__ = ("first", "fountain", "json", "owner", "size")
+    __slots__ = ("fountain", "json", "owner", "size")
 
-    def __init__(
-        self, size: int, owner: int | None, first: Hex, fountain: Hex, json: dict[str, JSON]
-    ) -> None:
+    def __init__(self, size: int, owner: int | None, fountain: Hex, json: dict[str, JSON]) -> None:
         self.size = size
         self.owner = owner
-        self.first = first
         self.fountain = fountain
         self.json = json
 
@@ -225,7 +226,7 @@ def _bed_entry(state: State, cells: list[Hex], owner: int | None) -> _BedEntry:
         "owner": owner,
         "fountain": hx(fountain),
     }
-    return _BedEntry(len(cells), owner, ordered[0], fountain, json)
+    return _BedEntry(len(cells), owner, fountain, json)
 
 
 def _fountains(state: State) -> list[JSON]:
