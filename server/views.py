@@ -56,6 +56,12 @@ _NO_KEPT: dict[str, Any] = {}
 _SHARED_DEPTH: Final = 2
 """Tracked: shared -> game -> each field of the game's view (a leaf). Measured best (deeper
 trees cost more Python calls than they save on these views of 1 to 5 KB)."""
+_SHARED_WHOLE_BELOW: Final = 256
+"""A shared part whose last encoding is shorter than this many bytes is tracked whole, as one
+leaf: one compiled encoding, and when it changed one diff of the decoded old value, cost less
+than a node per field (the tests' tiny card game: about 90 bytes). The same ops either way (a
+leaf's diff is :func:`protocol.patch.diff`'s); the one revision at which a growing part
+crosses the size is sent as one ``replace`` of ``/shared``, of about this many bytes."""
 _OWN_DEPTH: Final = 1
 """A seat's own part is tracked per entry (``seat``, ``private``, ``choices``, ``undo``): its
 choices change on their own, from none to a list, from one decision's list to the next's, or
@@ -170,7 +176,10 @@ class Views:
             for seat in range(self.players)
         ]
         shared = shared_part(match.game, match.state, decision)
-        self._shared = track(None, shared, _SHARED_DEPTH, work)
+        tree = track(None, shared, _SHARED_DEPTH, work)
+        if len(tree.enc) < _SHARED_WHOLE_BELOW:
+            tree = track(None, shared, 0, work)
+        self._shared = tree
         self._keep(shared)
         self._decider = None if decision is None else decision.seat
         return self._shared
@@ -258,7 +267,10 @@ class Views:
         decision = match.decision
         work = Work()
         shared = shared_part(match.game, match.state, decision)
-        tree = track(old, shared, _SHARED_DEPTH, work, self._kept)
+        if len(old.enc) < _SHARED_WHOLE_BELOW:  # (a small part: one leaf, never its kept fields)
+            tree = track(old, shared, 0, work)
+        else:
+            tree = track(old, shared, _SHARED_DEPTH, work, self._kept)
         shared_ops = diff_trees(old, tree, "/shared", work)
         self._keep(shared)
         for name, value in (parts or {}).items():

@@ -9,12 +9,13 @@ import msgpack
 import pytest
 
 import protocol.tree
+import server.views as views_module
 from games import registry
 from games.base import JSON, Choice, Decision, Event, Game, Match
 from games.rng import Rng
 from protocol.codec import canonical
 from protocol.hashing import view_hash
-from protocol.patch import apply
+from protocol.patch import apply, diff
 from server.views import Views
 
 
@@ -140,13 +141,15 @@ def test_a_list_that_grew_at_its_end_is_patched_with_adds_only(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Ishtar's ``laid``: the old list's bytes start the new list's, so the new items are
-    ``add``ed without decoding the old list; an item changed inside is not taken for growth."""
+    ``add``ed without decoding the old list; an item changed inside is not taken for growth.
+    (Thirty items: a shared part big enough to be tracked field by field, not whole.)"""
     game = _Scripted()
-    laid: list[Any] = [{"tile": f"t{i}", "at": [i, 0]} for i in range(10)]
+    laid: list[Any] = [{"tile": f"t{i}", "at": [i, 0]} for i in range(30)]
     game.shared = {"laid": laid}
     views = Views("r", _match(game), 1)
+    assert len(views.shared_enc) >= views_module._SHARED_WHOLE_BELOW
     docs = [views.full(0)[0]]
-    game.shared = {"laid": [*laid, {"tile": "t10", "at": [10, 0]}]}
+    game.shared = {"laid": [*laid, {"tile": "t30", "at": [30, 0]}]}
     decoded: list[bytes] = []
     unpack = protocol.tree.unpack
     monkeypatch.setattr(protocol.tree, "unpack", lambda data: decoded.append(data) or unpack(data))
@@ -156,16 +159,16 @@ def test_a_list_that_grew_at_its_end_is_patched_with_adds_only(
     revision = views.advance(1, [])
     assert decoded == []
     assert _ops(revision.seat_frames[0]) == [
-        {"op": "add", "path": "/shared/game/laid/10", "value": {"tile": "t10", "at": [10, 0]}}
+        {"op": "add", "path": "/shared/game/laid/30", "value": {"tile": "t30", "at": [30, 0]}}
     ]
     _check_frames(views, docs, revision.seat_frames)
-    changed = [{"tile": "t0", "at": [0, 1]}, *laid[1:], {"tile": "t10", "at": [10, 0]}, 3]
+    changed = [{"tile": "t0", "at": [0, 1]}, *laid[1:], {"tile": "t30", "at": [30, 0]}, 3]
     game.shared = {"laid": changed}
     revision = views.advance(2, [])
     assert decoded or not watched  # not a prefix: the old list was decoded and diffed
     assert _ops(revision.seat_frames[0]) == [
         {"op": "replace", "path": "/shared/game/laid/0/at/1", "value": 1},
-        {"op": "add", "path": "/shared/game/laid/11", "value": 3},
+        {"op": "add", "path": "/shared/game/laid/31", "value": 3},
     ]
     _check_frames(views, docs, revision.seat_frames)
 
@@ -218,3 +221,35 @@ def test_a_change_of_choices_is_always_one_replace_of_the_whole_list() -> None:
     revision = views.advance(len(steps) + 1, [])
     assert not [op for op in _ops(revision.seat_frames[0]) if op["path"].startswith("/own")]
     _check_frames(views, docs, revision.seat_frames)
+
+
+def test_a_small_shared_part_is_one_leaf_and_patched_exactly_as_it_grows_and_shrinks() -> None:
+    """A shared part under ``_SHARED_WHOLE_BELOW`` bytes is tracked whole (the tiny game's):
+    every revision's patch still rebuilds every audience's view and hash, across the revisions
+    at which the part grows past the size and shrinks back below it."""
+    game = _Scripted()
+    game.shared = {"log": [], "turn": 0}
+    views = Views("r", _match(game), 2)
+    docs = [views.full(s)[0] for s in range(2)]
+    watched = views.full(None)[0]
+    leaves = deep = crossings = 0
+    was_leaf = views.ensure().kids is None
+    last_size = len(views.shared_enc)
+    sizes = [*range(0, 40, 3), *range(40, 0, -7)]
+    for rev, n in enumerate(sizes, 1):
+        game.shared = {"log": [{"n": i, "text": "x" * (i % 5)} for i in range(n)], "turn": rev}
+        revision = views.advance(rev, [])
+        _check_frames(views, docs, revision.seat_frames)
+        leaf = views.ensure().kids is None
+        assert leaf == (last_size < views_module._SHARED_WHOLE_BELOW)  # (the last revision's)
+        last_size = len(views.shared_enc)
+        leaves, deep = leaves + leaf, deep + (not leaf)
+        ops = _ops(revision.spectator_frame)
+        new = views.full(None)[0]
+        if leaf == was_leaf:  # the diff's own ops, whole or field by field
+            assert ops == diff(watched, new)
+        else:  # the one revision that changes how the part is tracked: replaced whole
+            assert [op["path"] for op in ops] == ["/shared"]
+            crossings += 1
+        watched, was_leaf = new, leaf
+    assert leaves >= 3 and deep >= 3 and crossings == 2
