@@ -103,7 +103,7 @@ def digest_match(name: str, players: int, seed: int, decoded: bool = False) -> t
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--tree", type=Path, default=HERE, help="the checkout whose code runs")
-    parser.add_argument("--games", default="ishtar,yspahan")
+    parser.add_argument("--games", default="ishtar,yspahan", help="and tiny, the tests' card game")
     parser.add_argument("--seeds", type=int, default=8, help="matches per game and player count")
     parser.add_argument(
         "--decoded",
@@ -114,6 +114,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", type=Path)
     args = parser.parse_args(argv)
     sys.path.insert(0, str(args.tree.resolve()))
+    if "tiny" in args.games.split(","):  # (the tests' tiny card game, the peer comparison's)
+        from games import registry
+        from tests.games.tiny import TINY
+
+        if "tiny" not in registry.names():
+            registry.register(TINY)
     found: dict[str, str] = {}
     for name in args.games.split(","):
         start, revisions, undone = time.process_time(), 0, 0
