@@ -10,10 +10,10 @@ spectators' hash chained with the seat's own bytes (:func:`protocol.hashing.chai
 few dozen bytes), under rule 1 the whole document's
 (:class:`protocol.hashing.DocumentHasher`: what sorts before ``own`` is hashed once per
 revision, the shared part after it once per such seat). The spectators' frames are the same
-under both rules. A seat's own part is encoded whole first (one
-compiled call): when its bytes are those last sent, as for most seats at most revisions, it has
-no ops and keeps its tree without being tracked field by field; the seat that decides, and the
-one that did at the last revision, are tracked at once (their choices changed), and their
+under both rules. A seat's own part is encoded whole first (one compiled call): when its
+bytes are those last sent, as for most seats at most revisions, it has no ops and keeps its
+tree without being tracked field by field; the seat that decides, and the one that did at the
+last revision, are tracked at once (their choices changed), and their
 ``choices`` are replaced whole, never diffed (SPEC section 3, :data:`_WHOLE`): that op carries
 the new list's canonical bytes, which its tree holds already, not a second encoding of it.
 

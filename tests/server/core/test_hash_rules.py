@@ -44,12 +44,18 @@ def test_seats_of_either_rule_and_spectators_play_a_whole_match() -> None:
     assert eve.view == zed.view and eve.view["own"] is None
 
 
-def test_a_seats_buffered_frames_follow_its_last_connections_rule() -> None:
-    twin = Twin()
+def _one_seat_missed_a_revision(twin: Twin) -> tuple[list[Member], Member]:
+    """Seats of rules 2 and 1; the one not to move drops, and the other moves."""
     members = started(twin, "ann", "bob", rules=(2, 1))
     away = members[1 - to_move(twin)]
     twin.handle(Gone(), away)
     _act(twin, members)
+    return members, away
+
+
+def test_a_seats_buffered_frames_follow_its_last_connections_rule() -> None:
+    twin = Twin()
+    _, away = _one_seat_missed_a_revision(twin)
     back = Member("back", away.hash_rule)
     back.view, back.rev = away.view, away.rev
     joined = twin.request(back, {"type": "join", "token": _token(away), "rev": 0})
@@ -58,10 +64,7 @@ def test_a_seats_buffered_frames_follow_its_last_connections_rule() -> None:
 
 def test_a_resume_under_the_other_rule_gets_the_full_view() -> None:
     twin = Twin()
-    members = started(twin, "ann", "bob", rules=(2, 1))
-    away = members[1 - to_move(twin)]
-    twin.handle(Gone(), away)
-    _act(twin, members)
+    members, away = _one_seat_missed_a_revision(twin)
     other_rule = 3 - away.hash_rule
     back = Member("back", other_rule)
     joined = twin.request(back, {"type": "join", "token": _token(away), "rev": 0})
