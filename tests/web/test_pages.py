@@ -150,6 +150,8 @@ async def test_two_people_play_each_other_and_a_reload_resumes_the_seat(
     assert scores == (await finished_view(web, room))["scores"]
     for page in (ann, bob):
         assert await mismatches(page) == 0
+        # The seats' views were hashed under rule 2, the one the page asks for (SPEC 4).
+        assert await page.evaluate("oasis.session.hashRule") == 2
         await shoot(page, "play-tiny-final")
     token = await bob.evaluate(f"localStorage.getItem('oasis:seat:{room}')")
     assert token and '"seat":1' in token
