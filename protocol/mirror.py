@@ -18,7 +18,9 @@ began it, or of a full view minus its ``elapsed_ms``, or of the ``room`` frame t
 match. :meth:`Mirror.clock_left` turns it into each seat's time left now. The time of arrival is
 ``now`` of :meth:`Mirror.on_frame` (the monotonic clock when omitted).
 
-Any hash mismatch or patch that does not fit the view also asks for ``sync``. While a sync is
+Hashes are checked under the connection's view hash rule (:attr:`Mirror.hash_rule`, the one
+``welcome`` confirmed, SPEC section 4). Any hash mismatch or patch that does not fit the view
+also asks for ``sync``. While a sync is
 pending no second one is asked for, and patches still fill in when they line up. A ``joined``
 without a view (resume) keeps the view we hold: the missed patches follow it.
 
