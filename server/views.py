@@ -291,7 +291,7 @@ class Views:
         # Every audience's document differs in its own part only. The spectators' is hashed
         # once; a seat's under rule 2 is chained on it, under rule 1 hashed whole (what
         # precedes ``own`` once, by the hasher made for the first such seat).
-        spectator_hash = document_hash({**self.parts_enc, "shared": tree.enc, "own": _NONE})
+        spectator_hash = self._spectator_hash()
         hasher: DocumentHasher | None = None
         used = bytearray(self.players)
         frames: list[bytes] = []
