@@ -118,8 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         from games import registry
         from tests.games.tiny import TINY
 
-        if "tiny" not in registry.names():
-            registry.register(TINY)
+        registry.register(TINY)
     found: dict[str, str] = {}
     for name in args.games.split(","):
         start, revisions, undone = time.process_time(), 0, 0

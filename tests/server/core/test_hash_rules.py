@@ -11,17 +11,13 @@ from __future__ import annotations
 from protocol.hashing import view_hash
 from server.effects import Watch
 from server.room_state import Gone
-from tests.server.core.twin import Member, Twin, started, to_move
+from tests.server.core.twin import Member, Twin, started, to_move, token_of
 
 
 def _act(twin: Twin, members: list[Member]) -> None:
     mover = members[to_move(twin)]
     answer = twin.request(mover, {"type": "act", "rev": twin.core.rev, "choice": 0})
     assert answer["type"] == "ack", answer
-
-
-def _token(member: Member) -> str:
-    return str(next(f for f in member.frames if f["type"] == "joined")["token"])
 
 
 def test_seats_of_either_rule_and_spectators_play_a_whole_match() -> None:
@@ -58,7 +54,7 @@ def test_a_seats_buffered_frames_follow_its_last_connections_rule() -> None:
     _, away = _one_seat_missed_a_revision(twin)
     back = Member("back", away.hash_rule)
     back.view, back.rev = away.view, away.rev
-    joined = twin.request(back, {"type": "join", "token": _token(away), "rev": 0})
+    joined = twin.request(back, {"type": "join", "token": token_of(away), "rev": 0})
     assert joined["view"] is None and [p["rev"] for p in back.of_type("patch")] == [1]
 
 
@@ -67,7 +63,7 @@ def test_a_resume_under_the_other_rule_gets_the_full_view() -> None:
     members, away = _one_seat_missed_a_revision(twin)
     other_rule = 3 - away.hash_rule
     back = Member("back", other_rule)
-    joined = twin.request(back, {"type": "join", "token": _token(away), "rev": 0})
+    joined = twin.request(back, {"type": "join", "token": token_of(away), "rev": 0})
     assert joined["view"] is not None and joined["rev"] == twin.core.rev == 1
     assert joined["hash"] == view_hash(joined["view"], other_rule)
     assert not back.of_type("patch")

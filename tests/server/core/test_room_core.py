@@ -34,7 +34,7 @@ from server.room_state import (
 )
 from server.spectators import ReleaseDue
 from server.store import Action, RoomMeta, StoreError
-from tests.server.core.twin import EPOCH, Member, Twin, seated, started, to_move
+from tests.server.core.twin import EPOCH, Member, Twin, seated, started, to_move, token_of
 from tests.server.test_undo import _path
 
 
@@ -338,10 +338,6 @@ def test_a_wrong_token_is_refused_and_changes_nothing() -> None:
 # Resume ------------------------------------------------------------------------------------------
 
 
-def _token(member: Member) -> str:
-    return str(next(f for f in member.frames if f["type"] == "joined")["token"])
-
-
 def test_a_dropped_seat_resumes_with_only_the_missed_patches() -> None:
     twin = Twin()
     members = started(twin, "ann", "bob")
@@ -351,7 +347,7 @@ def test_a_dropped_seat_resumes_with_only_the_missed_patches() -> None:
     _act(twin, members[mover])
     back = Member("back")
     back.view, back.rev = away.view, away.rev  # the client kept its view at rev 0
-    joined = twin.request(back, {"type": "join", "token": _token(away), "rev": 0})
+    joined = twin.request(back, {"type": "join", "token": token_of(away), "rev": 0})
     assert joined["type"] == "joined" and joined["view"] is None and joined["rev"] == 0
     assert [p["rev"] for p in back.of_type("patch")] == [1]
     assert twin.core.seating.seats[1 - mover].conn is back.conn
@@ -361,7 +357,7 @@ def test_a_dropped_seat_resumes_with_only_the_missed_patches() -> None:
 def test_a_resume_after_the_buffer_moved_on_gets_the_full_view() -> None:
     twin = Twin(patch_buffer=1)
     members = started(twin, "ann", "bob")
-    token = _token(members[0])
+    token = token_of(members[0])
     for _ in range(3):
         _act(twin, _mover(twin, members))
     back = Member("ann again")
@@ -373,7 +369,7 @@ def test_resuming_elsewhere_takes_the_seat_from_the_old_connection() -> None:
     twin = Twin()
     ann, _ = started(twin, "ann", "bob")
     new = Member("ann's phone")
-    twin.request(new, {"type": "join", "token": _token(ann)})
+    twin.request(new, {"type": "join", "token": token_of(ann)})
     assert twin.core.seating.seats[0].conn is new.conn and "r1" not in ann.rooms
     told = ann.of_type("error")[-1]
     assert told["code"] == "not_allowed" and "resumed elsewhere" in told["message"]
@@ -508,7 +504,7 @@ def test_seat_chat_reaches_delayed_spectators_after_the_delay_theirs_at_once() -
 def test_a_gone_player_is_replaced_by_a_bot_after_the_grace_and_gets_the_seat_back() -> None:
     twin = Twin(grace=60.0)
     ann, bob = started(twin, "ann", "bob")
-    token = _token(bob)
+    token = token_of(bob)
     twin.handle(Gone(), bob)
     twin.advance(59.9)
     assert not twin.core.seating.seats[1].standin
@@ -530,7 +526,7 @@ def test_a_player_back_within_the_grace_period_is_never_replaced() -> None:
     _, bob = started(twin, "ann", "bob")
     twin.handle(Gone(), bob)
     twin.advance(30.0)
-    twin.request(Member("bob again"), {"type": "join", "token": _token(bob)})
+    twin.request(Member("bob again"), {"type": "join", "token": token_of(bob)})
     twin.advance(60.0)
     assert not twin.core.seating.seats[1].standin  # the timer of the earlier absence fired, void
 

@@ -259,6 +259,11 @@ def seated(twin: Twin, *names: str, rules: tuple[int, ...] = ()) -> list[Member]
     return members
 
 
+def token_of(member: Member) -> str:
+    """The seat token ``member`` was given when it joined."""
+    return str(next(f for f in member.frames if f["type"] == "joined")["token"])
+
+
 def started(twin: Twin, *names: str, rules: tuple[int, ...] = ()) -> list[Member]:
     """A room whose seats ``names`` hold, started by the first."""
     twin.open()
