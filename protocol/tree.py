@@ -2,11 +2,13 @@
 between two versions of a document made from those bytes.
 
 A :class:`Tree` is one value as canonically encoded (``enc``) and, down to a fixed depth, one
-tree per child (``kids``): a map's by key, a list's by position. :func:`track` gives the tree of
-a new version of a value, sharing every unchanged part with the previous tree, so a version
-re-sorts and re-encodes only what changed; the spliced bytes are exactly
-:func:`protocol.codec.canonical` of the whole value (:func:`protocol.codec.canonical_map` and
-:func:`protocol.codec.canonical_array` are the one splicer). Both sides of the wire use it:
+tree per child (``kids``): a map's by key, in canonical key order, a list's by position.
+:func:`track` gives the tree of a new version of a value, sharing every unchanged part with the
+previous tree, so a version re-sorts and re-encodes only what changed; the spliced bytes are
+exactly :func:`protocol.codec.canonical` of the whole value (the codec's header and key writers,
+:func:`protocol.codec.map_header`, :func:`protocol.codec.canonical_key` and
+:func:`protocol.codec.canonical_array`, write everything but the kept bytes). Both sides of the
+wire use it:
 
 - the server (:mod:`server.views`) keeps no decoded copy of a view between revisions (an engine
   may hand out lists that it later mutates, and bytes are invisible to the garbage collector)
@@ -32,7 +34,7 @@ from protocol.codec import (
     array_length,
     canonical,
     canonical_array,
-    canonical_map,
+    canonical_key,
     map_header,
     pack,
     unpack,
@@ -122,9 +124,12 @@ def track(
         old = None if prev is None else prev.kids
         known: dict[str, Tree] = old if type(old) is dict else {}
         was = before if type(before) is dict else _NO_KEYS
+        # The kids in canonical key order: the previous node's when the keys are the same (the
+        # usual case), so that neither this nor the splice sorts them again.
+        order = known if known and known.keys() == value.keys() else sorted(value)
         kids = {
-            key: track(known.get(key), child, depth - 1, work, was.get(key, _MISSING), small)
-            for key, child in value.items()
+            key: track(known.get(key), value[key], depth - 1, work, was.get(key, _MISSING), small)
+            for key in order
         }
         if (  # the same map as before (a leaf or a list before is not: even an empty one)
             prev is not None
@@ -133,7 +138,7 @@ def track(
             and all(kid is known.get(key) for key, kid in kids.items())
         ):
             return prev
-        return Tree(canonical_map({key: kid.enc for key, kid in kids.items()}), kids)
+        return Tree(_spliced_map(kids), kids)
     if depth and kind is list:
         old = None if prev is None else prev.kids
         had: list[Tree] = old if type(old) is list else []
@@ -172,6 +177,16 @@ def track(
     if kind is dict or kind is list or kind is tuple:
         work.sizes[id(value)] = len(enc)
     return node
+
+
+def _spliced_map(kids: dict[str, Tree]) -> bytes:
+    """:func:`protocol.codec.canonical_map` of the kids' bytes, whose keys are in canonical
+    order already (:func:`track` keeps them so): the same bytes, without sorting."""
+    parts = [map_header(len(kids))]
+    for key, kid in kids.items():
+        parts.append(canonical_key(key))
+        parts.append(kid.enc)
+    return b"".join(parts)
 
 
 _NOTHING_WHOLE: frozenset[str] = frozenset()
