@@ -126,9 +126,10 @@ def track(
         was = before if type(before) is dict else _NO_KEYS
         # The kids in canonical key order: the previous node's when the keys are the same (the
         # usual case), so that neither this nor the splice sorts them again.
-        order = known if known and known.keys() == value.keys() else sorted(value)
+        mapping: dict[str, Any] = value  # (typed: compiled, the dict's own fast operations)
+        order = known if known and known.keys() == mapping.keys() else sorted(mapping)
         kids = {
-            key: track(known.get(key), value[key], depth - 1, work, was.get(key, _MISSING), small)
+            key: track(known.get(key), mapping[key], depth - 1, work, was.get(key, _MISSING), small)
             for key in order
         }
         if (  # the same map as before (a leaf or a list before is not: even an empty one)
@@ -145,6 +146,7 @@ def track(
         n = len(had)
         items_before = before if type(before) is list else _NO_ITEMS
         m = len(items_before)
+        children: list[Any] = value
         items = [
             track(
                 had[i] if i < n else None,
@@ -154,7 +156,7 @@ def track(
                 items_before[i] if i < m else _MISSING,
                 small,
             )
-            for i, child in enumerate(value)
+            for i, child in enumerate(children)
         ]
         if (
             prev is not None
