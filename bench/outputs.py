@@ -20,7 +20,10 @@ that the same script makes the digests of both::
 
 ``--decoded`` (on both sides) compares what the frames decode to instead of their bytes: for a
 change that only orders keys otherwise inside a frame (a seat's choices, spliced from their
-canonical bytes since 2026-12-06).
+canonical bytes since 2026-12-06). ``--unordered`` (on both sides) also takes each frame's
+ops in the order of their canonical bytes: for a change that only sends the ops of one map's
+keys in another order (tracked maps in canonical key order, 2026-12-06); the frames' view
+hashes and every audience's view document are still compared as they are.
 """
 
 from __future__ import annotations
@@ -36,11 +39,14 @@ from typing import Any
 HERE = Path(__file__).resolve().parents[1]
 
 
-def digest_match(name: str, players: int, seed: int, decoded: bool = False) -> tuple[str, int, int]:
+def digest_match(
+    name: str, players: int, seed: int, decoded: bool = False, unordered: bool = False
+) -> tuple[str, int, int]:
     """The digest of one seeded match, its number of revisions and of undos among them.
 
     ``decoded``: the frames count by what they decode to (their canonical encoding), not by
-    their bytes, so that a change of the order of keys inside a frame alone changes nothing."""
+    their bytes, so that a change of the order of keys inside a frame alone changes nothing;
+    ``unordered``: that, with each frame's ops in the order of their canonical bytes."""
     from games import registry
     from games.base import Match, audience_view
     from games.rng import Rng
@@ -94,7 +100,12 @@ def digest_match(name: str, players: int, seed: int, decoded: bool = False) -> t
         rev += 1
         revision = views.advance(rev, events)
         for frame in (*revision.seat_frames, revision.spectator_frame):
-            h.update(canonical(unpack(frame)) if decoded else frame)
+            if unordered:
+                body = unpack(frame)
+                body["ops"] = sorted(body["ops"], key=canonical)
+                h.update(canonical(body))
+            else:
+                h.update(canonical(unpack(frame)) if decoded else frame)
         feed("spectator_hash", revision.spectator_hash)
         feed_views()
     return h.hexdigest(), rev, undos
@@ -110,6 +121,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="compare the frames decoded (their canonical bytes): key order inside them aside",
     )
+    parser.add_argument(
+        "--unordered",
+        action="store_true",
+        help="as --decoded, each frame's ops in the order of their canonical bytes",
+    )
     parser.add_argument("--write", type=Path)
     parser.add_argument("--check", type=Path)
     args = parser.parse_args(argv)
@@ -124,7 +140,9 @@ def main(argv: list[str] | None = None) -> int:
         start, revisions, undone = time.process_time(), 0, 0
         for players in (2, 3, 4):
             for seed in range(1, args.seeds + 1):
-                digest, revs, undos = digest_match(name, players, seed, args.decoded)
+                digest, revs, undos = digest_match(
+                    name, players, seed, args.decoded, args.unordered
+                )
                 found[f"{name}/{players}/{seed}"] = digest
                 revisions, undone = revisions + revs, undone + undos
         print(
