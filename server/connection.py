@@ -35,10 +35,11 @@ import asyncio
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from enum import Enum
-from typing import Any
+from typing import Any, Final
 
 from websockets.asyncio.server import ServerConnection, broadcast
-from websockets.protocol import OPEN
+from websockets.protocol import CLOSED, OPEN
+from websockets.server import ServerProtocol
 
 from protocol.errors import ErrorCode, RequestError
 from protocol.frames import ServerFrame, encode_frame
@@ -61,6 +62,20 @@ def ws_frame(data: bytes) -> bytes:
     return b"\x82\x7f" + n.to_bytes(8, "big") + data
 
 
+def _plain_state() -> bool:
+    """Whether websockets' ``Protocol.state`` only reads and writes its ``_state`` attribute (as
+    in websockets 15 to 17; checked on a fresh protocol), so that :func:`_direct` may read that
+    attribute: the property is an interpreted call, about half of the check's cost per frame."""
+    probe = ServerProtocol()
+    if getattr(probe, "_state", None) is not probe.state:
+        return False
+    probe.state = CLOSED
+    return getattr(probe, "_state", None) is CLOSED and probe.state is CLOSED
+
+
+_PLAIN_STATE: Final = _plain_state()
+
+
 def _direct(ws: ServerConnection) -> bool:
     """Whether a frame of ours may be written straight to ``ws``'s transport now: the protocol
     is OPEN (not closing: nothing may follow a close frame), no extension was negotiated (a
@@ -71,7 +86,7 @@ def _direct(ws: ServerConnection) -> bool:
     ``ws.send``)."""
     protocol = ws.protocol
     return (
-        protocol.state is OPEN
+        (protocol._state if _PLAIN_STATE else protocol.state) is OPEN
         and not protocol.extensions
         and not protocol.writes
         and not ws.transport.is_closing()
