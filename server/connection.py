@@ -35,11 +35,10 @@ import asyncio
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from enum import Enum
-from typing import Any, Final
+from typing import Any
 
 from websockets.asyncio.server import ServerConnection, broadcast
-from websockets.protocol import CLOSED, OPEN
-from websockets.server import ServerProtocol
+from websockets.protocol import OPEN
 
 from protocol.errors import ErrorCode, RequestError
 from protocol.frames import ServerFrame, encode_frame
@@ -62,20 +61,6 @@ def ws_frame(data: bytes) -> bytes:
     return b"\x82\x7f" + n.to_bytes(8, "big") + data
 
 
-def _plain_state() -> bool:
-    """Whether websockets' ``Protocol.state`` only reads and writes its ``_state`` attribute (as
-    in websockets 15 to 17; checked on a fresh protocol), so that :func:`_direct` may read that
-    attribute: the property is an interpreted call, about half of the check's cost per frame."""
-    probe = ServerProtocol()
-    if getattr(probe, "_state", None) is not probe.state:
-        return False
-    probe.state = CLOSED
-    return getattr(probe, "_state", None) is CLOSED and probe.state is CLOSED
-
-
-_PLAIN_STATE: Final = _plain_state()
-
-
 def _direct(ws: ServerConnection) -> bool:
     """Whether a frame of ours may be written straight to ``ws``'s transport now: the protocol
     is OPEN (not closing: nothing may follow a close frame), no extension was negotiated (a
@@ -86,7 +71,7 @@ def _direct(ws: ServerConnection) -> bool:
     ``ws.send``)."""
     protocol = ws.protocol
     return (
-        (protocol._state if _PLAIN_STATE else protocol.state) is OPEN
+        protocol.state is OPEN
         and not protocol.extensions
         and not protocol.writes
         and not ws.transport.is_closing()

@@ -156,13 +156,6 @@ def test_a_frame_is_framed_as_websockets_frames_it_at_every_length_boundary() ->
         assert ws_frame(data) == Frame(Opcode.BINARY, data).serialize(mask=False), n
 
 
-def test_the_direct_write_reads_the_protocol_state_where_websockets_keeps_it() -> None:
-    """rules-checklist: none (transport). The installed websockets keeps a protocol's state in
-    ``_state`` behind its ``state`` property, so the direct write's check reads the attribute
-    (a newer websockets that does otherwise turns the fast read off: this fails to say so)."""
-    assert connection._PLAIN_STATE is True
-
-
 async def test_every_frame_is_written_whole_and_in_order_straight_to_the_transport(
     make_app: MakeApp, make_client: MakeClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -325,7 +318,7 @@ class _Transport:
 
 def _stand_in(limit: int, takes: int) -> tuple[Connection, _Transport]:
     transport = _Transport(takes)
-    protocol = SimpleNamespace(state=OPEN, _state=OPEN, extensions=[], writes=[])
+    protocol = SimpleNamespace(state=OPEN, extensions=[], writes=[])
     ws: Any = SimpleNamespace(protocol=protocol, transport=transport)
     conn = Connection(
         "s", ws, "ip", TokenBucket(10, 10), SendBuffer(limit, 60.0), Metrics(), 1.0, lambda c: None
