@@ -25,7 +25,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import msgpack
 import ormsgpack
@@ -138,7 +138,7 @@ def decode(data: object, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
 
     ``data`` is whatever the socket gave (a text frame is a ``str``): typed ``object`` so that a
     compiled build (``scripts/build-compiled``) checks it here too, not at the call."""
-    if not isinstance(data, bytes | bytearray | memoryview):
+    if not isinstance(data, (bytes, bytearray, memoryview)):  # (a tuple: no union made per call)
         raise FrameError(ErrorCode.TEXT_FRAME, "frames are binary msgpack, not text")
     if len(data) > limits.max_frame_bytes:
         raise FrameError(
@@ -189,33 +189,38 @@ def decode(data: object, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
 
 def check_value(value: object, limits: Limits = DEFAULT_LIMITS) -> None:
     """Check depth, types and string keys of a decoded value without recursion."""
+    max_depth = limits.max_depth
+    scalars = _SCALARS
     stack: list[tuple[object, int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()
         kind = type(item)
         if kind is dict:
-            if depth > limits.max_depth:
-                raise FrameError(ErrorCode.TOO_DEEP, f"nesting deeper than {limits.max_depth}")
-            for key, child in item.items():  # type: ignore[attr-defined]
+            if depth > max_depth:
+                raise FrameError(ErrorCode.TOO_DEEP, f"nesting deeper than {max_depth}")
+            mapping = cast(dict[object, object], item)  # (typed: compiled, the dict's own loop)
+            for key, child in mapping.items():
                 if type(key) is not str:
                     raise FrameError(ErrorCode.BAD_TYPE, "map keys must be strings")
-                if type(child) in (dict, list):
+                ct = type(child)
+                if ct is dict or ct is list:
                     stack.append((child, depth + 1))
-                elif type(child) not in _SCALARS:
-                    raise FrameError(ErrorCode.BAD_TYPE, f"{type(child).__name__} not allowed")
+                elif ct not in scalars:
+                    raise FrameError(ErrorCode.BAD_TYPE, f"{ct.__name__} not allowed")
         elif kind is list:
-            if depth > limits.max_depth:
-                raise FrameError(ErrorCode.TOO_DEEP, f"nesting deeper than {limits.max_depth}")
-            for child in item:  # type: ignore[attr-defined]
-                if type(child) in (dict, list):
+            if depth > max_depth:
+                raise FrameError(ErrorCode.TOO_DEEP, f"nesting deeper than {max_depth}")
+            for child in cast(list[object], item):
+                ct = type(child)
+                if ct is dict or ct is list:
                     stack.append((child, depth + 1))
-                elif type(child) not in _SCALARS:
-                    raise FrameError(ErrorCode.BAD_TYPE, f"{type(child).__name__} not allowed")
-        elif kind not in _SCALARS:
+                elif ct not in scalars:
+                    raise FrameError(ErrorCode.BAD_TYPE, f"{ct.__name__} not allowed")
+        elif kind not in scalars:
             raise FrameError(ErrorCode.BAD_TYPE, f"{kind.__name__} not allowed")
 
 
-_SCALARS = frozenset({type(None), bool, int, float, str})
+_SCALARS: Final = frozenset({type(None), bool, int, float, str})
 
 
 def _sorted(value: Any) -> Any:

@@ -17,7 +17,7 @@ import builtins
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any, Final, TypeAlias
 
 from protocol.errors import ErrorCode, RequestError
 
@@ -59,7 +59,7 @@ __all__ = [
 RequestId: TypeAlias = int | str | None
 """What a client puts in ``id`` and the answer echoes: an int or a short string."""
 
-MAX_ID_CHARS = 64
+MAX_ID_CHARS: Final = 64
 MAX_NAME_CHARS = 32
 MAX_ROOM_CHARS = 64
 MAX_TOKEN_CHARS = 128
@@ -414,7 +414,7 @@ def _chat(f: _Fields, rid: RequestId) -> Chat:
     return Chat(rid, f.room(), text)
 
 
-_PARSERS: dict[str, Callable[[_Fields, RequestId], Request]] = {
+_PARSERS: Final[dict[str, Callable[[_Fields, RequestId], Request]]] = {
     "hello": _hello,
     "list_rooms": _list_rooms,
     "create": _create,
