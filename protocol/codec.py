@@ -190,7 +190,6 @@ def decode(data: object, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
 def check_value(value: object, limits: Limits = DEFAULT_LIMITS) -> None:
     """Check depth, types and string keys of a decoded value without recursion."""
     max_depth = limits.max_depth
-    scalars = _SCALARS
     stack: list[tuple[object, int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()
@@ -205,7 +204,7 @@ def check_value(value: object, limits: Limits = DEFAULT_LIMITS) -> None:
                 ct = type(child)
                 if ct is dict or ct is list:
                     stack.append((child, depth + 1))
-                elif ct not in scalars:
+                elif ct not in _SCALARS:
                     raise FrameError(ErrorCode.BAD_TYPE, f"{ct.__name__} not allowed")
         elif kind is list:
             if depth > max_depth:
@@ -214,9 +213,9 @@ def check_value(value: object, limits: Limits = DEFAULT_LIMITS) -> None:
                 ct = type(child)
                 if ct is dict or ct is list:
                     stack.append((child, depth + 1))
-                elif ct not in scalars:
+                elif ct not in _SCALARS:
                     raise FrameError(ErrorCode.BAD_TYPE, f"{ct.__name__} not allowed")
-        elif kind not in scalars:
+        elif kind not in _SCALARS:
             raise FrameError(ErrorCode.BAD_TYPE, f"{kind.__name__} not allowed")
 
 

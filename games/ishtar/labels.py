@@ -241,12 +241,9 @@ def describe(state: State, decision: Decision) -> list[Choice]:
     out: list[Choice] = []
     for c in decision.choices:
         kind = str(c["kind"])
+        words = CHOICES.get(kind)
         shown = dict(c)
-        if kind == "position":  # (most choices of a match: a direct call, compiled)
-            shown["label"] = _position(state, c)
-        else:
-            words = CHOICES.get(kind)
-            shown["label"] = words(state, c) if words else kind
+        shown["label"] = words(state, c) if words else kind
         out.append(shown)
     return out
 
