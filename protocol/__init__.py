@@ -22,7 +22,7 @@ from protocol import codec, errors, frames, hashing, messages, mirror, patch, po
 
 PROTOCOL_VERSION = 1
 """The major version: ``hello.version`` must equal it."""
-PROTOCOL_MINOR = 4
+PROTOCOL_MINOR = 5
 """The minor version, in ``welcome.minor``: what this server adds to version 1 without breaking
 a client of an older minor (SPEC "Versions")."""
 

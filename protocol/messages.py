@@ -43,6 +43,7 @@ __all__ = [
     "ListRooms",
     "Ping",
     "Quick",
+    "Rematch",
     "Replay",
     "Request",
     "RequestId",
@@ -151,6 +152,15 @@ class Leave:
 
 
 @dataclass(frozen=True, slots=True)
+class Rematch:
+    """The next match with the same players (SPEC section 9): a new room with the finished
+    room's settings, every member moved into it."""
+
+    id: RequestId
+    room: str
+
+
+@dataclass(frozen=True, slots=True)
 class Start:
     id: RequestId
     room: str
@@ -221,9 +231,11 @@ Request: TypeAlias = (
     | Chat
     | Ping
     | Replay
+    | Rematch
 )
-RoomRequest: TypeAlias = Join | Spectate | Leave | Start | Act | Undo | Sync | Chat
-"""Requests the lobby hands to one room's inbox (they all carry ``room``)."""
+RoomRequest: TypeAlias = Join | Spectate | Leave | Start | Act | Undo | Sync | Chat | Rematch
+"""Requests about one room (they all carry ``room``): the lobby hands them to the room's inbox,
+but ``rematch``, which makes a new room and so is the lobby's own."""
 
 
 class _Fields:
@@ -422,6 +434,7 @@ _PARSERS: Final[dict[str, Callable[[_Fields, RequestId], Request]]] = {
     "quick": _quick,
     "spectate": _spectate,
     "leave": lambda f, rid: Leave(rid, f.room()),
+    "rematch": lambda f, rid: Rematch(rid, f.room()),
     "start": lambda f, rid: Start(rid, f.room(), f.bool_("bots", False)),
     "act": _act,
     "undo": lambda f, rid: Undo(rid, f.room(), f.need_int("rev")),

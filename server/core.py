@@ -20,7 +20,8 @@ given what it needs when the core builds them (the room's :class:`~server.room_s
 - :class:`~server.room_state.Lifecycle`: the one place the state changes, by the table of
   :mod:`server.room_state` (the ``rooms`` gauge, the quotas given back);
 
-- :class:`~server.membership.Membership`: join, resume, spectate, sync, leave, gone, stand-ins;
+- :class:`~server.membership.Membership`: join, resume, spectate, sync, leave, gone, stand-ins,
+  a rematch's members moving in and out;
 - :class:`~server.play.Play`: start, choices, undo (the order of a choice's effects is the
   room's rules made visible: stored, applied, fanned out, acknowledged, then snapshotted), with
   its :class:`~server.autoplay.Autoplay`: bots, a replay's script, timeouts;
@@ -65,6 +66,7 @@ from server.metrics import Metrics
 from server.play import Play
 from server.quotas import Holdings, Quotas
 from server.room_state import (
+    Admit,
     Announce,
     BotTurn,
     Command,
@@ -72,6 +74,7 @@ from server.room_state import (
     Gone,
     Internal,
     Lifecycle,
+    Moved,
     Reap,
     Refinish,
     RelayedChat,
@@ -285,6 +288,8 @@ class RoomCore:
         elif isinstance(command, Refinish):
             if self.status.finish_pending is None:
                 yield from self.upkeep.archive(play.result())
+        elif isinstance(command, Moved):
+            membership.moved(command)
         else:
             assert conn is not None, type(command).__name__
             watching = conn in self.spectators
@@ -306,6 +311,9 @@ class RoomCore:
                 yield from self.chat.chat(conn, command, play.rev)
             elif isinstance(command, Gone):
                 yield from membership.gone(conn)
+            elif isinstance(command, Admit):
+                yield from membership.admit(conn, command)
+                self.upkeep.present(membership.here())
 
     # Lifecycle --------------------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 """One parsed request of a connection to what serves it: the connection itself (``hello``,
-``ping``), the lobby (listing, ``create``, ``replay``, ``quick``), the cluster or the relay when
-another node holds the room, else the room's inbox.
+``ping``), the lobby (listing, ``create``, ``replay``, ``quick``, ``rematch``), the cluster or
+the relay when another node holds the room, else the room's inbox.
 
 :func:`handle_now` serves, without awaiting, every request that needs no await (``hello``,
 ``ping``, a listing of this node only, a request of a room this node serves, see
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 SERVER_NAME = "oasis/0.1"
 
-_AWAITED = (m.Create, m.Replay, m.Quick)
+_AWAITED = (m.Create, m.Replay, m.Quick, m.Rematch)
 """Requests that always await (the store, the lobby's quick search)."""
 
 
@@ -85,7 +85,7 @@ def handle_now(app: App, conn: Connection, req: m.Request) -> None:
         listing, after = app.lobby.page(req)
         conn.send(f.Rooms(req.id, listing, after))
     else:
-        assert not isinstance(req, (m.Create, m.Replay, m.Quick))
+        assert not isinstance(req, _AWAITED)
         if isinstance(req, m.Start) and req.bots:
             app.quotas.spend("create", conn.session, conn.ip)
         app.lobby.get(req.room).submit(conn, req)
@@ -127,7 +127,10 @@ async def dispatch(app: App, conn: Connection, req: m.Request) -> None:
             return
         if app.cluster is not None and await app.cluster.route(conn, req.room, req.id):
             return
-        app.lobby.get(req.room).submit(conn, req)
+        if isinstance(req, m.Rematch):
+            await app.lobby.rematch(req, conn)
+        else:
+            app.lobby.get(req.room).submit(conn, req)
 
 
 async def _relayed(app: App, conn: Connection, req: m.RoomRequest) -> bool:

@@ -3,7 +3,8 @@
 :class:`Effector` is part of the actor (:mod:`server.room`): given one list of effects that
 :meth:`server.core.RoomCore.handle` returned, it writes the frames to the sockets (the
 spectators' through the room's :class:`~server.fanout.Fanout`), hands spectator frames to the
-relay, arms and posts the room's own commands on its inbox (:mod:`server.inbox`), counts the
+relay, arms and posts the room's own commands on its inbox (:mod:`server.inbox`) and forwards
+those for another room of the node to the lobby (a rematch's), counts the
 revisions in the metrics, tells the lobby a room closed, and makes the store calls through the
 keeper (:meth:`server.keeper.Keeper.carry_out`), whose answer goes back to the core.
 
@@ -33,6 +34,7 @@ from server.effects import (
     Done,
     Effect,
     Failed,
+    Forward,
     Keep,
     Post,
     Publish,
@@ -47,6 +49,7 @@ from server.metrics import Metrics
 
 if TYPE_CHECKING:
     from server.room import Room
+    from server.room_state import Internal
 
 
 class Effector:
@@ -66,6 +69,9 @@ class Effector:
     ) -> None:
         self.publish: Callable[[Room, bytes, bytes], None] | None = None
         """The relay's publisher (:mod:`server.relay`): the spectator frames for other nodes."""
+        self.forward: Callable[[str, Internal], None] | None = None
+        """Posts a command to another room of the node (:class:`~server.effects.Forward`; the
+        lobby's)."""
         self._room = room
         self._core = core
         self._fanout = fanout
@@ -141,6 +147,9 @@ class Effector:
             self._inbox.later(effect.delay, effect.command)
         elif isinstance(effect, Post):
             self._inbox.post(effect.command)
+        elif isinstance(effect, Forward):
+            if self.forward is not None:
+                self.forward(effect.room, effect.command)
         elif isinstance(effect, Revised):
             self._revised(effect)
         elif isinstance(effect, Closed):

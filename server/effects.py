@@ -99,6 +99,15 @@ class Post:
     command: Internal
 
 
+@dataclass(slots=True)
+class Forward:
+    """Post ``command`` to another room of this node, ``room`` (a rematch's new room tells the
+    finished one who moved out: :class:`~server.room_state.Moved`); nothing if it is gone."""
+
+    room: str
+    command: Internal
+
+
 @dataclass(slots=True, init=False)
 class Revised:
     """A revision went out (for the metrics: its spectator frame's size)."""
@@ -213,7 +222,7 @@ class Failed:
 StoreEffect = Append | StoreSeats | Keep | Finish | Retire | Landed | AppendChat | Breathe
 """Effects the core waits for (always the last of a list; answered with Done or Failed), but a
 :class:`Keep` that does not wait (``waits`` False)."""
-Effect = Send | Watch | Publish | Arm | Post | Revised | Closed | StoreEffect
+Effect = Send | Watch | Publish | Arm | Post | Forward | Revised | Closed | StoreEffect
 Answer = Done | Failed
 Steps = Generator[Effect, Any, None]
 """A command being handled: yields the store effects it waits for, gets their answers."""

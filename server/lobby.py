@@ -25,6 +25,7 @@ so there the cap slows a failing room down to one rebuild per round rather than 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import secrets
 from collections.abc import Callable
 from typing import Any
@@ -44,7 +45,7 @@ from server.metrics import Metrics
 from server.quotas import Holdings, Quotas
 from server.recovery import rebuild
 from server.room import Room
-from server.room_state import RoomSettings, RoomState
+from server.room_state import Admit, Internal, RoomSettings, RoomState
 from server.store import (
     ArchiveRecord,
     CorruptRecordError,
@@ -158,9 +159,6 @@ class Lobby:
             )
         if req.bots > req.players:
             raise RequestError(ErrorCode.BAD_REQUEST, "create: more 'bots' than players")
-        clock = parse_clock(req.clock)
-        seed = req.seed if req.seed is not None else secrets.randbits(63)
-        match = Match(game, game.setup(req.players, options, seed))
         settings = RoomSettings(
             game=game.name,
             players=req.players,
@@ -171,11 +169,27 @@ class Lobby:
             quick=quick,
             host=host,
             bot=req.bot,
-            clock=clock,
+            clock=parse_clock(req.clock),
         )
+        bots = range(req.players - req.bots, req.players)
+        return await self._make(settings, req.seed, bots, conn)
+
+    async def _make(
+        self,
+        settings: RoomSettings,
+        seed: int | None,
+        bots: range | list[int],
+        conn: Connection | None,
+    ) -> Room:
+        """A new room of ``settings`` (``seed`` None: a random one), server bots in the seats
+        ``bots``, stored, then served here (counted in ``conn``'s quotas, if any)."""
+        game = registry.get(settings.game)
+        seed = seed if seed is not None else secrets.randbits(63)
+        match = Match(game, game.setup(settings.players, settings.options, seed))
         room = self._room(secrets.token_hex(5), settings, match, seed)
-        for seat in room.seats[req.players - req.bots :]:
-            seat.bot, seat.name, seat.bot_kind = True, f"bot {seat.index + 1}", req.bot
+        for index in bots:
+            seat = room.seats[index]
+            seat.bot, seat.name, seat.bot_kind = True, f"bot {seat.index + 1}", settings.bot
         meta = room.meta(seed=seed)
         held = self._holdings(conn)
         # While the store writes the room, it is live there but not in ``rooms`` yet: the
@@ -192,6 +206,49 @@ class Lobby:
         room.hold(held)
         self._add(room)
         return room
+
+    async def rematch(self, req: m.Rematch, conn: Connection) -> None:
+        """``rematch`` (SPEC section 9): a new room with the finished room's settings (a new
+        seed; not a quick match; its host the requester), the same seats held by server bots,
+        and every member of the finished room moved into it by the new room's task
+        (:class:`~server.room_state.Admit`, which answers the requester), which then tells the
+        finished room who moved out (:class:`~server.room_state.Moved`).
+
+        A finished room has one rematch: asked for again (a second player at the same time, a
+        retry), it is ``not_allowed`` naming the rematch's room, where the moved members
+        already are."""
+        old = self.get(req.room)
+        if old.id not in conn.rooms:
+            raise RequestError(ErrorCode.NOT_ALLOWED, f"not in room {old.id}")
+        if conn.rooms[old.id] is None:
+            raise RequestError(ErrorCode.NOT_ALLOWED, "spectators cannot ask for a rematch")
+        if old.state is not RoomState.FINISHED:
+            raise RequestError(
+                ErrorCode.NOT_ALLOWED,
+                f"room {old.id} is {old.state.value}: a rematch follows a finished match",
+            )
+        if old.rematch is not None:
+            where = f"room {old.rematch}" if old.rematch else "on its way"
+            raise RequestError(ErrorCode.NOT_ALLOWED, f"room {old.id} has its rematch: {where}")
+        self._reserve()
+        self.quotas.spend("create", conn.session, conn.ip)
+        settings = dataclasses.replace(old.settings, quick=False, host=conn.session)
+        bots = [seat.index for seat in old.seats if seat.bot]
+        old.rematch = ""
+        try:
+            room = await self._make(settings, None, bots, conn)
+        except BaseException:
+            old.rematch = None
+            raise
+        old.rematch = room.id
+        # Who is in the finished room now (no await since: its members as they are). Each is
+        # checked again where it moves (the new room's task): one that left meanwhile stays out.
+        seats = tuple(
+            (seat.conn, seat.index, seat.name) for seat in old.seats if seat.conn is not None
+        )
+        spectators = tuple(old.spectators.members)
+        room.submit(conn, Admit(req.id, old.id, seats, spectators))
+        old.log.info("rematch", to=room.id, seats=len(seats), spectators=len(spectators))
 
     def restore(
         self,
@@ -314,6 +371,7 @@ class Lobby:
 
     def _add(self, room: Room) -> None:
         self.rooms[room.id] = room
+        room.forward = self._forward
         if room.settings.replay_of is None:
             room.publish = self.publish
         if room.settings.public and room.settings.replay_of is None:
@@ -321,6 +379,13 @@ class Lobby:
             self._keys[room.id] = (key, room.settings.game)
             self.index.add(key, room.settings.game)
         room.start_task()  # (from here on the room counts itself in ``metrics.rooms``)
+
+    def _forward(self, room_id: str, command: Internal) -> None:
+        """A room's command for another room of this node (:class:`~server.effects.Forward`);
+        dropped if that room is gone."""
+        room = self.rooms.get(room_id)
+        if room is not None:
+            room.post(command)
 
     def forget(self, room_id: str) -> Room | None:
         """Take a room out of the lobby (closed, or gone to another node), its quotas freed."""

@@ -5,7 +5,8 @@
 the revisions it missed, or the full view when the buffer no longer has them all.
 
 :class:`Membership` is the room core's membership component: ``join`` (and a resume with a
-token), ``spectate``, ``sync``, ``leave``, a connection gone, and the grace periods of the
+token), ``spectate``, ``sync``, ``leave``, a connection gone, a rematch's members moving in
+(:meth:`Membership.admit`) and out (:meth:`Membership.moved`), and the grace periods of the
 seats whose player is gone (stand-ins, :mod:`server.takeover`). It owns the seating and the
 stand-ins, and lets spectators in and out of the core's :class:`~server.spectators.Spectators`;
 it puts its frames in the room's outbox and yields the store effects it waits for (a seat taken
@@ -21,10 +22,10 @@ from protocol import frames as f
 from protocol import messages as m
 from protocol.errors import ErrorCode, RequestError
 from server.chat import ChatLog
-from server.effects import Outbox, Send, Steps, StoreSeats
+from server.effects import Forward, Outbox, Send, Steps, StoreSeats
 from server.play import Play
-from server.room_state import Announce, RoomSettings, RoomState, Status, Tuning
-from server.seats import Seating, missed
+from server.room_state import Admit, Announce, Moved, RoomSettings, RoomState, Status, Tuning
+from server.seats import Seat, Seating, missed
 from server.spectators import Spectators
 from server.store.meta import RoomMeta
 from server.takeover import STANDIN_KIND, Standins, TakeoverDue
@@ -152,24 +153,30 @@ class Membership:
         self._announce(info)
 
     def _send_joined(
-        self, conn: Member, rid: m.RequestId, seat: int | None, since: int | None, upto: int
+        self,
+        conn: Member,
+        rid: m.RequestId,
+        seat: int | None,
+        since: int | None,
+        upto: int,
+        info: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """A ``joined``, then either the full view or the missed patches from the buffer; the
-        room's info it carries."""
+        room's info it carries (``info``: the room's, if the caller just made it)."""
         frames = missed(self._play.buffer, seat, since, upto, conn.hash_rule)
         out = self._out
         if frames is None:
             if seat is None and self.settings.spectator_delay > 0:
                 view, _, view_hash = self.spectators.delayed_view()
-                joined = self._joined(rid, seat, None, upto, view, view_hash)
+                joined = self._joined(rid, seat, None, upto, view, view_hash, info)
                 out.reply(conn, joined)
             else:
                 enc, view_hash = self._play.views.document(seat, conn.hash_rule)
-                joined = self._joined(rid, seat, None, upto, None, view_hash)
+                joined = self._joined(rid, seat, None, upto, None, view_hash, info)
                 out.send((conn,), f.encode_frame_with(joined, "view", enc))
             return joined.info
         assert since is not None
-        joined = self._joined(rid, seat, None, since, None, None)
+        joined = self._joined(rid, seat, None, since, None, None, info)
         out.reply(conn, joined)
         for frame in frames:
             out.add(Send((conn,), frame))
@@ -183,11 +190,14 @@ class Membership:
         rev: int,
         view: dict[str, Any] | None,
         view_hash: str | None,
+        info: dict[str, Any] | None = None,
     ) -> f.Joined:
+        """A ``joined`` frame (``info``: the room's, if the caller just made it)."""
         delay = self.spectators.delay if seat is None else None
         chat = self._chat.recent(delay, self._wall())
         elapsed = self._clocks.elapsed(self._out.now)
-        info = self._info()
+        if info is None:
+            info = self._info()
         return f.Joined(rid, self.room, seat, rev, view, view_hash, info, chat, token, elapsed)
 
     # Spectators, sync -------------------------------------------------------------------------
@@ -268,6 +278,83 @@ class Membership:
                 seat.conn = None
                 if state is RoomState.PLAYING:
                     self.await_takeover(index)
+
+    # A rematch (SPEC section 9) ---------------------------------------------------------------
+
+    def admit(self, conn: Member, req: Admit) -> Steps:
+        """The members of the finished room ``req.source`` move into this new room (open, nobody
+        in it yet): each player to the seat of the same number under the same name, with a new
+        token, each spectator a spectator; a member no longer in ``source`` as the lobby saw it
+        is left out. The seats are stored (with the start, when every seat is then taken: the
+        match starts at once) before anyone is told; then each member gets ``joined`` (no
+        ``id``: unasked), the requester ``conn`` its ``ack``, and the finished room is told who
+        moved out (:class:`~server.room_state.Moved`). Nothing is announced (``room``): the
+        ``joined`` frames carry the room as it is."""
+        source, room = req.source, self.room
+        claimed: list[tuple[Member, Seat, str]] = []
+        for member, index, name in req.seats:
+            seat = self.seating.seats[index]
+            if (
+                member.rooms.get(source, -1) == index
+                and room not in member.rooms
+                and not seat.taken
+            ):
+                claimed.append((member, seat, seat.claim(name, member)))
+        try:
+            if claimed and self.seating.free() == 0:
+                yield from self._play.begin(announce=False)
+            elif claimed:
+                yield StoreSeats(self._meta(), required=True)
+        except RequestError:
+            for _, seat, _ in claimed:
+                seat.release()
+            raise
+        watchers: list[Member] = []
+        for member in req.spectators:
+            if source in member.rooms and member.rooms[source] is None and room not in member.rooms:
+                try:
+                    self.spectators.add(member)
+                except RequestError:  # (a full node: this one stays where it was)
+                    continue
+                member.rooms[room] = None
+                watchers.append(member)
+        play, out = self._play, self._out
+        info = self._info()
+        for member, seat, token in claimed:
+            member.rooms[room] = seat.index
+            enc, view_hash = play.views.document(seat.index, member.hash_rule)
+            joined = self._joined(None, seat.index, token, play.rev, None, view_hash, info)
+            out.send((member,), f.encode_frame_with(joined, "view", enc))
+        upto = self.spectators.delayed_view()[1] if self.spectators.delayed else play.rev
+        for member in watchers:
+            self._send_joined(member, None, None, None, upto, info)
+        out.reply(conn, f.Ack(req.id, room, play.rev, info))
+        moved = [member for member, _, _ in claimed] + watchers
+        self._log.info(
+            "rematch_joined", source=source, seats=[seat.index for _, seat, _ in claimed],
+            spectators=len(watchers),
+        )  # fmt: skip
+        out.add(Forward(source, Moved(room, tuple(moved))))
+
+    def moved(self, command: Moved) -> None:
+        """A rematch took ``command.members`` into room ``command.to``: they leave this finished
+        room, told nothing more by it (their seats stay theirs, as after any match)."""
+        room = self.room
+        left = 0
+        for member in command.members:
+            index = member.rooms.pop(room, -1)
+            if index == -1:
+                continue
+            left += 1
+            if index is None:
+                self.spectators.discard(member)
+            else:
+                seat = self.seating.seats[index]
+                if seat.conn is member:
+                    seat.conn = None
+        if left:
+            self._log.info("moved_out", to=command.to, members=left)
+            self._announce()
 
     # Stand-ins (server.takeover) --------------------------------------------------------------
 

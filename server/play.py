@@ -145,8 +145,9 @@ class Play:
             raise
         self._out.reply(conn, f.Ack(req.id, self._room, self.rev))
 
-    def begin(self, bots: list[Seat] | None = None) -> Steps:
-        """Seat the bots and start, once the store has the room as it will play."""
+    def begin(self, bots: list[Seat] | None = None, *, announce: bool = True) -> Steps:
+        """Seat the bots and start, once the store has the room as it will play (``announce``
+        False: the caller tells the members, a rematch's ``joined`` frames)."""
         for seat in bots or ():
             seat.bot, seat.name, seat.bot_kind = True, f"bot {seat.index + 1}", self.settings.bot
         meta = self._meta(state=RoomState.PLAYING.value)
@@ -164,7 +165,8 @@ class Play:
         self._clocks.turned(None)
         self._clocks.arm(self.rev)
         self._log.info("match_started", bots=sorted(auto.bots))
-        self._announce()
+        if announce:
+            self._announce()
         auto.next()
 
     # A member's choice or undo ----------------------------------------------------------------

@@ -185,6 +185,9 @@ class Room:
         self._task: asyncio.Task[None] | None = None
         self._slow = 0
         self._slow_logged = float("-inf")
+        self.rematch: str | None = None
+        """A rematch of this finished room (SPEC section 9): the new room's id once made, ""
+        while it is being made (the lobby's :meth:`~server.lobby.Lobby.rematch`)."""
 
     @property
     def publish(self) -> Callable[[Room, bytes, bytes], None] | None:
@@ -194,6 +197,16 @@ class Room:
     @publish.setter
     def publish(self, publish: Callable[[Room, bytes, bytes], None] | None) -> None:
         self.effector.publish = publish
+
+    @property
+    def forward(self) -> Callable[[str, Internal], None] | None:
+        """Posts a command to another room of the node (the lobby's; a rematch's new room tells
+        the finished one who moved out)."""
+        return self.effector.forward
+
+    @forward.setter
+    def forward(self, forward: Callable[[str, Internal], None] | None) -> None:
+        self.effector.forward = forward
 
     # What the node reads of the room (its core's) ---------------------------------------------
 

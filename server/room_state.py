@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from protocol import messages as m
 from protocol.errors import ErrorCode, RequestError
@@ -29,6 +29,9 @@ from server.metrics import Metrics
 from server.quotas import Holdings
 from server.spectators import ReleaseDue
 from server.takeover import TakeoverDue
+
+if TYPE_CHECKING:
+    from server.member import Member
 
 
 class RoomState(Enum):
@@ -219,7 +222,41 @@ class RelayedChat:
     text: str
 
 
-Command = m.Join | m.Spectate | m.Leave | m.Start | m.Act | m.Undo | m.Sync | m.Chat | Gone | Resync
+@dataclass(frozen=True, slots=True)
+class Admit:
+    """A rematch (SPEC section 9), in the new room: the members of the finished room ``source``
+    move in, each player to the seat of the same number under the same name, each spectator a
+    spectator; the requester (the command's connection) gets ``ack`` with request id ``id``.
+    A member no longer in ``source`` as it was is left out."""
+
+    id: m.RequestId
+    source: str
+    seats: tuple[tuple[Member, int, str], ...]
+    spectators: tuple[Member, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Moved:
+    """A rematch, in the finished room: ``members`` moved into room ``to`` and leave this one,
+    told nothing more by it."""
+
+    to: str
+    members: tuple[Member, ...]
+
+
+Command = (
+    m.Join
+    | m.Spectate
+    | m.Leave
+    | m.Start
+    | m.Act
+    | m.Undo
+    | m.Sync
+    | m.Chat
+    | Gone
+    | Resync
+    | Admit
+)
 Internal = (
     BotTurn
     | Announce
@@ -233,6 +270,7 @@ Internal = (
     | TakeoverDue
     | RelayedChat
     | ReleaseDue
+    | Moved
 )
 
 

@@ -113,6 +113,7 @@ SURFACES: dict[str, set[str]] = {
         "ListRooms",
         "Ping",
         "Quick",
+        "Rematch",
         "Replay",
         "Request",
         "RequestId",

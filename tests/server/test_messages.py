@@ -27,6 +27,7 @@ GOOD: list[tuple[dict[str, Any], Any]] = [
     ({"type": "quick", "game": "tiny", "players": 2, "name": "a"}, m.Quick(None, "tiny", 2, "a")),
     ({"type": "spectate", "room": "r", "id": "x"}, m.Spectate("x", "r", None)),
     ({"type": "leave", "room": "r"}, m.Leave(None, "r")),
+    ({"type": "rematch", "room": "r", "id": 4}, m.Rematch(4, "r")),
     ({"type": "start", "room": "r", "bots": True}, m.Start(None, "r", True)),
     ({"type": "act", "room": "r", "rev": 3, "choice": 0}, m.Act(None, "r", 3, 0, None)),
     (
@@ -69,6 +70,7 @@ def test_every_client_type_is_covered() -> None:
         ({"type": "undo", "room": "r"}, "rev"),
         ({"type": "undo", "room": "r", "rev": True}, "rev"),
         ({"type": "chat", "room": "r", "text": 5}, "text"),
+        ({"type": "rematch"}, "room"),
     ],
 )
 def test_wrong_fields_are_bad_requests_naming_the_field(frame: dict[str, Any], field: str) -> None:
