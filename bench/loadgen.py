@@ -133,8 +133,16 @@ class Bot:
 class RoomBots:
     """One room's six bots and the bookkeeping of its revisions."""
 
-    def __init__(self, kind: str, game: str, name: str, tally: Tally, seed: int) -> None:
+    def __init__(
+        self, kind: str, game: str, name: str, tally: Tally, seed: int, rematch: bool = False
+    ) -> None:
         self.kind = kind
+        self.rematch = rematch
+        """Oasis: the next match by ``rematch`` (SPEC section 9) instead of leave, create, join,
+        spectate and start."""
+        self.moved: list[dict[str, Any] | None] = [None] * VIEWERS
+        """A rematch: each viewer's unasked ``joined`` of the new room, as it arrives."""
+        self.all_moved: asyncio.Future[None] | None = None
         self.game = game
         self.name = name
         self.room_id = name
@@ -194,21 +202,22 @@ class RoomBots:
 
     async def new_match(self) -> None:
         seats, spectators = self.bots[:SEATS], self.bots[SEATS:]
-        if self.finished:
-            for bot in self.bots:
-                await bot.request({"type": "leave", "room": self.room_id})
-        created = await seats[0].request({"type": "create", "game": self.game, "players": SEATS})
-        self.room_id = created["room"]
-        self.sent_at.clear()
-        self.seen.clear()
-        self.actor = None
-        self.rev = 0
-        for i, bot in enumerate(seats):
-            joined = await bot.request({"type": "join", "room": self.room_id, "name": f"b{i}"})
-            self.views[i] = joined["view"]
-        for bot in spectators:
-            await bot.request({"type": "spectate", "room": self.room_id})
-        await seats[0].request({"type": "start", "room": self.room_id})
+        if self.finished and self.rematch:
+            await self._rematch()
+        else:
+            if self.finished:
+                for bot in self.bots:
+                    await bot.request({"type": "leave", "room": self.room_id})
+            created = await seats[0].request(
+                {"type": "create", "game": self.game, "players": SEATS}
+            )
+            self._moved_to(created["room"])
+            for i, bot in enumerate(seats):
+                joined = await bot.request({"type": "join", "room": self.room_id, "name": f"b{i}"})
+                self.views[i] = joined["view"]
+            for bot in spectators:
+                await bot.request({"type": "spectate", "room": self.room_id})
+            await seats[0].request({"type": "start", "room": self.room_id})
         self.finished = False
         self.sent_now.clear()
         self.setup_ended = time.perf_counter()
@@ -221,6 +230,25 @@ class RoomBots:
         for i, view in enumerate(self.views):
             if view["own"]["choices"]:
                 self.actor = i
+
+    def _moved_to(self, room: str) -> None:
+        self.room_id = room
+        self.sent_at.clear()
+        self.seen.clear()
+        self.actor = None
+        self.rev = 0
+
+    async def _rematch(self) -> None:
+        """Seat 0 asks for the rematch; the server starts it and moves all six viewers, each
+        with an unasked ``joined`` (its new view)."""
+        self.moved = [None] * VIEWERS
+        self.all_moved = asyncio.get_running_loop().create_future()
+        answer = await self.bots[0].request({"type": "rematch", "room": self.room_id})
+        await asyncio.wait_for(self.all_moved, REQUEST_TIMEOUT)
+        self._moved_to(answer["room"])
+        for i, joined in enumerate(self.moved[:SEATS]):
+            assert joined is not None and joined["room"] == answer["room"], joined
+            self.views[i] = joined["view"]
 
     async def restart(self) -> None:
         began = time.perf_counter()
@@ -254,6 +282,12 @@ class RoomBots:
             if future is not None and not future.done():
                 future.set_result(message)
                 return
+        elif kind == "joined":  # (unasked: a rematch moved this viewer, SPEC section 9)
+            self.moved[bot.index] = message
+            moved = self.all_moved
+            if moved is not None and not moved.done() and all(self.moved):
+                moved.set_result(None)
+            return
         if kind == "error":
             self.tally.error(str(message.get("code")), str(message.get("message", "")))
             if message.get("room") == self.room_id:

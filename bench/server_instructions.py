@@ -70,11 +70,13 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 """``bench/serve.py`` of the tree in ``argv[1]``, its loop-lag probe put off beyond the run."""
 
 
-async def drive(url: str, game: str, rooms: int, actions: int, seed: int) -> int:
+async def drive(
+    url: str, game: str, rooms: int, actions: int, seed: int, rematch: bool = False
+) -> int:
     """Open the rooms, play until ``actions`` actions reached all six viewers, let what is in
-    flight land; the actions counted."""
+    flight land; the actions counted (``rematch``: each next match by ``rematch``)."""
     tally = Tally()
-    bots = [RoomBots("oasis", game, f"r{i}", tally, seed + i) for i in range(rooms)]
+    bots = [RoomBots("oasis", game, f"r{i}", tally, seed + i, rematch) for i in range(rooms)]
     for room in bots:
         await room.open(url)
     tally.reset()
@@ -129,11 +131,13 @@ def count(
     server_env: dict[str, str],
     store: str = "memory",
     out: Path | None = None,
+    rematch: bool = False,
 ) -> tuple[int, int]:
     """One server under callgrind (``server_env`` added to its environment): the instructions
     it ran and the actions it served. ``store`` redis: the server's private ``redis-server``,
     a child that valgrind does not follow (its work is not counted, the client's is). ``out``:
-    where callgrind writes its profile (none kept if None)."""
+    where callgrind writes its profile (none kept if None). ``rematch``: the bots start each
+    next match by ``rematch`` (SPEC section 9) instead of six leaves and eight requests."""
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         raise SystemExit("valgrind is not installed (apt-get install valgrind)")
@@ -153,7 +157,8 @@ def count(
         )
         try:
             wait_for_port(port, START_TIMEOUT)
-            done = asyncio.run(drive(f"ws://127.0.0.1:{port}/", game, rooms, actions, seed))
+            url = f"ws://127.0.0.1:{port}/"
+            done = asyncio.run(drive(url, game, rooms, actions, seed, rematch))
         finally:
             stop_process(server, timeout=300)
         text = log.read_text()
@@ -172,6 +177,11 @@ def main(argv: list[str] | None = None) -> int:
         help="keep callgrind's profiles in this directory (callgrind.<game>.<actions>: read two "
         "with callgrind_annotate and subtract, as the counts are)",
     )
+    parser.add_argument(
+        "--rematch",
+        action="store_true",
+        help="the bots start each next match by rematch (protocol 1.5) instead of requests",
+    )
     add_server_env(
         parser, "more environment for the measured server (PYTHONMALLOC=malloc, GLIBC_TUNABLES=...)"
     )
@@ -184,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     ).stdout.strip()
     print(
         f"server of {tree} at {head or '?'}, {args.store} store, {args.rooms} rooms, "
-        f"{low} and {high} actions, "
+        f"{low} and {high} actions, {'rematch' if args.rematch else 'requests'} for the next "
+        "match, "
         f"environment {extra_env or 'unchanged'}"
     )
     if args.keep:
@@ -193,11 +204,11 @@ def main(argv: list[str] | None = None) -> int:
         started = time.perf_counter()
         few, a_few = count(
             tree, game, args.rooms, low, args.seed, extra_env, args.store,
-            args.keep and args.keep.resolve() / f"callgrind.{game}.{low}",
+            args.keep and args.keep.resolve() / f"callgrind.{game}.{low}", args.rematch,
         )  # fmt: skip
         many, a_many = count(
             tree, game, args.rooms, high, args.seed, extra_env, args.store,
-            args.keep and args.keep.resolve() / f"callgrind.{game}.{high}",
+            args.keep and args.keep.resolve() / f"callgrind.{game}.{high}", args.rematch,
         )  # fmt: skip
         per = (many - few) / max(1, a_many - a_few)
         print(

@@ -410,6 +410,7 @@ async function openRooms(Driver, args, tally) {
 
 const DRIVERS = {
   oasis: () => import("./clients/oasis.mjs"),
+  "oasis-rematch": () => import("./clients/oasis.mjs").then((m) => ({ Driver: m.RematchDriver })),
   bgio: () => import("./clients/bgio.mjs"),
   colyseus: () => import("./clients/colyseus.mjs"),
   "colyseus-rematch": () =>

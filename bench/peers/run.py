@@ -6,7 +6,9 @@
 
 Four servers, each started here on 127.0.0.1 and stopped by this run: Oasis (``bench/serve.py``
 with the tiny game registered in that process, uvloop) with the in-memory store and with the
-Redis log on (a private redis-server, as ``bench/procs.py`` starts it); boardgame.io
+Redis log on (a private redis-server, as ``bench/procs.py`` starts it), each twice: its clients
+setting the next match up with requests (``oasis/memory``, ``oasis/redis``) or by ``rematch``
+(``oasis/memory/rematch``, ``oasis/redis/rematch``); boardgame.io
 (``bench/peers/bgio_server.mjs``) and Colyseus (``bench/peers/colyseus_server.mjs``). Every one
 is driven by the same Node.js load generator (``bench/peers/loadgen.mjs``, two processes,
 ``--rooms`` rooms of 4 seats + 2 spectators between them) speaking that server's own client
@@ -73,7 +75,15 @@ NODE = shutil.which("node") or "node"
 LOADGEN = [NODE, str(PEERS / "loadgen.mjs")]
 WORKERS = 2
 TINY = "tests.games.tiny:TINY"
-TARGETS = ("oasis/memory", "oasis/redis", "boardgame.io", "colyseus", "colyseus/rematch")
+TARGETS = (
+    "oasis/memory",
+    "oasis/redis",
+    "oasis/memory/rematch",
+    "oasis/redis/rematch",
+    "boardgame.io",
+    "colyseus",
+    "colyseus/rematch",
+)
 VERSIONS = (
     "boardgame.io",
     "socket.io",
@@ -192,14 +202,17 @@ PROBE: dict[str, Path] = {}
 def server_for(target: str) -> Server | NodeServer:
     if target.startswith("oasis/"):
         env = {"OASIS_BENCH_PROBE": str(PROBE["path"])} if PROBE else {}
-        return Server("oasis", "uvloop", target.split("/", 1)[1], games=[TINY], env=env)
+        store = target.split("/")[1]
+        return Server("oasis", "uvloop", store, games=[TINY], env=env)
     return NodeServer(target)
 
 
 def driver(target: str) -> str:
     """The load generator's ``--kind`` for a server under test."""
     kinds = {"boardgame.io": "bgio", "colyseus": "colyseus", "colyseus/rematch": "colyseus-rematch"}
-    return kinds.get(target, "oasis")
+    if target.startswith("oasis/"):
+        return "oasis-rematch" if target.endswith("/rematch") else "oasis"
+    return kinds[target]
 
 
 # One session ------------------------------------------------------------------------------
@@ -532,7 +545,12 @@ def print_targets(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
     print("targets (issue 21):")
     sat = "saturation-200"
-    for server, limit in (("oasis/memory", TARGET_US_MEMORY), ("oasis/redis", TARGET_US_REDIS)):
+    for server, limit in (
+        ("oasis/memory", TARGET_US_MEMORY),
+        ("oasis/redis", TARGET_US_REDIS),
+        ("oasis/memory/rematch", TARGET_US_MEMORY),
+        ("oasis/redis/rematch", TARGET_US_REDIS),
+    ):
         us = by.get((sat, server), {}).get("server_cpu_us_per_action")
         say(
             f"{server} server CPU us per action ({sat})",
@@ -540,16 +558,17 @@ def print_targets(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
             f"<= {limit:.0f}",
             None if us is None else us <= limit,
         )
-    ours = by.get((sat, "oasis/redis"), {}).get("actions_per_core_s")
-    for peer, factor in (
-        ("boardgame.io", TARGET_X_BGIO),
-        ("colyseus", TARGET_X_COLYSEUS),
-        ("colyseus/rematch", TARGET_X_COLYSEUS),
+    for mine, peer, factor in (
+        ("oasis/redis", "boardgame.io", TARGET_X_BGIO),
+        ("oasis/redis", "colyseus", TARGET_X_COLYSEUS),
+        ("oasis/redis", "colyseus/rematch", TARGET_X_COLYSEUS),
+        ("oasis/redis/rematch", "colyseus/rematch", TARGET_X_COLYSEUS),
     ):
+        ours = by.get((sat, mine), {}).get("actions_per_core_s")
         theirs = by.get((sat, peer), {}).get("actions_per_core_s")
         ratio = ours / theirs if ours and theirs else None
         say(
-            f"oasis/redis actions/s per core / {peer}'s ({sat})",
+            f"{mine} actions/s per core / {peer}'s ({sat})",
             ratio,
             f">= {factor}",
             None if ratio is None else ratio >= factor,

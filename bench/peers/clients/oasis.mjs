@@ -3,9 +3,12 @@
 //
 // Six connections per room, kept across matches: each says `hello`; seat 0 `create`s a 4-seat
 // tiny room, the seats `join`, the spectators `spectate`, seat 0 `start`s; every viewer applies
-// each `patch` to its own view. A new match: every member `leave`s, then the same again. The
-// view hash of each patch is not recomputed here (the bench measures the server); `check` asks
-// the server for every viewer's view (`sync`) and compares it with the one rebuilt from patches.
+// each `patch` to its own view. A new match: every member `leave`s, then the same again; or, with
+// `RematchDriver` (kind `oasis-rematch`, protocol 1.5), seat 0 sends `rematch` and the server
+// moves all six into a new room with the match started: each gets an unasked `joined` with its
+// new view. The view hash of each patch is not recomputed here (the bench measures the server);
+// `check` asks the server for every viewer's view (`sync`) and compares it with the one rebuilt
+// from patches.
 
 import WebSocket from "ws";
 import { decode, encode } from "@msgpack/msgpack";
@@ -35,6 +38,9 @@ export class Driver {
     this.revs = new Array(VIEWERS).fill(0);
     this.resyncing = new Array(VIEWERS).fill(false);
     this.roomId = null;
+    this.moved = new Array(VIEWERS).fill(null);
+    /** Each viewer's unasked `joined` of a rematch (`RematchDriver`), until the move is done. */
+    this.onMoved = null;
   }
 
   async open() {
@@ -110,6 +116,11 @@ export class Driver {
       answer(message);
       return;
     }
+    if (message.type === "joined") {
+      this.moved[i] = message; // (a rematch moved this viewer: SPEC section 9)
+      if (this.onMoved !== null) this.onMoved();
+      return;
+    }
     if (message.type === "error" && message.room === this.roomId) this.room.refused(message.code);
   }
 
@@ -179,5 +190,32 @@ export class Driver {
 
   async close() {
     for (const ws of this.sockets) ws.terminate();
+  }
+}
+
+/** The next match by `rematch` (protocol 1.5): seat 0 asks; the server makes the new room, starts
+ * it (every seat is taken) and sends each of the six viewers its `joined` there, unasked. */
+export class RematchDriver extends Driver {
+  async newMatch() {
+    this.moved.fill(null);
+    const arrived = new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error("rematch: not moved")), REQUEST_TIMEOUT);
+      this.onMoved = () => {
+        if (this.moved.every((joined) => joined !== null)) {
+          clearTimeout(timer);
+          this.onMoved = null;
+          resolve();
+        }
+      };
+    });
+    const ack = await this.request(0, { type: "rematch", room: this.roomId });
+    await arrived;
+    for (let i = 0; i < VIEWERS; i++) {
+      const joined = this.moved[i];
+      if (joined.room !== ack.room) throw new Error(`rematch: viewer ${i} moved to ${joined.room}`);
+      this.views[i] = joined.view;
+      this.revs[i] = joined.rev;
+    }
+    this.roomId = ack.room;
   }
 }
