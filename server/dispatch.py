@@ -105,7 +105,10 @@ async def dispatch(app: App, conn: Connection, req: m.Request) -> None:
         conn.send(f.Rooms(req.id, listing, after))
     elif isinstance(req, m.Create):
         app.quotas.spend("create", conn.session, conn.ip)
-        room = await app.lobby.create(req, conn.session, conn=conn)
+        try:
+            room = await app.lobby.create(req, conn.session, conn=conn)
+        except StoreError as exc:
+            raise _unstored(exc) from None
         conn.send(f.Ack(req.id, room.id, 0, room.info()))
     elif isinstance(req, m.Replay):
         app.quotas.spend("replay", conn.session, conn.ip)
@@ -117,7 +120,10 @@ async def dispatch(app: App, conn: Connection, req: m.Request) -> None:
         app.quotas.spend("list", conn.session, conn.ip)
         if app.cluster is not None and await app.cluster.quick(conn, req):
             return
-        room = await app.lobby.quick(req, conn.session, conn)
+        try:
+            room = await app.lobby.quick(req, conn.session, conn)
+        except StoreError as exc:
+            raise _unstored(exc) from None
         room.submit(conn, m.Join(req.id, room.id, None, req.name, None, None))
     else:
         assert not isinstance(req, (m.Hello, m.Ping))
@@ -128,9 +134,18 @@ async def dispatch(app: App, conn: Connection, req: m.Request) -> None:
         if app.cluster is not None and await app.cluster.route(conn, req.room, req.id):
             return
         if isinstance(req, m.Rematch):
-            await app.lobby.rematch(req, conn)
+            try:
+                await app.lobby.rematch(req, conn)
+            except StoreError as exc:
+                raise _unstored(exc) from None
         else:
             app.lobby.get(req.room).submit(conn, req)
+
+
+def _unstored(exc: StoreError) -> RequestError:
+    """A new room the store could not record (``create``, ``quick``, ``rematch``): nothing was
+    made, and the answer is ``unavailable`` (SPEC section 16), not ``internal``."""
+    return RequestError(ErrorCode.UNAVAILABLE, f"storage unavailable ({exc})")
 
 
 async def _relayed(app: App, conn: Connection, req: m.RoomRequest) -> bool:

@@ -248,7 +248,6 @@ class Lobby:
         )
         spectators = tuple(old.spectators.members)
         room.submit(conn, Admit(req.id, old.id, seats, spectators))
-        old.log.info("rematch", to=room.id, seats=len(seats), spectators=len(spectators))
 
     def restore(
         self,

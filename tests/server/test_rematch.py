@@ -17,6 +17,7 @@ from typing import Any
 from server.app import App
 from server.main import restore_rooms
 from server.room_state import RoomState
+from server.store import MemoryStore
 from server.store.redis import RedisStore
 from tests.server.client import Client
 from tests.server.conftest import TEST_CONFIG, MakeApp, MakeClient
@@ -213,3 +214,35 @@ async def test_a_rematch_is_stored_and_its_seats_resume_on_a_restarted_server(
         for client in back:
             await client.close()
         await second.stop()
+
+
+async def test_a_rematch_the_store_cannot_record_moves_nobody_and_can_be_asked_again() -> None:
+    store = MemoryStore()
+    app = App(TEST_CONFIG, store)
+    await app.start()
+    url = f"ws://127.0.0.1:{app.port}/"
+    seats = [await Client.open(url, f"c{i}") for i in range(2)]
+    try:
+        old = await _finished(seats, [], seed=33)
+        store.fail = True
+        refused = await seats[0].request({"type": "rematch", "room": old})
+        assert refused["type"] == "error" and refused["code"] == "unavailable", refused
+        assert [old in c_rooms for c_rooms in _server_rooms(app, seats)] == [True, True]
+        assert len(app.lobby.rooms) == 1 and app.lobby.rooms[old].rematch is None
+        store.fail = False
+        ack = await seats[1].request({"type": "rematch", "room": old})
+        assert ack["type"] == "ack" and ack["info"]["state"] == "playing"
+        assert [set(rooms) for rooms in _server_rooms(app, seats)] == [{ack["room"]}] * 2
+        for client in seats:
+            assert not client.failures, client.failures
+    finally:
+        for client in seats:
+            await client.close()
+        await app.stop()
+
+
+def _server_rooms(app: App, clients: list[Client]) -> list[dict[str, int | None]]:
+    """The rooms the server holds each client's connection in (by its session)."""
+    sessions = [next(f for f in c.frames if f["type"] == "welcome")["session"] for c in clients]
+    by_session = {conn.session: conn.rooms for conn in app.connections}
+    return [by_session[s] for s in sessions]

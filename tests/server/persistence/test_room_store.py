@@ -116,6 +116,23 @@ async def test_a_join_the_store_cannot_record_is_refused_and_frees_the_seat(
     assert (await a.request({"type": "join", "room": room}))["seat"] == 0
 
 
+async def test_a_room_the_store_cannot_record_is_refused_unavailable_and_not_made(
+    served: Open,
+) -> None:
+    store = MemoryStore()
+    app, (a, _) = await served(store)
+    store.fail = True
+    for request in (
+        {"type": "create", "game": "tiny", "players": 2},
+        {"type": "quick", "game": "tiny", "players": 2},
+    ):
+        answer = await a.request(request)
+        assert answer["type"] == "error" and answer["code"] == "unavailable", answer
+    assert app.lobby.rooms == {} and store.rooms == {}
+    store.fail = False
+    assert (await a.request({"type": "create", "game": "tiny", "players": 2}))["type"] == "ack"
+
+
 async def test_a_room_closed_before_it_started_is_deleted_from_the_store(served: Open) -> None:
     store = MemoryStore()
     app, (a, _) = await served(store, room_idle_ttl=0.2)
