@@ -481,7 +481,7 @@ def summarise(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def print_table(summary: list[dict[str, Any]]) -> None:
     print()
     header = (
-        f"{'phase':<15}{'server':<14}{'act/s':>7}{'p50ms':>7}{'p95ms':>7}{'p99ms':>7}"
+        f"{'phase':<15}{'server':<21}{'act/s':>7}{'p50ms':>7}{'p95ms':>7}{'p99ms':>7}"
         f"{'CPU%':>6}{'us/act':>7}{'act/core':>9}{'redis us':>9}{'KiB/room':>9}"
         f"{'updB':>6}{'meanB':>6}{'wireB/act':>10}{'matches':>8}{'bots%':>6}{'stall%':>7}"
         f"{'err':>5}"
@@ -490,7 +490,7 @@ def print_table(summary: list[dict[str, Any]]) -> None:
     print("-" * len(header))
     for s in summary:
         print(
-            f"{s['phase']:<15}{s['server']:<14}{fmt(s['actions_per_s']):>7}"
+            f"{s['phase']:<15}{s['server']:<21}{fmt(s['actions_per_s']):>7}"
             f"{fmt(s['p50_ms'], '.1f'):>7}{fmt(s['p95_ms'], '.1f'):>7}{fmt(s['p99_ms'], '.1f'):>7}"
             f"{fmt(s['server_cpu_pct']):>6}{fmt(s['server_cpu_us_per_action']):>7}"
             f"{fmt(s['actions_per_core_s']):>9}{fmt(s['redis_cpu_us_per_action']):>9}"
@@ -540,7 +540,7 @@ def print_targets(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
     def say(what: str, value: float | None, target: str, ok: bool | None) -> None:
         verdict = "-" if ok is None else ("met" if ok else "NOT met")
         shown = "-" if value is None else f"{value:.2f}"
-        print(f"  {what:<58} {shown:>9} (target {target}): {verdict}")
+        print(f"  {what:<72} {shown:>9} (target {target}): {verdict}")
         out.append({"what": what, "value": value, "target": target, "met": ok})
 
     print("targets (issue 21):")
