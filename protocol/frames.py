@@ -114,7 +114,8 @@ class Joined:
     ``view`` None means: the patches after ``rev`` follow (resume), keep your own view.
     ``token``: only when a seat was just taken. ``chat``: the room's recent chat lines this
     audience may see, oldest first. ``elapsed_ms`` (rooms with clocks): how long the running
-    clock has run in the current decision.
+    clock has run in the current decision. ``moved_from`` (protocol 1.5): the finished room a
+    rematch moved this member out of (the frame is then unasked).
     """
 
     TYPE: ClassVar[str] = "joined"
@@ -128,6 +129,7 @@ class Joined:
     chat: list[dict[str, Any]] = field(default_factory=list)
     token: str | None = None
     elapsed_ms: int | None = None
+    moved_from: str | None = None
 
     def to_wire(self) -> dict[str, Any]:
         frame: dict[str, Any] = {
@@ -144,6 +146,8 @@ class Joined:
             frame["token"] = self.token
         if self.elapsed_ms is not None:
             frame["elapsed_ms"] = self.elapsed_ms
+        if self.moved_from is not None:
+            frame["moved_from"] = self.moved_from
         return _with_id(frame, self.id)
 
 
@@ -468,6 +472,7 @@ def _joined(r: _Reader) -> Joined:
         r.maps("chat", default=True),
         r.str_("token", optional=True),
         r.int_("elapsed_ms", optional=True),
+        r.str_("moved_from", optional=True),
     )
 
 

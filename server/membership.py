@@ -160,23 +160,25 @@ class Membership:
         since: int | None,
         upto: int,
         info: dict[str, Any] | None = None,
+        moved_from: str | None = None,
     ) -> dict[str, Any]:
         """A ``joined``, then either the full view or the missed patches from the buffer; the
-        room's info it carries (``info``: the room's, if the caller just made it)."""
+        room's info it carries (``info``: the room's, if the caller just made it;
+        ``moved_from``: as in :meth:`_joined`)."""
         frames = missed(self._play.buffer, seat, since, upto, conn.hash_rule)
         out = self._out
         if frames is None:
             if seat is None and self.settings.spectator_delay > 0:
                 view, _, view_hash = self.spectators.delayed_view()
-                joined = self._joined(rid, seat, None, upto, view, view_hash, info)
+                joined = self._joined(rid, seat, None, upto, view, view_hash, info, moved_from)
                 out.reply(conn, joined)
             else:
                 enc, view_hash = self._play.views.document(seat, conn.hash_rule)
-                joined = self._joined(rid, seat, None, upto, None, view_hash, info)
+                joined = self._joined(rid, seat, None, upto, None, view_hash, info, moved_from)
                 out.send((conn,), f.encode_frame_with(joined, "view", enc))
             return joined.info
         assert since is not None
-        joined = self._joined(rid, seat, None, since, None, None, info)
+        joined = self._joined(rid, seat, None, since, None, None, info, moved_from)
         out.reply(conn, joined)
         for frame in frames:
             out.add(Send((conn,), frame))
@@ -191,14 +193,18 @@ class Membership:
         view: dict[str, Any] | None,
         view_hash: str | None,
         info: dict[str, Any] | None = None,
+        moved_from: str | None = None,
     ) -> f.Joined:
-        """A ``joined`` frame (``info``: the room's, if the caller just made it)."""
+        """A ``joined`` frame (``info``: the room's, if the caller just made it; ``moved_from``:
+        the finished room a rematch moved the member out of)."""
         delay = self.spectators.delay if seat is None else None
         chat = self._chat.recent(delay, self._wall())
         elapsed = self._clocks.elapsed(self._out.now)
         if info is None:
             info = self._info()
-        return f.Joined(rid, self.room, seat, rev, view, view_hash, info, chat, token, elapsed)
+        return f.Joined(
+            rid, self.room, seat, rev, view, view_hash, info, chat, token, elapsed, moved_from
+        )
 
     # Spectators, sync -------------------------------------------------------------------------
 
@@ -287,9 +293,9 @@ class Membership:
         token, each spectator a spectator; a member no longer in ``source`` as the lobby saw it
         is left out. The seats are stored (with the start, when every seat is then taken: the
         match starts at once) before anyone is told; then each member gets ``joined`` (no
-        ``id``: unasked), the requester ``conn`` its ``ack``, and the finished room is told who
-        moved out (:class:`~server.room_state.Moved`). Nothing is announced (``room``): the
-        ``joined`` frames carry the room as it is."""
+        ``id``: unasked; ``moved_from``: ``source``), the requester ``conn`` its ``ack``, and
+        the finished room is told who moved out (:class:`~server.room_state.Moved`). Nothing is
+        announced (``room``): the ``joined`` frames carry the room as it is."""
         source, room = req.source, self.room
         claimed: list[tuple[Member, Seat, str]] = []
         for member, index, name in req.seats:
@@ -323,11 +329,11 @@ class Membership:
         for member, seat, token in claimed:
             member.rooms[room] = seat.index
             enc, view_hash = play.views.document(seat.index, member.hash_rule)
-            joined = self._joined(None, seat.index, token, play.rev, None, view_hash, info)
+            joined = self._joined(None, seat.index, token, play.rev, None, view_hash, info, source)
             out.send((member,), f.encode_frame_with(joined, "view", enc))
         upto = self.spectators.delayed_view()[1] if self.spectators.delayed else play.rev
         for member in watchers:
-            self._send_joined(member, None, None, None, upto, info)
+            self._send_joined(member, None, None, None, upto, info, source)
         out.reply(conn, f.Ack(req.id, room, play.rev, info))
         moved = [member for member, _, _ in claimed] + watchers
         self._log.info(

@@ -84,10 +84,12 @@ async def test_a_rematch_moves_every_member_into_a_new_started_match(
         (joined,) = _unasked_joined(client, marks[i])
         assert joined["room"] == new and joined["seat"] == i and joined["rev"] == 0
         assert joined["token"] and joined["info"]["state"] == "playing"
+        assert joined["moved_from"] == old
         assert client.rooms[new].rev == 0 and client.view(new)["own"]["seat"] == i
     for j, client in enumerate(watchers):
         (joined,) = _unasked_joined(client, marks[len(seats) + j])
         assert joined["room"] == new and joined["seat"] is None and "token" not in joined
+        assert joined["moved_from"] == old
     # The joined frames came before the requester's answer; nothing of the old room after it
     # but the answer itself (the moved members are told nothing more by it).
     for client, mark in zip(seats + watchers, marks, strict=True):

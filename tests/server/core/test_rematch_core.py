@@ -44,6 +44,7 @@ def test_admit_seats_the_players_stores_and_starts_before_anyone_is_told() -> No
         (joined,) = member.of_type("joined")
         assert joined["room"] == ROOM and joined["seat"] == index and "id" not in joined
         assert joined["token"] and joined["info"]["state"] == "playing"
+        assert joined["moved_from"] == OLD
         assert member.rooms == {OLD: index, ROOM: index}  # (it leaves OLD when OLD hears of it)
         assert [s["name"] for s in joined["info"]["seats"]] == ["n0", "n1", "n2"]
     assert [f["seat"] for f in watcher.of_type("joined")] == [None]
