@@ -6,7 +6,8 @@ legal choices), :mod:`.render` (rich drawings per game, the full screen's layout
 :mod:`.errors` (sentences for error codes), :mod:`.lobby` (rooms, create, join, quick, play),
 :mod:`.play` (the interactive loop), :mod:`.fullscreen` and :mod:`.plain` (its two screens:
 redrawn in place, or lines), :mod:`.keys` (keystrokes), :mod:`.intents` (what a typed line
-means), :mod:`.hexgrid` (Ishtar's spaces by name), :mod:`.notices` (who is really playing),
+means), :mod:`.hexgrid` (Ishtar's spaces by name), :mod:`.notices` (sentences about a room:
+who is really playing, a week's scoring, a seat left, a rematch's new match),
 :mod:`.printable` (server text made safe to print), :mod:`.gamedata` and :mod:`.reference`
 (``GET /games/<name>`` and the ``h`` reference), :mod:`.watch` (spectator), :mod:`.bots`
 (client-side bots as a load tool). The wire itself (the view mirror, patch apply, view hash) is

@@ -18,6 +18,16 @@ after a drop alternates between the node last used and the address the session w
 (``home``, e.g. the load balancer), so the rooms of a node that died are found wherever another
 node took them over.
 
+Rematches (SPEC section 9, protocol 1.5): :meth:`Session.rematch` asks for the next match of
+a finished room. Whoever asked, the server moves every member into the new room with an unasked
+``joined`` (no ``id``); the session keeps the new room's mirror (a seat's new token in it, for
+resume) and records the move in :attr:`Session.moves`, old room to new, and forgets the old room
+(it sends nothing more, and is not resumed after a drop). The ``joined`` does not name the room
+it moves from: it is the room of ours with the same game and number of players where we hold the
+same seat (or watch), the one we asked a rematch of first, else a finished one. A finished room
+has one rematch: asking after another seat did is ``not_allowed``, and :meth:`Session.rematch`
+then waits for the move the other's rematch makes rather than fail.
+
 A keepalive task sends ``ping`` every half ``idle_timeout`` so a connection in no room is not
 dropped as idle (SPEC section 6; seats and spectators are not closed for idleness at all).
 
@@ -54,6 +64,9 @@ HASH_RULE = 2
 """Redirects followed for one request before the session gives up on it."""
 RECONNECT_DELAYS = (0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 5.0, 5.0, 5.0, 5.0, 5.0, 10.0, 10.0)
 """Seconds between reconnection attempts (about a minute in all) before the session gives up."""
+
+MOVE_PATIENCE = 10.0
+"""Seconds a refused ``rematch`` waits for the move another seat's rematch makes (SPEC 9)."""
 
 PACE_SHARE = 0.8
 """The share of the server's ``rate_per_second`` a session uses (the rest is margin: clocks of
@@ -105,6 +118,8 @@ class Session:
         self.problems: list[str] = []
         self.errors: dict[str, int] = {}
         """Unsolicited ``error`` frames and failed answers, counted by code."""
+        self.moves: dict[str, str] = {}
+        """Rooms a rematch moved the session out of, each to the room it moved it into."""
         self.closed = False
         self.version = 0
         """Grows with every frame and connection event; waiters compare it to what they saw."""
@@ -120,6 +135,9 @@ class Session:
         self._next_url = ""
         """Where the next (re)connection goes first (a ``redirect`` or a ``bye`` named it)."""
         self._room_hint = ""
+        self._rematching: set[str] = set()
+        """Rooms whose ``rematch`` is in flight (an unasked ``joined`` moves us from one of them
+        first)."""
         self._following = False
         self._moved = ""
         """What the last unasked redirect said (its room and reason), until the session is back."""
@@ -304,6 +322,51 @@ class Session:
         """Stop following ``room`` (no resume after a drop)."""
         self.rooms.pop(room, None)
 
+    async def rematch(self, room: str, patience: float = MOVE_PATIENCE) -> Mirror:
+        """Ask for the next match of the finished ``room`` (SPEC section 9); the new room's
+        mirror, once the server moved us into it.
+
+        A ``not_allowed`` answer is no failure when another seat asked first: the move its
+        rematch makes is waited for (``patience`` seconds) and its room returned; the refusal is
+        not counted in :attr:`errors` then. Without a move the refusal is raised."""
+        self._rematching.add(room)
+        try:
+            answer = await self.request({"type": "rematch", "room": room})
+        except ServerError as exc:
+            if exc.code != "not_allowed":
+                raise
+            try:
+                await self.wait(lambda: self.moves.get(room) in self.rooms, patience)
+            except TimeoutError:
+                raise exc from None
+            self.errors[exc.code] -= 1
+            if not self.errors[exc.code]:
+                del self.errors[exc.code]
+            return self.rooms[self.moves[room]]
+        finally:
+            self._rematching.discard(room)
+        new = answer.get("room")
+        if not isinstance(new, str) or new not in self.rooms:
+            raise ClientError(f"the server made room {new} but did not move us into it")
+        return self.rooms[new]
+
+    def _moved_from(self, frame: dict[str, Any]) -> str | None:
+        """The room an unasked ``joined`` (a rematch's) moves us out of: see the module
+        docstring, "Rematches"."""
+        info = frame.get("info")
+        if not isinstance(info, dict):
+            return None
+        seat = frame.get("seat")
+        mirrors = [
+            (room, mirror)
+            for room, mirror in self.rooms.items()
+            if mirror.game == info.get("game")
+            and mirror.info.get("players") == info.get("players")
+            and (mirror.spectator if seat is None else mirror.seat == seat)
+        ]
+        mirrors.sort(key=lambda found: (found[0] not in self._rematching, not found[1].over))
+        return mirrors[0][0] if mirrors else None
+
     async def wait(self, predicate: Callable[[], bool], patience: float | None = None) -> None:
         """Return once ``predicate()`` holds; it is re-checked after every frame and every drop.
 
@@ -348,8 +411,15 @@ class Session:
             if not future.done():
                 future.set_result(frame)
         else:
-            self._room_frame(frame)
             kind = frame.get("type")
+            room = frame.get("room")
+            moved = None
+            if kind == "joined" and "id" not in frame and room not in self.rooms:
+                moved = self._moved_from(frame)  # an unasked joined: a rematch (SPEC 9)
+            self._room_frame(frame)
+            if moved is not None and isinstance(room, str) and room in self.rooms:
+                self.moves[moved] = room
+                self.forget(moved)
             if kind == "error":
                 code = str(frame.get("code", "?"))
                 self.errors[code] = self.errors.get(code, 0) + 1

@@ -307,17 +307,33 @@ class FullScreen:
     def typed_since(self, since: float) -> bool:
         return self._typed_at > since
 
-    async def finish(self) -> None:
-        """Show the final scores and wait for Enter (or q, Esc, the end of input)."""
-        self._prompt = "The match is over: press Enter to leave"
+    def finished(self, prompt: str, result: str) -> None:
+        """The final scores, ``prompt`` on the hint line (the loop reads the lines typed);
+        ``result`` is printed on leaving, after every match's played on this screen."""
+        self._prompt = prompt
         self._prompt_rev = self.mirror.rev
         self._notice = None
         self.scene.shown = None
+        self.after(result, "bold green")
         self.redraw()
-        while True:
-            line = await self.lines.get()
-            if line is None or line.strip().lower() in ("", "q", "quit", "exit"):
-                break
+
+    def switch(self, mirror: Mirror) -> None:
+        """Show ``mirror``'s room from now on (a rematch moved us there): its board, seats and
+        a new log; the chat goes on."""
+        self.mirror = mirror
+        scene = self.scene
+        scene.mirror = mirror
+        scene.log = []
+        scene.typed = scene.filter_text = scene.invite = ""
+        scene.page = 0
+        scene.shown = self.shown = None
+        scene.panel = self._overlay = None
+        self._filtering = False
+        self._prompt, self._prompt_rev = "", -1
+        self.changed()
+
+    def helping(self) -> bool:
+        return self._overlay is not None
 
     def after(self, line: str, style: str = "") -> None:
         if self._after and self._after[-1][0] == line:

@@ -13,7 +13,8 @@ intents out and tests check the reading of every form:
 - ``/word``: the choices whose text contains it (``/`` alone clears the filter); a word that is
   no command but appears in some choices' texts filters them the same way;
 - commands: ``h`` help and reference, ``r`` redraw, ``s`` start, ``u`` undo (take back your
-  last step of this turn, where the view says you may), ``say TEXT``, ``q`` quit,
+  last step of this turn, where the view says you may), ``p`` play again (a rematch, once the
+  match is over), ``say TEXT``, ``q`` quit,
   ``>`` / ``<`` next and previous page; an empty line (``Enter``);
 - anything else: a :class:`Problem` whose sentence suggests the nearest command.
 """
@@ -43,6 +44,33 @@ class Plan:
     fill: str | None = None
     """A souk whose free shops go on being filled while the decision offers them."""
 
+    def step(self, choices: list[dict[str, Any]]) -> tuple[int, Plan | None] | None:
+        """The index of the next step among ``choices`` and the plan after it (None: done);
+        None when the decision does not offer it (the plan ends there)."""
+        wanted = self.steps[0] if self.steps else None
+        index = next(
+            (
+                i
+                for i, c in enumerate(choices)
+                if wanted is not None and all(c.get(k) == v for k, v in wanted.items())
+            ),
+            None,
+        )
+        if index is None and self.fill is not None:
+            shops = self.fill + "."
+            index = next(
+                (
+                    i
+                    for i, c in enumerate(choices)
+                    if c.get("kind") == "place" and str(c.get("shop", "")).startswith(shops)
+                ),
+                None,
+            )
+        if index is None:
+            return None
+        rest = self.steps[1:]
+        return index, Plan(rest, self.fill) if rest or self.fill else None
+
 
 @dataclass(frozen=True)
 class Filter:
@@ -53,8 +81,8 @@ class Filter:
 @dataclass(frozen=True)
 class Command:
     name: str
-    """``help``, ``redraw``, ``start``, ``undo``, ``say``, ``quit``, ``next``, ``previous``,
-    ``enter``, ``clear`` (the filter)."""
+    """``help``, ``redraw``, ``start``, ``undo``, ``again`` (a rematch), ``say``, ``quit``,
+    ``next``, ``previous``, ``enter``, ``clear`` (the filter)."""
     argument: str = ""
 
 
@@ -75,6 +103,9 @@ COMMANDS = {
     "start": "start",
     "u": "undo",
     "undo": "undo",
+    "p": "again",
+    "again": "again",
+    "rematch": "again",
     "q": "quit",
     "quit": "quit",
     "exit": "quit",
@@ -85,7 +116,7 @@ COMMANDS = {
 HELP = (
     "Type the number of a choice and Enter. Other commands: "
     "r redraw · s start the match (host: bots fill free seats) · u undo"
-    " · say TEXT chat · q quit"
+    " · say TEXT chat · p play again (once the match is over) · q quit"
 )
 _SHOP = re.compile(r"^(sk|br|ch|va)\d\.\d$")
 _SOUK = re.compile(r"^(sk|br|ch|va)\d$")

@@ -27,8 +27,9 @@ from clients.connection import ClientError, ServerError, Session
 from clients.errors import explain
 from clients.fullscreen import FullScreen, use_full_screen
 from clients.gamedata import GameData
+from clients.notices import server_option
 from clients.plain import Plain
-from clients.play import AUTO_DELAY, Player, announce_seat, server_option
+from clients.play import AUTO_DELAY, Player, announce_seat
 from clients.render.common import add_row
 from protocol.mirror import Mirror
 

@@ -65,6 +65,8 @@ class Plain:
         self._reader: LineReader | None = None
         self._prompted_at = -1
         """Lines read when the last prompt was printed (its line is still open until one more)."""
+        self._ending = ""
+        """The final screen's prompt, once the match is over."""
 
     @property
     def lines(self) -> asyncio.Queue[str | None]:
@@ -131,12 +133,13 @@ class Plain:
 
     def _prompt(self) -> None:
         n = len(self.mirror.choices)
-        if not n or self.mirror.info.get("state") != "playing":
+        if self._ending:
+            prompt = f"{self._ending} > "
+        elif not n or self.mirror.info.get("state") != "playing":
             return
-        self.console.print(
-            Text(f"Your choice 1-{n} (rev {self.mirror.rev}; h for help) > ", style="bold"),
-            end="",
-        )
+        else:
+            prompt = f"Your choice 1-{n} (rev {self.mirror.rev}; h for help) > "
+        self.console.print(Text(prompt, style="bold"), end="")
         self._prompted_at = self._reader.lines_read if self._reader is not None else 0
 
     def hint(self, text: str) -> None:
@@ -182,8 +185,19 @@ class Plain:
     def typed_since(self, since: float) -> bool:
         return False
 
-    async def finish(self) -> None:
+    def finished(self, prompt: str, result: str) -> None:
         self.console.print(render.screen(self.mirror, choices=False, data=self._data()))
+        self.line(result, "bold green")
+        self._ending = prompt
+        self._prompt()
+
+    def switch(self, mirror: Mirror) -> None:
+        self.mirror = mirror
+        self.shown = None
+        self._ending = ""
+
+    def helping(self) -> bool:
+        return False
 
     def after(self, line: str, style: str = "") -> None:
         self.line(line, style or None)

@@ -22,6 +22,14 @@ the player dismisses it.
 
 Leaving: ``q``, Ctrl-C or the end of input leave the room (``leave``), and print on one line
 the command that comes back to the seat, with a sentence on what happens to it meanwhile.
+
+The end of a match: the final screen stays until the player leaves it (Enter, ``q``, Ctrl-C)
+or plays again: ``p`` asks for a rematch (SPEC section 9), the next match with the same players
+in a new room. Whoever asked, the server moves every member (a spectator too) into the new room
+(:attr:`clients.connection.Session.moves`), and the loop goes on there: the screen switches to
+the new room, its seat and token (the resume command printed on leaving is the new room's), a
+notice says so, and the one who asked is the new room's host (``s`` starts it with bots when a
+player who had left leaves a seat free).
 """
 
 from __future__ import annotations
@@ -41,7 +49,15 @@ from clients.errors import explain
 from clients.gamedata import GameData
 from clients.hexgrid import Grid
 from clients.intents import HELP, Choose, Command, Filter, Intent, Plan, Problem, interpret
-from clients.notices import clock_changes, seat_changes
+from clients.notices import (
+    chat_text,
+    clock_changes,
+    leaving_lines,
+    new_match,
+    seat_changes,
+    server_option,
+    week_scoring,
+)
 from clients.printable import printable
 from clients.render.common import result_line, seat_label
 from clients.render.scene import prompt_of
@@ -49,11 +65,16 @@ from protocol.mirror import Mirror, Update
 
 AUTO_DELAY = 1.0
 """Seconds a lone choice stays on screen before it is sent by itself."""
+OVER = "The match is over: press Enter to leave"
+OVER_AGAIN = "The match is over: p to play again, or press Enter to leave"
+"""The final screen's prompt (a seat's: a spectator cannot ask for a rematch, it follows one)."""
 
 
 class UI(Protocol):
     """What the loop needs of a screen: the full screen (:mod:`.fullscreen`) or lines
-    (:mod:`.plain`)."""
+    (:mod:`.plain`). ``finished`` shows the final screen with a prompt (and keeps the final
+    scores' line to print), ``switch`` another room (a rematch moved us), ``helping`` says
+    whether the help is open (Enter closes it)."""
 
     @property
     def lines(self) -> asyncio.Queue[str | None]: ...
@@ -76,7 +97,9 @@ class UI(Protocol):
     def help(self, pages: list[Text]) -> None: ...
     def tick(self) -> float | None: ...
     def typed_since(self, since: float) -> bool: ...
-    async def finish(self) -> None: ...
+    def finished(self, prompt: str, result: str) -> None: ...
+    def switch(self, mirror: Mirror) -> None: ...
+    def helping(self) -> bool: ...
     def after(self, line: str, style: str = "") -> None: ...
 
 
@@ -112,6 +135,10 @@ class Player:
         even with one choice (else taking back a forced step would redo it at once)."""
         self.auto_at = 0.0
         self.plan: Plan | None = None
+        self.again: str | None = None
+        """The finished room whose rematch we asked for (we are the new room's host)."""
+        self.moved_in: str | None = None
+        """The room a rematch moved us into (a ``p`` typed late there is no mistake)."""
         self.started = False
         self.shown_open: Any = None
         self.shown_playing = False
@@ -139,12 +166,17 @@ class Player:
                     self.ui.message(explain(self.session.gone), "error")
                     self.ui.after(explain(self.session.gone))
                     return 1
+                moved = self._moved()
+                if moved is not None:
+                    self._follow(moved)
+                    continue
                 if self.mirror.over:
                     if line_task is not None:
-                        line_task.cancel()  # the screen reads its own keys from now on
+                        line_task.cancel()  # the end of the match reads the lines from now on
                         line_task = None
-                    await self._finish()
-                    return 0
+                    if await self._finish():
+                        return 0
+                    continue
                 await self._step()
                 if self.mirror.over or self.session.version != seen:
                     continue
@@ -324,6 +356,8 @@ class Player:
             await self._start()
         elif name == "undo":
             await self._undo()
+        elif name == "again":
+            await self._again()
         elif name == "say":
             await self._say(command.argument)
         elif name in ("next", "previous"):
@@ -357,33 +391,11 @@ class Player:
 
     async def _plan_step(self) -> bool:
         """Send the plan's next step if the decision offers it; False (plan over) otherwise."""
-        plan = self.plan
-        if plan is None:
-            return False
-        choices = self.mirror.choices
-        wanted: dict[str, Any] | None = plan.steps[0] if plan.steps else None
-        index = None
-        if wanted is not None:
-            index = next(
-                (i for i, c in enumerate(choices) if all(c.get(k) == v for k, v in wanted.items())),
-                None,
-            )
-        if index is None and plan.fill is not None:
-            index = next(
-                (
-                    i
-                    for i, c in enumerate(choices)
-                    if c.get("kind") == "place"
-                    and str(c.get("shop", "")).startswith(plan.fill + ".")
-                ),
-                None,
-            )
-        if index is None:
-            self.plan = None
-            return False
-        self.plan = Plan(plan.steps[1:], plan.fill) if plan.steps[1:] or plan.fill else None
-        await self._choose(index)
-        return True
+        step = self.plan.step(self.mirror.choices) if self.plan is not None else None
+        self.plan = step[1] if step is not None else None
+        if step is not None:
+            await self._choose(step[0])
+        return step is not None
 
     async def _choose(self, index: int) -> None:
         choices = self.mirror.choices
@@ -453,16 +465,96 @@ class Player:
             self.ui.after(line)
         self.ui.after("Bye.")
 
-    async def _finish(self) -> None:
-        """The final screen until the player leaves it (Enter, q, Ctrl-C), then the scores."""
-        finished = asyncio.ensure_future(self.ui.finish())
+    # The end of a match, and the next one -----------------------------------------------------
+
+    async def _finish(self) -> bool:
+        """The final screen until the player leaves it (True: Enter, q, Ctrl-C, the end of
+        input) or a rematch moves us into a new room (False: the loop follows it)."""
+        mirror = self.mirror
+        prompt = OVER if mirror.seat is None else OVER_AGAIN
+        self.ui.finished(prompt, result_line(mirror.result or {}, mirror.info))
+        moved: asyncio.Future[None]
+        moved = asyncio.ensure_future(self.session.wait(lambda: self._moved() is not None))
         interrupted = asyncio.ensure_future(self.quitting.wait())
+        line_task: asyncio.Future[str | None] = asyncio.ensure_future(self.ui.lines.get())
         try:
-            await asyncio.wait({finished, interrupted}, return_when=asyncio.FIRST_COMPLETED)
+            while True:
+                waits: set[asyncio.Future[Any]] = {line_task, moved, interrupted}
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+                if moved.done():
+                    if moved.exception() is None:
+                        return False
+                    # The server is gone (a notice said so): no rematch, the scores stay.
+                    moved = asyncio.get_running_loop().create_future()
+                if interrupted.done():
+                    return True
+                if line_task.done():
+                    line = line_task.result()
+                    if line is None or await self._after_the_match(line):
+                        return True
+                    line_task = asyncio.ensure_future(self.ui.lines.get())
         finally:
-            finished.cancel()
-            interrupted.cancel()
-        self.ui.after(result_line(self.mirror.result or {}, self.mirror.info), "bold green")
+            for task in (moved, interrupted, line_task):
+                task.cancel()
+
+    async def _after_the_match(self, line: str) -> bool:
+        """Carry out a line typed at the final screen; True when the player leaves."""
+        intent = interpret(line, self.mirror, self._grid())
+        if not isinstance(intent, Command) or intent.name in ("start", "undo"):
+            again = "p plays again, " if self.mirror.seat is not None else ""
+            self.ui.message(f"{line.strip()!r}: the match is over; {again}Enter leaves.", "error")
+        elif intent.name == "enter" and self.ui.helping():
+            self.ui.dismiss()
+        elif intent.name in ("enter", "quit"):
+            return True
+        else:
+            await self._command(intent)
+        return False
+
+    async def _again(self) -> None:
+        """``p``: the next match with the same players (a rematch, SPEC section 9). The server
+        moves us into it whoever asked; the loop follows that move (:meth:`_moved`)."""
+        mirror = self.mirror
+        if mirror.seat is None:
+            self.ui.message("Only players ask to play again; spectators follow them.", "error")
+            return
+        if mirror.room == self.moved_in and not mirror.over:
+            room = printable(mirror.room)
+            self.ui.message(f"This is the new match already: room {room}.", "notice")
+            return
+        if not mirror.over:
+            self.ui.message("The match is not over yet: p plays again once it is.", "error")
+            return
+        self.ui.message("Asking for a new match with the same players…", "notice")
+        self.again = mirror.room
+        try:
+            await self.session.rematch(mirror.room)
+        except ClientError as exc:
+            self.again = None
+            self.ui.message(explain(exc), "error")
+
+    def _moved(self) -> Mirror | None:
+        """The room a rematch moved us into from this one (SPEC section 9), if it did."""
+        room, moves = self.mirror.room, self.session.moves
+        while room in moves:
+            room = moves[room]
+        return self.session.rooms.get(room) if room != self.mirror.room else None
+
+    def _follow(self, mirror: Mirror) -> None:
+        """Go on in ``mirror``'s room, where a rematch moved us: its screen, seat and token;
+        the host's part (start with bots) when we asked for it."""
+        asked = self.again == self.mirror.room
+        self.mirror = mirror
+        self.moved_in = mirror.room
+        self.host = self.auto_start = asked
+        self.again = self.asked = self.auto_rev = self.plan = None
+        self.undid = self.started = self.shown_playing = False
+        self.shown_open = None
+        self._info = dict(mirror.info)
+        self._clock = self._clock_part()
+        self.ui.switch(mirror)
+        self.ui.message(new_match(mirror.room, mirror.info, mirror.seat), "notice")
+        _announce_token(self.ui, mirror, self.server)
 
     # Frames --------------------------------------------------------------------------------
 
@@ -482,8 +574,9 @@ class Player:
             for text in clock_changes(self._clock, clock, mirror.info, me):
                 self.ui.message(text, "notice")
             self._clock = clock
-            if mirror.game == "yspahan":
-                self._week_scoring(update.events)
+            scored = week_scoring(update.events, mirror.info) if mirror.game == "yspahan" else None
+            if scored is not None:
+                self.ui.keep(scored[0], [Text(line) for line in scored[1]])
         elif kind in ("joined", "state"):
             self._clock = self._clock_part()
         elif kind == "room":
@@ -499,83 +592,11 @@ class Player:
         clock = view.get("clock") if isinstance(view, dict) else None
         return clock if isinstance(clock, dict) else None
 
-    def _week_scoring(self, events: list[dict[str, Any]]) -> None:
-        ends = [e for e in events if e.get("kind") == "week_end"]
-        if not ends:
-            return
-        cut = events.index(ends[-1])
-        start = max(
-            (i for i, e in enumerate(events[:cut]) if e.get("kind") == "day_end"), default=0
-        )
-        scored: dict[int, list[str]] = {}
-        for event in events[start:cut]:
-            if event.get("kind") == "score" and type(event.get("seat")) is int:
-                reason = printable(event.get("reason") or event.get("category") or "")
-                if event.get("category") == "bazaar":  # a souk scored twice: say why
-                    reason = f"Bazaar {reason}"
-                scored.setdefault(event["seat"], []).append(f"{event.get('points')} ({reason})")
-        lines = []
-        for seat in sorted(scored):
-            total = sum(int(p.split()[0]) for p in scored[seat] if p.split()[0].isdigit())
-            lines.append(
-                Text(
-                    f"{seat_label(self.mirror.info, seat)}: +{total} VP = {', '.join(scored[seat])}"
-                )
-            )
-        if not lines:
-            lines = [Text("nobody scored this week")]
-        self.ui.keep(f"Week {ends[-1].get('week')} scoring", lines)
-
 
 def prompt_of_mirror(mirror: Mirror) -> str:
     from clients.render.scene import Scene
 
     return prompt_of(Scene(mirror))
-
-
-def chat_text(frame: dict[str, Any]) -> Text:
-    sender = frame.get("from") or {}
-    seat = sender.get("seat")
-    who = f"P{seat + 1} " if isinstance(seat, int) else "spectator "
-    text = Text(f"<{who}{printable(sender.get('name', ''))}> ", style="bold cyan")
-    text.append(printable(frame.get("text", "")))
-    return text
-
-
-def server_option(server: str) -> str:
-    """`` --server URL`` when it is not the default, for commands printed to copy."""
-    plain = server.rstrip("/")
-    return "" if plain == DEFAULT_SERVER else f" --server {printable(server)}"
-
-
-def leaving_lines(mirror: Mirror, server: str) -> list[str]:
-    """What happens to the seat, and the one-line command that comes back to it."""
-    room = printable(mirror.room)
-    if mirror.spectator:
-        return [
-            f"You stopped watching room {room}; watch again with: oasis watch {room}"
-            f"{server_option(server)}"
-        ]
-    state = mirror.info.get("state")
-    if state == "open":
-        return [f"You left room {room} before the match started: your seat is free again."]
-    if not mirror.token or state != "playing":
-        return []
-    bots = any(
-        isinstance(s, dict) and s.get("bot") and s.get("seat") != mirror.seat
-        for s in mirror.info.get("seats") or []
-    )
-    seat = f"P{(mirror.seat or 0) + 1}"
-    what = (
-        "the match goes on: after the server's grace period (a minute by default) a bot plays"
-        " your seat"
-    )
-    what += " and finishes the match for you" if bots else " until you come back"
-    return [
-        f"You keep your seat {seat} in room {room}; {what}.",
-        f"Come back with: oasis join {room} --token={printable(mirror.token)}"
-        f"{server_option(server)}",
-    ]
 
 
 def announce_seat(ui: UI, mirror: Mirror, server: str = DEFAULT_SERVER) -> None:
@@ -584,6 +605,10 @@ def announce_seat(ui: UI, mirror: Mirror, server: str = DEFAULT_SERVER) -> None:
     ui.message(
         f"Room {printable(mirror.room)} ({printable(mirror.game)}): you are P{(seat or 0) + 1}."
     )
+    _announce_token(ui, mirror, server)
+
+
+def _announce_token(ui: UI, mirror: Mirror, server: str) -> None:
     if mirror.token:
         ui.message(
             f"To resume after a crash: oasis join {printable(mirror.room)}"
@@ -597,7 +622,4 @@ __all__ = [
     "UI",
     "Player",
     "announce_seat",
-    "chat_text",
-    "leaving_lines",
-    "server_option",
 ]

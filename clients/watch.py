@@ -23,8 +23,9 @@ from clients import render
 from clients.connection import Session
 from clients.fullscreen import FullScreen, use_full_screen
 from clients.gamedata import GameData
+from clients.notices import chat_text
 from clients.plain import Plain
-from clients.play import Player, chat_text
+from clients.play import Player
 from clients.render.common import result_line
 from protocol.mirror import Mirror, Update
 

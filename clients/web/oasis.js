@@ -11,11 +11,16 @@
 // - `redirect` answers and frames, and `bye` with a `url`, move the session to the node they name
 //   (SPEC 18); the WebSocket URL carries `?room=<id>` when the session is about one room;
 // - `ping` every half `idle_timeout`, so a player who thinks for long is not dropped (SPEC 6);
-// - frames are paced under `welcome.limits.rate_per_second` and `rate_burst` (SPEC 14).
+// - frames are paced under `welcome.limits.rate_per_second` and `rate_burst` (SPEC 14);
+// - a rematch (SPEC 9, protocol 1.5) moves every member of a finished room into a new one with
+//   an unasked `joined`: the session keeps the new Room (a seat's new token stored as any), forgets
+//   the old one and says so with a "moved" event, whoever asked (`session.rematch(room)`).
 //
 // Events (EventTarget): Session "status" (detail {state, text}: connecting, open, reconnecting,
-// closed), "notice" (detail text); Room "change" (view, revision or info changed), "events"
-// (detail {rev, events} of one applied patch), "chat" (detail one chat frame), "pause".
+// closed), "notice" (detail text), "moved" (detail {from, room, asked}: a rematch moved us from
+// room id `from` into the Room `room`; `asked`: this session asked for it); Room "change" (view,
+// revision or info changed), "events" (detail {rev, events} of one applied patch), "chat"
+// (detail one chat frame), "pause", "moved" (detail {room, asked}: the Room we are in now).
 //
 // The view is never edited in place: each patch makes a new document sharing what it did not
 // change, so a frontend may keep an old view (for an animation) and compare by identity.
@@ -41,6 +46,8 @@ export const PROTOCOL_VERSION = 1;
 export const HASH_RULE = 2;
 export const MAX_REDIRECTS = 5;
 export const ANSWER_TIMEOUT_MS = 30000;
+/** How long a refused `rematch` waits for the move another seat's rematch makes (SPEC 9). */
+export const MOVE_PATIENCE_MS = 10000;
 /** Milliseconds between reconnection attempts; the last one repeats for as long as it takes. */
 export const RECONNECT_DELAYS_MS = [100, 250, 500, 1000, 2000, 3000, 5000, 10000];
 
@@ -293,6 +300,8 @@ export class Room extends EventTarget {
     this.log = [];
     this.paused = false;
     this.gone = false;
+    /** The room a rematch moved us into from this one (SPEC 9), once it did; null before. */
+    this.movedTo = null;
   }
   get view() {
     return this.mirror.view;
@@ -343,6 +352,11 @@ export class Room extends EventTarget {
   }
   start({ bots = false } = {}) {
     return this.session.request({ type: "start", room: this.id, bots });
+  }
+  /** Play again: the next match with the same players in a new room (SPEC 9), once this one is
+   * finished. Resolves with the new Room (see Session.rematch). */
+  rematch() {
+    return this.session.rematch(this.id);
   }
   say(text) {
     return this.session.request({ type: "chat", room: this.id, text });
@@ -423,6 +437,9 @@ export class Session extends EventTarget {
     this._nextUrl = "";
     this._roomHint = "";
     this._reconnecting = null;
+    /** Room ids a rematch moved us out of, each to the room id it moved us into (SPEC 9). */
+    this.moves = new Map();
+    this._rematching = new Set();
   }
 
   /** Connect and say hello; resolves with the session once `welcome` arrived. */
@@ -564,6 +581,62 @@ export class Session extends EventTarget {
 
   forget(room) {
     this.rooms.delete(room);
+  }
+
+  /**
+   * Play again (SPEC 9, protocol 1.5): ask for the next match of the finished `room` (an id),
+   * where this connection holds a seat. The server moves every member into a new room (an
+   * unasked `joined` each: a "moved" event) before it answers; resolves with the new Room.
+   * A finished room has one rematch: when another seat asked first the answer is `not_allowed`,
+   * and this waits for the move that rematch makes (`patience` ms) and resolves with its room;
+   * without a move it rejects with the refusal.
+   */
+  async rematch(room, { patience = MOVE_PATIENCE_MS } = {}) {
+    this._rematching.add(room);
+    try {
+      const ack = await this.request({ type: "rematch", room });
+      const moved = this.rooms.get(ack.room);
+      if (!moved) throw new OasisError(`the server made room ${ack.room} but did not move us into it`);
+      return moved;
+    } catch (err) {
+      if (!(err instanceof ServerError) || err.code !== "not_allowed") throw err;
+      const moved = await this._moveFrom(room, patience);
+      if (!moved) throw err;
+      return moved;
+    } finally {
+      this._rematching.delete(room);
+    }
+  }
+
+  /** The Room a rematch moves us into from `room`, once it does (null after `patience` ms). */
+  _moveFrom(room, patience) {
+    const now = this.rooms.get(this.moves.get(room));
+    if (now) return Promise.resolve(now);
+    return new Promise((resolve) => {
+      const done = (moved) => {
+        clearTimeout(timer);
+        this.removeEventListener("moved", onMoved);
+        resolve(moved);
+      };
+      const onMoved = (e) => e.detail.from === room && done(e.detail.room);
+      const timer = setTimeout(() => done(null), patience);
+      this.addEventListener("moved", onMoved);
+    });
+  }
+
+  /**
+   * The room an unasked `joined` moves us out of (a rematch's, SPEC 9). The frame does not name
+   * it: it is the room of ours with the same game and number of players where we hold the same
+   * seat (or watch), the one we asked a rematch of first, else a finished one.
+   */
+  _movedFrom(frame) {
+    const seat = Number.isInteger(frame.seat) ? frame.seat : null;
+    const found = [...this.rooms.values()].filter((room) =>
+      room.info.game === frame.info?.game && room.info.players === frame.info?.players &&
+      (seat === null ? room.spectator : room.seat === seat));
+    const rank = (room) => (this._rematching.has(room.id) ? 0 : 2) + (room.result ? 0 : 1);
+    found.sort((a, b) => rank(a) - rank(b));
+    return found[0] ?? null;
   }
 
   async _joined(frame) {
@@ -787,6 +860,8 @@ export class Session extends EventTarget {
     if (typeof id !== "string") return;
     if (!["joined", "state", "patch", "room", "chat", "pause"].includes(frame.type)) return;
     let room = this.rooms.get(id);
+    // An unasked joined for a room we are not in: a rematch moved us (SPEC 9).
+    const from = frame.type === "joined" && !room && frame.id === undefined ? this._movedFrom(frame) : null;
     if (frame.type === "joined" && !room) {
       room = new Room(this, id);
       this.rooms.set(id, room);
@@ -806,6 +881,18 @@ export class Session extends EventTarget {
         room.mirror.syncPending = false;
       });
     }
+    if (from) this._moved(from, room);
+  }
+
+  /** A rematch moved us from Room `from` into `room`: the old one is forgotten (it sends nothing
+   * more, and is not resumed after a drop). */
+  _moved(from, room) {
+    const asked = this._rematching.has(from.id);
+    from.movedTo = room.id;
+    this.moves.set(from.id, room.id);
+    this.forget(from.id);
+    from.dispatchEvent(new CustomEvent("moved", { detail: { room, asked } }));
+    this.dispatchEvent(new CustomEvent("moved", { detail: { from: from.id, room, asked } }));
   }
 
   _problem(text) {

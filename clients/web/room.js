@@ -2,8 +2,11 @@
 // played again by the server). Drawn from the room's view and info alone: the seats and their
 // clocks, whose turn it is and what they are asked, the legal choices to click, the event log,
 // chat, the board of the game (boards.js, from GET /games/<name> and the view) with the choices
-// that have a place on it, the view as readable lists, the result at the end. A replay keeps
-// every revision it receives, to step back and forth and jump to a turn.
+// that have a place on it, the view as readable lists, the result at the end, with "Play again"
+// for a seat (a rematch, SPEC 9). A replay keeps every revision it receives, to step back and
+// forth and jump to a turn. When a rematch moves this page's seat or spectator into a new room
+// (whoever asked), the page follows: the new room's address, the room the session already
+// holds (its seat token is stored as any other).
 
 import { h, fill, explain, words, choiceText, eventText, promptText, clockText, tree, seatName } from "./ui.js";
 import { ServerError } from "./oasis.js";
@@ -19,6 +22,7 @@ export function roomView(ctx, mode, roomId) {
   const { session, notify, go, link, overlay } = ctx;
   let room = null;
   let acting = false;
+  let rematching = false;
   let disposed = false;
   let watching = mode !== "play";
   const timers = [];
@@ -68,8 +72,13 @@ export function roomView(ctx, mode, roomId) {
 
   // Joining -----------------------------------------------------------------------------------
   async function enter() {
+    // A room the session is in already (where a rematch moved it): no need to join it again.
+    const held = session.rooms.get(roomId);
     try {
-      if (mode === "play") {
+      if (held && (mode === "play" || (mode === "watch" && held.spectator))) {
+        room = held;
+        watching = held.spectator;
+      } else if (mode === "play") {
         try {
           room = await session.join(roomId, { name: ctx.playerName() || "player" });
         } catch (err) {
@@ -97,6 +106,7 @@ export function roomView(ctx, mode, roomId) {
       if (interval() === 0) position = 0;
     }
     for (const kind of ["change", "events", "chat", "pause"]) room.addEventListener(kind, schedule);
+    room.addEventListener("moved", follow);
     loadBoard(room.info.game);
     render();
     timers.push(setInterval(tickClocks, 250));
@@ -270,6 +280,13 @@ export function roomView(ctx, mode, roomId) {
     if (!watching && !room.result && info.state === "playing") {
       parts.push(h("p", { class: "leave" }, h("button", { type: "button", class: "quiet", onclick: leave }, "Leave (a bot plays for you until you come back)")));
     }
+    if (room.result && !watching && mode === "play") {
+      parts.push(h("div", { class: "buttons again" },
+        h("button", { class: "primary", id: "play-again", type: "button", disabled: rematching, onclick: playAgain }, rematching ? "Asking…" : "Play again"),
+        h("span", { class: "hint" }, "The same players, in a new room: everyone here moves there.")));
+    } else if (room.result && watching && mode === "watch") {
+      parts.push(h("p", { class: "hint" }, "If the players play again, this page follows them to the new match."));
+    }
     if (room.result || watching) parts.push(h("p", {}, h("a", { class: "button", href: "/", onclick: link("/") }, "Back to the lobby")));
     fill(turnBox, parts);
   }
@@ -442,6 +459,30 @@ export function roomView(ctx, mode, roomId) {
     }
   }
 
+  /** Play again (a rematch): the "moved" event that comes before the answer takes the page on. */
+  async function playAgain() {
+    if (rematching) return;
+    rematching = true;
+    render();
+    try {
+      await room.rematch();
+    } catch (err) {
+      notify(explain(err), "error");
+    } finally {
+      rematching = false;
+      render();
+    }
+  }
+
+  /** A rematch moved us (SPEC 9): to the new room's page, which takes the Room the session holds. */
+  function follow(e) {
+    const next = e.detail.room;
+    if (e.detail.asked) session.hosted.add(next.id);
+    const free = (next.info.seats ?? []).filter((s) => !s.taken).length;
+    notify(free ? `New match: room ${next.id}; ${free} seat${free > 1 ? "s" : ""} free (a player had left).` : `New match with the same players: room ${next.id}.`);
+    go(`/${next.spectator ? "watch" : "play"}/${encodeURIComponent(next.id)}${location.search}`);
+  }
+
   async function leave() {
     try {
       await room.leave();
@@ -471,7 +512,8 @@ export function roomView(ctx, mode, roomId) {
         for (const kind of ["change", "events", "chat", "pause"]) room.removeEventListener(kind, schedule);
         room.removeEventListener("change", record);
         room.removeEventListener("events", recordEvents);
-        if (watching && !room.gone) room.leave().catch(() => {});
+        room.removeEventListener("moved", follow);
+        if (watching && !room.gone && !room.movedTo) room.leave().catch(() => {});
       }
     },
   };

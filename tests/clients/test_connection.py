@@ -1,7 +1,9 @@
-"""The protocol session against a live in-process server: answers, errors, resync, resume."""
+"""The protocol session against a live in-process server: answers, errors, resync, resume,
+rematches."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import random
 from typing import Any
@@ -163,3 +165,69 @@ async def test_a_server_gone_for_good_ends_the_session_with_a_clear_error(
         assert any("server shutting down" in n for n in notices), notices
     finally:
         await session.close()
+
+
+async def test_a_rematch_moves_every_member_whoever_asks_and_a_second_ask_is_no_failure(
+    make_app: MakeApp,
+) -> None:
+    """SPEC section 9: two seats ask for the rematch of their finished match; the server makes
+    one and moves both seats (new tokens) and the spectator into it with unasked ``joined``
+    frames. The seat refused (``not_allowed``, here before the move comes: the new room is
+    still being stored) gets the same room, no error counted; the finished room is forgotten,
+    so a drop resumes the new room only."""
+    app = await make_app()
+    url = f"ws://127.0.0.1:{app.port}/"
+    ann, bob, watcher = [await Session(url, name).open() for name in ("ann", "bob", "watcher")]
+    try:
+        room = (await ann.request({"type": "create", "game": "tiny", "players": 2}))["room"]
+        seats = [
+            await session.join({"type": "join", "room": room, "name": name})
+            for session, name in ((ann, "ann"), (bob, "bob"))
+        ]
+        watched = await watcher.join({"type": "spectate", "room": room})
+        await ann.request({"type": "start", "room": room})
+        await asyncio.gather(drive(ann, seats[0], 81), drive(bob, seats[1], 82))
+        await watcher.wait(lambda: watched.over, WAIT)
+
+        storing, stored = asyncio.Event(), asyncio.Event()  # (held until bob was refused)
+        store = app.lobby.store
+        create_room = store.create_room
+
+        async def held(room: str, meta: dict[str, Any]) -> None:
+            storing.set()
+            await stored.wait()
+            await create_room(room, meta)
+
+        store.create_room = held  # type: ignore[method-assign]
+        asked = asyncio.ensure_future(ann.rematch(room))
+        await asyncio.wait_for(storing.wait(), WAIT)
+        second = asyncio.ensure_future(bob.rematch(room))
+        await bob.wait(lambda: bob.errors == {"not_allowed": 1}, WAIT)
+        assert not second.done() and room in bob.rooms, "refused, waiting for the move"
+        stored.set()
+        moved = [await asked, await second]
+        new = moved[0].room
+        assert new != room and moved[1].room == new
+        assert [m.seat for m in moved] == [0, 1] and not moved[0].over
+        tokens = {m.token for m in moved} | {s.token for s in seats}
+        assert len(tokens) == 4 and None not in tokens, "a new token for each seat"
+        await watcher.wait(lambda: room in watcher.moves, WAIT)
+        for session in (ann, bob, watcher):
+            assert session.moves == {room: new} and list(session.rooms) == [new]
+            assert session.errors == {} and not session.problems
+        assert watcher.rooms[new].spectator
+        assert await bob.rematch(room) is moved[1], "asked again once moved: the same room"
+        with pytest.raises(ServerError) as refused:  # a match still on: refused, no move
+            await ann.rematch(new, patience=0.1)
+        assert refused.value.code == "not_allowed" and ann.errors == {"not_allowed": 1}
+
+        for session in (ann, bob):
+            assert session._ws is not None
+            session._ws.transport.abort()
+        await asyncio.gather(drive(ann, moved[0], 83), drive(bob, moved[1], 84))
+        assert ann.connections == bob.connections == 1 and list(ann.rooms) == [new]
+        await watcher.wait(lambda: watcher.rooms[new].over, WAIT)
+        assert watcher.rooms[new].view["shared"] == moved[0].view["shared"]
+    finally:
+        for session in (ann, bob, watcher):
+            await session.close()

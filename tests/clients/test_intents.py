@@ -34,6 +34,7 @@ def test_commands_and_an_empty_line() -> None:
     assert interpret("say hello all", room) == Command("say", "hello all")
     assert interpret(">", room) == Command("next") and interpret("<", room) == Command("previous")
     assert interpret("/", room) == Command("clear")
+    assert interpret("p", room) == Command("again") == interpret("rematch", room)
 
 
 def test_a_typo_suggests_the_nearest_command() -> None:
@@ -121,3 +122,16 @@ def test_u_is_the_undo_command() -> None:
     room = mirror("yspahan", [{"kind": "end"}])
     assert interpret("u", room) == Command("undo")
     assert interpret("undo", room) == Command("undo")
+
+
+def test_a_plan_takes_its_steps_in_order_then_fills_its_souk_while_offered() -> None:
+    choices = [
+        {"kind": "place", "shop": "br3.2"},
+        {"kind": "place", "shop": "sk3.0"},
+        {"kind": "place", "shop": "br3.1"},
+    ]
+    plan = Plan(({"kind": "place", "shop": "br3.1"},), fill="br3")
+    assert plan.step(choices) == (2, Plan((), "br3")), "the step named, not the souk's first"
+    assert Plan((), "br3").step(choices) == (0, Plan((), "br3"))
+    assert Plan(({"kind": "place", "shop": "sk3.0"},)).step(choices) == (1, None)
+    assert Plan((), "ch2").step(choices) is None, "not offered: the plan ends"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from clients.notices import clock_changes, seat_changes
+from clients.notices import clock_changes, new_match, seat_changes, week_scoring
 
 
 def info(**p2: Any) -> dict[str, Any]:
@@ -58,3 +58,29 @@ def test_clocks_that_ran_out() -> None:
         "P2 bob ran out of time and forfeited; a bot plays the seat to the end"
     ]
     assert clock_changes(None, after, info(), 0) == []
+
+
+def test_the_new_match_a_rematch_moved_us_into() -> None:
+    full = {"state": "playing", "seats": info()["seats"]}
+    assert new_match("r2", full, 1) == "New match: room r2, the same players; you are P2 bob"
+    assert new_match("r2", full) == "New match: room r2, the same players; you watch it"
+    waiting = info(taken=False, name="", connected=False)
+    assert new_match("r2", waiting, 0) == "New match: room r2; P2 is free (its player had left)"
+
+
+def test_a_week_s_scoring_seat_by_seat() -> None:
+    events: list[dict[str, Any]] = [
+        {"kind": "day_end"},
+        {"kind": "score", "seat": 1, "points": 3, "category": "souk", "reason": "sk3"},
+        {"kind": "score", "seat": 1, "points": 2, "category": "bazaar", "reason": "sk3"},
+        {"kind": "week_end", "week": 2},
+    ]
+    assert week_scoring(events, info()) == (
+        "Week 2 scoring",
+        ["P2 bob: +5 VP = 3 (sk3), 2 (Bazaar sk3)"],
+    )
+    assert week_scoring(events[:1], info()) is None
+    assert week_scoring([{"kind": "week_end", "week": 1}], info()) == (
+        "Week 1 scoring",
+        ["nobody scored this week"],
+    )

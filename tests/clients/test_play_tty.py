@@ -18,6 +18,7 @@ from tests.server.conftest import MakeApp, MakeClient
 
 PROMPT = r"Your choice 1-(\d+) \(rev (\d+); h for help\) > "
 FINAL = r"Final scores: (?P<scores>.*?) · winners?: (?P<winners>.*)\n"
+OVER = r"The match is over: p to play again, or press Enter to leave > "
 
 
 async def play_to_the_end(term: Terminal, rng: random.Random) -> tuple[re.Match[str], int]:
@@ -33,6 +34,13 @@ async def play_to_the_end(term: Terminal, rng: random.Random) -> tuple[re.Match[
         last_rev = rev
         term.send(str(rng.randint(1, count)))
         prompts += 1
+
+
+async def leave_at_the_end(term: Terminal) -> int:
+    """Enter at the final prompt (the other choice there is p, to play again); the exit code."""
+    await term.expect(OVER)
+    term.send("")
+    return await term.exit_code()
 
 
 async def check_scores(make_client: MakeClient, app: App, room: str, final: re.Match[str]) -> None:
@@ -69,7 +77,7 @@ async def play_whole_match(
         assert joined[2] == game
         final, prompts = await play_to_the_end(term, random.Random(seed))
         assert prompts > 10
-        assert await term.exit_code() == 0
+        assert await leave_at_the_end(term) == 0
         await check_scores(make_client, app, joined[1], final)
         assert "Traceback" not in term.text
     finally:
@@ -117,7 +125,7 @@ async def test_bad_input_is_explained_and_a_seat_left_is_resumed_with_its_token(
         assert again[2] == first[2], "the seat waited at the same revision"
         back.send("1")
         final, _ = await play_to_the_end(back, random.Random(31))
-        assert await back.exit_code() == 0
+        assert await leave_at_the_end(back) == 0
         await check_scores(make_client, app, room, final)
     finally:
         back.close()
@@ -158,7 +166,7 @@ async def test_two_people_play_each_other_from_create_and_join(
         )
         assert prompts_a > 10 and prompts_b > 10
         assert final_a[0] == final_b[0] and "P1 ann" in final_a[0] and "P2 bob" in final_a[0]
-        assert await host.exit_code() == 0 and await guest.exit_code() == 0
+        assert await leave_at_the_end(host) == 0 and await leave_at_the_end(guest) == 0
         await check_scores(make_client, app, room, final_a)
     finally:
         host.close()
@@ -199,7 +207,7 @@ async def test_play_survives_a_dropped_connection_and_resumes_by_itself(
         term.send(str(rng.randint(1, int(prompt[1]))))
         final, prompts = await play_to_the_end(term, rng)
         assert prompts > 5
-        assert await term.exit_code() == 0
+        assert await leave_at_the_end(term) == 0
         await check_scores(make_client, app, room, final)
     finally:
         term.close()

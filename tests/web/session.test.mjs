@@ -197,3 +197,96 @@ test("the session asks for the view hash's rule 2 and its rooms check what welco
     session.close();
   }
 });
+
+// Rematches (SPEC 9, protocol 1.5): the server moves every member of a finished room into a new
+// one with an unasked `joined` (no id), then answers the one who asked with an `ack`.
+const OVER = { shared: { game: { n: 9 }, turn: null, result: { scores: [3, 4], winners: [1] } }, own: { seat: 0, private: {}, choices: [] } };
+const finished = { ...info, state: "finished" };
+const fresh = { ...info, room: "r2", state: "playing" };
+const moved = (seat, token) => ({ type: "joined", room: "r2", seat, ...(token ? { token } : {}), rev: 0, view: VIEW, hash: viewHash(VIEW), info: fresh, chat: [] });
+
+/** An open session on `FakeSocket`, closed when the test `t` ends (passed, failed or timed out). */
+async function opened(t, FakeSocket, options = {}) {
+  const session = new Session("ws://fake/", { WebSocket: FakeSocket, seats: new SeatStore(memoryStorage()), ...options });
+  t.after(() => session.close());
+  return session.open();
+}
+
+/** A fake server of one finished room r1 whose rematch is r2; `refuse` answers rematch so. */
+function rematchServer({ refuse = false, moveAfterRefusal = true } = {}) {
+  return fakeServer((f, socket) => {
+    if (f.type === "hello") return [welcome(f.id)];
+    if (f.type === "join" && f.room === "r1") return [{ type: "joined", id: f.id, room: "r1", seat: 0, token: "old", rev: 20, view: OVER, hash: viewHash(OVER), info: finished, chat: [] }];
+    if (f.type === "join" && f.room === "r2") return [{ type: "joined", id: f.id, room: "r2", seat: 0, rev: f.rev ?? 0, view: null, hash: null, info: fresh, chat: [] }];
+    if (f.type === "spectate") return [{ type: "joined", id: f.id, room: f.room, seat: null, rev: 20, view: OVER, hash: viewHash(OVER), info: finished, chat: [] }];
+    if (f.type === "rematch" && refuse) {
+      // Another seat asked first: its move may come after our refusal.
+      const refusal = { type: "error", id: f.id, code: "not_allowed", message: "room r1 has its rematch: on its way", room: "r1" };
+      if (moveAfterRefusal) setTimeout(() => socket.push(moved(0, "new")), 5);
+      return [refusal];
+    }
+    if (f.type === "rematch") return [moved(0, "new"), { type: "ack", id: f.id, room: "r2", rev: 0, info: fresh }];
+    return [];
+  });
+}
+
+test("rematch resolves with the room the server moved this seat into, its new token kept", { timeout: 5000 }, async (t) => {
+  const { FakeSocket, sockets } = rematchServer();
+  const storage = memoryStorage();
+  const session = await opened(t, FakeSocket, { seats: new SeatStore(storage), reconnectDelays: [1] });
+  const old = await session.join("r1", { name: "ann" });
+  const events = [];
+  session.addEventListener("moved", (e) => events.push(["session", e.detail.from, e.detail.room.id, e.detail.asked]));
+  old.addEventListener("moved", (e) => events.push(["room", e.detail.room.id, e.detail.asked]));
+  const next = await old.rematch();
+  assert.equal(next.id, "r2");
+  assert.equal(next.seat, 0);
+  assert.equal(next.info.state, "playing");
+  assert.equal(next.mismatches, 0);
+  assert.deepEqual(events, [["room", "r2", true], ["session", "r1", "r2", true]]);
+  assert.equal(old.movedTo, "r2");
+  assert.deepEqual([...session.rooms.keys()], ["r2"], "the finished room is forgotten");
+  assert.equal(session.moves.get("r1"), "r2");
+  assert.equal(JSON.parse(storage.getItem("oasis:seat:r2")).token, "new");
+  assert.equal(next.mirror.token, "new");
+  // A drop resumes the new room with its new token, not the finished one.
+  const resumed = new Promise((resolve) => session.addEventListener("status", (e) => e.detail.state === "open" && resolve()));
+  sockets[0].close(1006);
+  await resumed;
+  const joins = sockets[1].sent.filter((f) => f.type === "join");
+  assert.deepEqual(joins.map(({ id, ...rest }) => rest), [{ type: "join", room: "r2", token: "new", rev: 0 }]);
+});
+
+test("an unasked joined moves a seat and a spectator whoever asked, and says so", { timeout: 5000 }, async (t) => {
+  const { FakeSocket, sockets } = rematchServer();
+  for (const seat of [0, null]) {
+    const session = await opened(t, FakeSocket);
+    const old = seat === null ? await session.spectate("r1") : await session.join("r1", { name: "bob" });
+    const move = new Promise((resolve) => old.addEventListener("moved", (e) => resolve(e.detail)));
+    sockets.at(-1).push(moved(seat, seat === null ? undefined : "bobs"));
+    const { room, asked } = await move;
+    assert.equal(asked, false);
+    assert.equal(room.id, "r2");
+    assert.equal(room.seat, seat);
+    assert.equal(room.spectator, seat === null);
+    assert.equal(session.rooms.has("r1"), false);
+    }
+});
+
+test("a rematch refused because another seat asked first resolves with the room it moved us to", { timeout: 5000 }, async (t) => {
+  const { FakeSocket } = rematchServer({ refuse: true });
+  const session = await opened(t, FakeSocket);
+  const old = await session.join("r1", { name: "bob" });
+  const next = await old.rematch();
+  assert.equal(next.id, "r2");
+  assert.equal(next.seat, 0);
+  // Asked again once moved (the server says "not in room"): the same room, no failure.
+  assert.equal(await session.rematch("r1"), next);
+
+  // Refused with no move at all: the refusal, after the patience.
+  const alone = rematchServer({ refuse: true, moveAfterRefusal: false });
+  const lonely = await opened(t, alone.FakeSocket);
+  await lonely.join("r1", { name: "cy" });
+  await assert.rejects(lonely.rematch("r1", { patience: 20 }), (err) => err instanceof ServerError && err.code === "not_allowed");
+  assert.equal(lonely.rooms.has("r1"), true);
+});

@@ -1,17 +1,21 @@
 """The browser client in headless Chromium against the real server and Redis: the lobby, two
 people playing each other (one reloads mid-match), spectators and the stream overlay following
-bot matches of both games to the final scores with no hash mismatch, and a replay. Every page
-must finish without a console error or an uncaught error (the fixture checks)."""
+bot matches of both games to the final scores with no hash mismatch, a replay, and playing again
+(a rematch) with every page following the move. Every page must finish without a console error
+or an uncaught error (the fixture checks)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import random
 import re
 from typing import Any
 
 import pytest
 from playwright.async_api import Page, expect
 
+from tests.server.matches import Played, drive_seat
 from tests.web.conftest import DESKTOP, PHONE, MakeWeb, Web, shoot, two_people
 
 MATCH_TIMEOUT_MS = 120_000
@@ -313,3 +317,74 @@ async def test_a_room_that_failed_is_resumed_by_the_pages_and_played_to_the_end(
     assert scores == (await finished_view(web, room))["scores"]
     for page in (ann, bob):
         assert await mismatches(page) == 0
+
+
+async def test_play_again_moves_both_seats_and_a_spectator_to_the_new_match(
+    make_web: MakeWeb,
+) -> None:
+    """A rematch (SPEC section 9): Ann and Bob come back to their finished Yspahan match (a
+    reload resumes a seat from the token this browser keeps; their seats played it over the
+    protocol, for speed), a spectator watches it; Ann clicks "Play again". Each page follows
+    the server's move into the new room, whoever asked: its address, the new seat token kept
+    for resume, the new match's board, and the match goes on there."""
+    web = await make_web()
+    seats = [await web.client(name) for name in ("ann", "bob")]
+    created = await seats[0].request({"type": "create", "game": "yspahan", "players": 2})
+    room = created["room"]
+    tokens = []
+    for seat, client in enumerate(seats):
+        joined = await client.request({"type": "join", "room": room, "name": client.name})
+        assert joined["seat"] == seat, joined
+        tokens.append(joined["token"])
+    await seats[0].request({"type": "start", "room": room})
+    played = Played(room, 0, 2, "yspahan")
+    await asyncio.gather(
+        *(drive_seat(c, room, i, played, random.Random(i)) for i, c in enumerate(seats))
+    )
+    for client in seats:
+        await client.close()
+
+    ann, bob, watcher = await web.page(DESKTOP), await web.page(PHONE), await web.page(DESKTOP)
+    for seat, page in enumerate((ann, bob)):
+        await page.goto(web.url + "/")
+        seat_key = f"oasis:seat:{room}"
+        held = json.dumps({"seat": seat, "token": tokens[seat]})
+        await page.evaluate("([key, held]) => localStorage.setItem(key, held)", [seat_key, held])
+        await page.goto(f"{web.url}/play/{room}")
+        await expect(page.locator("#result")).to_be_visible()
+        await expect(page.locator("#play-again")).to_be_visible()
+    await watcher.goto(f"{web.url}/watch/{room}")
+    await expect(watcher.locator("#result")).to_be_visible()
+    await expect(watcher.locator("#turn")).to_contain_text("this page follows them")
+    assert await watcher.locator("#play-again").count() == 0
+    await shoot(ann, "play-again")
+    await shoot(bob, "play-again")
+
+    await ann.click("#play-again")
+    elsewhere = re.compile(rf"/play/(?!{room})[0-9a-f]+$")
+    await ann.wait_for_url(elsewhere)
+    new = ann.url.rsplit("/", 1)[1]
+    await bob.wait_for_url(f"{web.url}/play/{new}")  # moved without a click
+    await watcher.wait_for_url(f"{web.url}/watch/{new}")
+    for page, you in ((ann, "you: ann"), (bob, "you: bob"), (watcher, None)):
+        await expect(page.locator("#notices")).to_contain_text(
+            f"New match with the same players: room {new}"
+        )
+        await expect(page.locator("#room-state")).to_have_text("Playing")
+        await expect(page.locator("#board svg")).to_be_visible()
+        if you is not None:
+            await expect(page.locator(".badge.you")).to_have_text(you)
+    for seat, page in enumerate((ann, bob)):
+        held = json.loads(await page.evaluate(f"localStorage.getItem('oasis:seat:{new}')"))
+        assert held["seat"] == seat and held["token"] != tokens[seat]
+    await shoot(ann, "play-again-new-match")
+    await shoot(bob, "play-again-new-match")
+    await shoot(watcher, "watch-play-again-new-match")
+
+    # The match goes on in the new room: whoever decides first clicks, every page sees it.
+    mover = ann if await ann.locator("#choices").count() else bob
+    await mover.locator("button.choice:not([disabled])").first.click()
+    for page in (ann, bob, watcher):
+        await expect(page.locator("#rev")).to_have_text("rev 1")
+        assert await mismatches(page) == 0
+    assert web.app.lobby.rooms[room].rematch == new
