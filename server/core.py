@@ -314,6 +314,8 @@ class RoomCore:
             elif isinstance(command, Admit):
                 yield from membership.admit(conn, command)
                 self.upkeep.present(membership.here())
+            elif isinstance(command, m.Rematch):
+                membership.again(conn, command)
 
     # Lifecycle --------------------------------------------------------------------------------
 

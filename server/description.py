@@ -62,6 +62,7 @@ class Description:
             "paused": self._status.paused,
             **({"replay_of": s.replay_of} if s.replay_of is not None else {}),
             **({"clock": s.clock.to_json()} if s.clock is not None else {}),
+            **({"rematch": self._status.rematch} if self._status.rematch is not None else {}),
         }
 
     def meta(self, *, state: str | None = None, seed: int | None = None) -> RoomMeta:

@@ -76,6 +76,9 @@ class Lobby:
         """Gives the memory of closed rooms back to the system (:mod:`server.trim`)."""
         self.creating: set[str] = set()
         """Rooms whose ``create_room`` is in flight: already in the store, not yet in ``rooms``."""
+        self._rematches: dict[str, asyncio.Future[None]] = {}
+        """Finished rooms whose rematch is being made (its room stored), each to a future done
+        then: a second ``rematch`` of one waits for it."""
         self.publish: Callable[[Room, bytes, bytes], None] | None = None
         """The relay's publisher (:mod:`server.relay`), given to every stored room."""
         self.log = oasis_logging.get(component="lobby")
@@ -212,12 +215,26 @@ class Lobby:
         seed; not a quick match; its host the requester), the same seats held by server bots,
         and every member of the finished room moved into it by the new room's task
         (:class:`~server.room_state.Admit`, which answers the requester), which then tells the
-        finished room who moved out (:class:`~server.room_state.Moved`).
+        finished room who moved out (:class:`~server.room_state.Moved`). A room with a
+        ``spectator_delay`` keeps its spectators: their feed has not shown the end yet, and
+        ``info.rematch`` tells them where the players went.
 
         A finished room has one rematch: asked for again (a second player at the same time, a
-        retry), it is ``not_allowed`` naming the rematch's room, where the moved members
-        already are."""
+        retry), the request waits for the rematch being made and goes to its room, which
+        answers it behind the move (:meth:`~server.membership.Membership.again`)."""
         old = self.get(req.room)
+        making = self._rematches.get(old.id)
+        if making is not None:
+            await asyncio.shield(making)
+        if old.rematch is not None:
+            room = self.rooms.get(old.rematch)
+            if room is None:
+                raise RequestError(
+                    ErrorCode.NOT_ALLOWED,
+                    f"room {old.id} has had its rematch, room {old.rematch}, closed since",
+                )
+            room.submit(conn, req)
+            return
         if old.id not in conn.rooms:
             raise RequestError(ErrorCode.NOT_ALLOWED, f"not in room {old.id}")
         if conn.rooms[old.id] is None:
@@ -227,26 +244,25 @@ class Lobby:
                 ErrorCode.NOT_ALLOWED,
                 f"room {old.id} is {old.state.value}: a rematch follows a finished match",
             )
-        if old.rematch is not None:
-            where = f"room {old.rematch}" if old.rematch else "on its way"
-            raise RequestError(ErrorCode.NOT_ALLOWED, f"room {old.id} has its rematch: {where}")
         self._reserve()
         self.quotas.spend("create", conn.session, conn.ip)
         settings = dataclasses.replace(old.settings, quick=False, host=conn.session)
         bots = [seat.index for seat in old.seats if seat.bot]
-        old.rematch = ""
+        made: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._rematches[old.id] = made
         try:
             room = await self._make(settings, None, bots, conn)
-        except BaseException:
-            old.rematch = None
-            raise
+        finally:
+            del self._rematches[old.id]
+            made.set_result(None)
         old.rematch = room.id
         # Who is in the finished room now (no await since: its members as they are). Each is
         # checked again where it moves (the new room's task): one that left meanwhile stays out.
         seats = tuple(
             (seat.conn, seat.index, seat.name) for seat in old.seats if seat.conn is not None
         )
-        spectators = tuple(old.spectators.members)
+        delayed = old.settings.spectator_delay > 0
+        spectators = () if delayed else tuple(old.spectators.members)
         room.submit(conn, Admit(req.id, old.id, seats, spectators))
 
     def restore(

@@ -342,10 +342,24 @@ class Membership:
         )  # fmt: skip
         out.add(Forward(source, Moved(room, tuple(moved))))
 
+    def again(self, conn: Member, req: m.Rematch) -> None:
+        """``rematch`` of the finished room ``req.room`` once this room was made as its rematch
+        (the lobby hands it here, behind the move): ``ack`` as the first asker got, to a member
+        moved here (its ``joined`` came first); else ``not_allowed`` naming this room."""
+        if self.room not in conn.rooms:
+            raise RequestError(
+                ErrorCode.NOT_ALLOWED,
+                f"room {req.room} has had its rematch: room {self.room} (join it)",
+            )
+        self._out.reply(conn, f.Ack(req.id, self.room, self._play.rev, self._info()))
+
     def moved(self, command: Moved) -> None:
         """A rematch took ``command.members`` into room ``command.to``: they leave this finished
-        room, told nothing more by it (their seats stay theirs, as after any match)."""
+        room, told nothing more by it (their seats stay theirs, as after any match). Whoever is
+        still here (a player who had left and resumes, a delayed room's spectators, who stay
+        until their feed has shown the end) reads the rematch's room in ``info.rematch``."""
         room = self.room
+        self._status.rematch = command.to
         left = 0
         for member in command.members:
             index = member.rooms.pop(room, -1)
@@ -358,9 +372,8 @@ class Membership:
                 seat = self.seating.seats[index]
                 if seat.conn is member:
                     seat.conn = None
-        if left:
-            self._log.info("moved_out", to=command.to, members=left)
-            self._announce()
+        self._log.info("moved_out", to=command.to, members=left)
+        self._announce()
 
     # Stand-ins (server.takeover) --------------------------------------------------------------
 

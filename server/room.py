@@ -186,8 +186,9 @@ class Room:
         self._slow = 0
         self._slow_logged = float("-inf")
         self.rematch: str | None = None
-        """A rematch of this finished room (SPEC section 9): the new room's id once made, ""
-        while it is being made (the lobby's :meth:`~server.lobby.Lobby.rematch`)."""
+        """A rematch of this finished room (SPEC section 9): the new room's id once made (the
+        lobby's :meth:`~server.lobby.Lobby.rematch`; the room's ``info.rematch`` says it once
+        the members moved)."""
 
     @property
     def publish(self) -> Callable[[Room, bytes, bytes], None] | None:

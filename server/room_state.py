@@ -78,6 +78,8 @@ class Status:
     """An append failed and may have been stored anyway: read back before the next one."""
     finish_pending: dict[str, Any] | None = None
     """The result of a match whose archive could not be written yet."""
+    rematch: str | None = None
+    """A finished room's rematch, once made (SPEC section 9): the new room's id, in ``info``."""
 
 
 class Lifecycle:
@@ -256,6 +258,7 @@ Command = (
     | Gone
     | Resync
     | Admit
+    | m.Rematch
 )
 Internal = (
     BotTurn

@@ -98,13 +98,18 @@ async def test_a_rematch_moves_every_member_into_a_new_started_match(
     tokens = {f["token"] for c, m in zip(seats, marks, strict=False) for f in _unasked_joined(c, m)}
     assert len(tokens) == 3
 
-    # The finished room is left to close (no member in it), its rematch named to a latecomer.
+    # Asked again (a second player, a retry), it is answered as the first was; a stranger is
+    # told where the rematch is. The finished room is left to close (no member in it).
     again = await seats[0].request({"type": "rematch", "room": old})
-    assert again["type"] == "error" and again["code"] == "not_allowed"
-    assert "not in room" in again["message"]
+    assert again["type"] == "ack" and again["room"] == new, again
+    stranger = await make_client("x", target=app)
+    refused = await stranger.request({"type": "rematch", "room": old})
+    assert refused["code"] == "not_allowed" and f"room {new}" in refused["message"], refused
+    listed = await stranger.request({"type": "list_rooms", "state": "open"})
+    assert old not in [r["room"] for r in listed["rooms"]]
     old_room = app.lobby.rooms.get(old)
     if old_room is not None:
-        assert old_room.members() == [] and old_room.rematch == new
+        assert old_room.members() == [] and old_room.info()["rematch"] == new
     await wait_for(lambda: old not in app.lobby.rooms, within=10)
 
     # The new match is played to its end like any other, and can be rematched in turn.
@@ -248,3 +253,20 @@ def _server_rooms(app: App, clients: list[Client]) -> list[dict[str, int | None]
     sessions = [next(f for f in c.frames if f["type"] == "welcome")["session"] for c in clients]
     by_session = {conn.session: conn.rooms for conn in app.connections}
     return [by_session[s] for s in sessions]
+
+
+async def test_a_delayed_rooms_spectators_see_the_end_then_read_where_the_rematch_is(
+    make_client: MakeClient,
+) -> None:
+    a, b, w = await make_client("a"), await make_client("b"), await make_client("w")
+    old = await _finished([a, b], [], seed=41, spectator_delay=0.3)
+    assert (await w.request({"type": "spectate", "room": old}))["type"] == "joined"
+    ack = await a.request({"type": "rematch", "room": old})
+    new = ack["room"]
+    assert ack["info"]["spectators"] == 0  # (the spectator stays where its feed is)
+    # Its feed shows the whole match, then the finished room names its rematch.
+    await w.until(lambda: over(w, old), wait=10)
+    assert w.rev(old) == a.rev(old) and new not in w.rooms
+    await w.wait_for(lambda f: f["type"] == "room" and f["info"].get("rematch") == new)
+    joined = await w.request({"type": "spectate", "room": new})
+    assert joined["type"] == "joined" and joined["room"] == new
