@@ -20,13 +20,15 @@ node took them over.
 
 Rematches (SPEC section 9, protocol 1.5): :meth:`Session.rematch` asks for the next match of
 a finished room. Whoever asked, the server moves every member into the new room with an unasked
-``joined`` (no ``id``); the session keeps the new room's mirror (a seat's new token in it, for
-resume) and records the move in :attr:`Session.moves`, old room to new, and forgets the old room
-(it sends nothing more, and is not resumed after a drop). The ``joined`` does not name the room
-it moves from: it is the room of ours with the same game and number of players where we hold the
-same seat (or watch), the one we asked a rematch of first, else a finished one. A finished room
-has one rematch: asking after another seat did is ``not_allowed``, and :meth:`Session.rematch`
-then waits for the move the other's rematch makes rather than fail.
+``joined`` (no ``id``) whose ``moved_from`` names the finished room; the session keeps the new
+room's mirror (a seat's new token in it, for resume), records the move in
+:attr:`Session.moves`, old room to new, and forgets the old room (it sends nothing more, and is
+not resumed after a drop). An unasked ``joined`` without ``moved_from`` is no move. Asking
+again (another seat asked at the same time, a retry) is answered as the first ask, after our
+own ``joined``: the same room; a ``not_allowed`` is a real refusal. Who was not moved (a player
+who had left and came back, the spectators of a room with ``spectator_delay``) reads the new
+room in the finished room's ``info.rematch`` and goes there with :meth:`Session.follow_rematch`
+(a spectator spectates it, a player takes its old seat there, free for it), a move of its own.
 
 A keepalive task sends ``ping`` every half ``idle_timeout`` so a connection in no room is not
 dropped as idle (SPEC section 6; seats and spectators are not closed for idleness at all).
@@ -64,9 +66,6 @@ HASH_RULE = 2
 """Redirects followed for one request before the session gives up on it."""
 RECONNECT_DELAYS = (0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 5.0, 5.0, 5.0, 5.0, 5.0, 10.0, 10.0)
 """Seconds between reconnection attempts (about a minute in all) before the session gives up."""
-
-MOVE_PATIENCE = 10.0
-"""Seconds a refused ``rematch`` waits for the move another seat's rematch makes (SPEC 9)."""
 
 PACE_SHARE = 0.8
 """The share of the server's ``rate_per_second`` a session uses (the rest is margin: clocks of
@@ -135,9 +134,6 @@ class Session:
         self._next_url = ""
         """Where the next (re)connection goes first (a ``redirect`` or a ``bye`` named it)."""
         self._room_hint = ""
-        self._rematching: set[str] = set()
-        """Rooms whose ``rematch`` is in flight (an unasked ``joined`` moves us from one of them
-        first)."""
         self._following = False
         self._moved = ""
         """What the last unasked redirect said (its room and reason), until the session is back."""
@@ -322,50 +318,42 @@ class Session:
         """Stop following ``room`` (no resume after a drop)."""
         self.rooms.pop(room, None)
 
-    async def rematch(self, room: str, patience: float = MOVE_PATIENCE) -> Mirror:
+    async def rematch(self, room: str) -> Mirror:
         """Ask for the next match of the finished ``room`` (SPEC section 9); the new room's
-        mirror, once the server moved us into it.
-
-        A ``not_allowed`` answer is no failure when another seat asked first: the move its
-        rematch makes is waited for (``patience`` seconds) and its room returned; the refusal is
-        not counted in :attr:`errors` then. Without a move the refusal is raised."""
-        self._rematching.add(room)
-        try:
-            answer = await self.request({"type": "rematch", "room": room})
-        except ServerError as exc:
-            if exc.code != "not_allowed":
-                raise
-            try:
-                await self.wait(lambda: self.moves.get(room) in self.rooms, patience)
-            except TimeoutError:
-                raise exc from None
-            self.errors[exc.code] -= 1
-            if not self.errors[exc.code]:
-                del self.errors[exc.code]
-            return self.rooms[self.moves[room]]
-        finally:
-            self._rematching.discard(room)
+        mirror, which the server moved us into before it answered (its ``joined`` comes first,
+        also when another seat asked first). A refusal raises :class:`ServerError`."""
+        answer = await self.request({"type": "rematch", "room": room})
         new = answer.get("room")
         if not isinstance(new, str) or new not in self.rooms:
             raise ClientError(f"the server made room {new} but did not move us into it")
         return self.rooms[new]
 
-    def _moved_from(self, frame: dict[str, Any]) -> str | None:
-        """The room an unasked ``joined`` (a rematch's) moves us out of: see the module
-        docstring, "Rematches"."""
-        info = frame.get("info")
-        if not isinstance(info, dict):
-            return None
-        seat = frame.get("seat")
-        mirrors = [
-            (room, mirror)
-            for room, mirror in self.rooms.items()
-            if mirror.game == info.get("game")
-            and mirror.info.get("players") == info.get("players")
-            and (mirror.spectator if seat is None else mirror.seat == seat)
-        ]
-        mirrors.sort(key=lambda found: (found[0] not in self._rematching, not found[1].over))
-        return mirrors[0][0] if mirrors else None
+    async def follow_rematch(self, room: str) -> Mirror:
+        """Go to the rematch of the finished ``room`` we were not moved into, as its
+        ``info.rematch`` names it (SPEC section 9): a spectator spectates it, a player takes its
+        old seat there under its old name (the seat was left free for it). Then the finished
+        room is left and the move recorded in :attr:`moves`, as a move of the server's is; the
+        new room's mirror. A seat taken since, a room closed: :class:`ServerError`."""
+        mirror = self.rooms.get(room)
+        new = mirror.info.get("rematch") if mirror is not None else None
+        if mirror is None or not isinstance(new, str):
+            raise ClientError(f"room {room} has no rematch to go to")
+        frame: dict[str, Any] = {"type": "spectate", "room": new}
+        if mirror.seat is not None:
+            frame = {"type": "join", "room": new, "seat": mirror.seat}
+            seats = mirror.info.get("seats") or []
+            entry = seats[mirror.seat] if mirror.seat < len(seats) else None
+            if isinstance(entry, dict) and isinstance(entry.get("name"), str) and entry["name"]:
+                frame["name"] = entry["name"]
+        followed = await self.join(frame)
+        with contextlib.suppress(ClientError):
+            await self.request({"type": "leave", "room": room}, patience=5)
+        self.forget(room)
+        self.moves[room] = new
+        self.version += 1
+        async with self._changed:
+            self._changed.notify_all()
+        return followed
 
     async def wait(self, predicate: Callable[[], bool], patience: float | None = None) -> None:
         """Return once ``predicate()`` holds; it is re-checked after every frame and every drop.
@@ -413,12 +401,10 @@ class Session:
         else:
             kind = frame.get("type")
             room = frame.get("room")
-            moved = None
-            if kind == "joined" and "id" not in frame and room not in self.rooms:
-                moved = self._moved_from(frame)  # an unasked joined: a rematch (SPEC 9)
             self._room_frame(frame)
-            if moved is not None and isinstance(room, str) and room in self.rooms:
-                self.moves[moved] = room
+            moved = frame.get("moved_from") if kind == "joined" else None
+            if isinstance(moved, str) and moved != room and room in self.rooms:
+                self.moves[moved] = room  # an unasked joined: a rematch moved us (SPEC 9)
                 self.forget(moved)
             if kind == "error":
                 code = str(frame.get("code", "?"))

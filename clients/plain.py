@@ -186,8 +186,14 @@ class Plain:
         return False
 
     def finished(self, prompt: str, result: str) -> None:
-        self.console.print(render.screen(self.mirror, choices=False, data=self._data()))
-        self.line(result, "bold green")
+        """The board and ``result`` once, then ``prompt`` (again on a line of its own when it
+        changes: the finished room named its rematch)."""
+        read = self._reader.lines_read if self._reader is not None else 0
+        if not self._ending:
+            self.console.print(render.screen(self.mirror, choices=False, data=self._data()))
+            self.line(result, "bold green")
+        elif self._prompted_at == read:
+            self.console.print()  # the last prompt's line is still open
         self._ending = prompt
         self._prompt()
 

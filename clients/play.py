@@ -30,12 +30,20 @@ in a new room. Whoever asked, the server moves every member (a spectator too) in
 the new room, its seat and token (the resume command printed on leaving is the new room's), a
 notice says so, and the one who asked is the new room's host (``s`` starts it with bots when a
 player who had left leaves a seat free).
+
+Who was not moved sees the new room in the finished room's ``info.rematch``, and the final
+screen says "The players went on to a new match: room X". A player who had left and came back
+(its seat there is free) goes on with ``p``, never by itself; a spectator of a room with
+``spectator_delay`` (the server leaves it where its late feed is) follows by itself
+:data:`FOLLOW_PAUSE` seconds after its feed showed the end, long enough to read the final
+scores, or at once with ``p``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import signal
 import time
 from typing import Any, Protocol
@@ -68,6 +76,10 @@ AUTO_DELAY = 1.0
 OVER = "The match is over: press Enter to leave"
 OVER_AGAIN = "The match is over: p to play again, or press Enter to leave"
 """The final screen's prompt (a seat's: a spectator cannot ask for a rematch, it follows one)."""
+WENT_ON = "The players went on to a new match: room {room}"
+"""The final screen's prompt once the finished room names a rematch we were not moved into."""
+FOLLOW_PAUSE = 10.0
+"""Seconds a spectator's final screen stays before it follows the players to their rematch."""
 
 
 class UI(Protocol):
@@ -118,6 +130,7 @@ class Player:
         auto_delay: float = AUTO_DELAY,
         server: str = DEFAULT_SERVER,
         data: GameData | None = None,
+        follow_pause: float = FOLLOW_PAUSE,
     ) -> None:
         self.session = session
         self.mirror = mirror
@@ -128,6 +141,7 @@ class Player:
         self.auto_delay = auto_delay
         self.server = server
         self.data = data or GameData(server)
+        self.follow_pause = follow_pause
         self.asked: int | None = None
         self.auto_rev: int | None = None
         self.undid = False
@@ -469,23 +483,46 @@ class Player:
 
     async def _finish(self) -> bool:
         """The final screen until the player leaves it (True: Enter, q, Ctrl-C, the end of
-        input) or a rematch moves us into a new room (False: the loop follows it)."""
-        mirror = self.mirror
-        prompt = OVER if mirror.seat is None else OVER_AGAIN
-        self.ui.finished(prompt, result_line(mirror.result or {}, mirror.info))
-        moved: asyncio.Future[None]
-        moved = asyncio.ensure_future(self.session.wait(lambda: self._moved() is not None))
+        input) or goes on in a rematch (False: the loop follows it): moved there by the server,
+        or to the one the finished room names (a spectator after :attr:`follow_pause`, a player
+        on ``p``)."""
+        result = result_line(self.mirror.result or {}, self.mirror.info)
+        ended = time.monotonic()
+        shown: tuple[str | None] | None = None  # the rematch the prompt names, once shown
+        loop = asyncio.get_running_loop()
         interrupted = asyncio.ensure_future(self.quitting.wait())
         line_task: asyncio.Future[str | None] = asyncio.ensure_future(self.ui.lines.get())
+        change: asyncio.Future[None] = loop.create_future()
+        seen = -1
+        follow_at: float | None = None  # when a spectator follows the rematch the room names
+        tried = False
         try:
             while True:
-                waits: set[asyncio.Future[Any]] = {line_task, moved, interrupted}
-                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-                if moved.done():
-                    if moved.exception() is None:
-                        return False
+                if self._moved() is not None:
+                    return False
+                rematch = self._rematch()
+                if rematch is not None and self.mirror.seat is None and follow_at is None:
+                    follow_at = max(ended + self.follow_pause, time.monotonic())
+                if shown != (rematch,):
+                    shown = (rematch,)
+                    left = (follow_at or 0.0) - time.monotonic()
+                    self.ui.finished(self._over_prompt(rematch, left), result)
+                if follow_at is not None and not tried and time.monotonic() >= follow_at:
+                    tried = True  # (once: a failure is told, and the final screen stays)
+                    await self._go_on()
+                    continue
+                if self.session.version != seen and self.session.gone is None:
+                    seen = self.session.version
+                    change.cancel()
+                    change = asyncio.ensure_future(self.session.changed(seen))
+                waits: set[asyncio.Future[Any]] = {line_task, change, interrupted}
+                timeout = None
+                if follow_at is not None and not tried:
+                    timeout = max(follow_at - time.monotonic(), 0.0)
+                await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+                if change.done() and not change.cancelled() and change.exception() is not None:
                     # The server is gone (a notice said so): no rematch, the scores stay.
-                    moved = asyncio.get_running_loop().create_future()
+                    change = loop.create_future()
                 if interrupted.done():
                     return True
                 if line_task.done():
@@ -494,14 +531,27 @@ class Player:
                         return True
                     line_task = asyncio.ensure_future(self.ui.lines.get())
         finally:
-            for task in (moved, interrupted, line_task):
+            for task in (change, interrupted, line_task):
                 task.cancel()
+
+    def _over_prompt(self, rematch: str | None, left: float) -> str:
+        """The final screen's prompt: what ``p`` does, given the rematch the finished room
+        names (``left``: seconds until a spectator follows it)."""
+        if rematch is None:
+            return OVER if self.mirror.seat is None else OVER_AGAIN
+        went = WENT_ON.format(room=printable(rematch))
+        if self.mirror.seat is None:
+            return f"{went}; you follow in {max(math.ceil(left), 0)} s (p: now)"
+        return f"{went}: p joins it, Enter leaves"
 
     async def _after_the_match(self, line: str) -> bool:
         """Carry out a line typed at the final screen; True when the player leaves."""
         intent = interpret(line, self.mirror, self._grid())
         if not isinstance(intent, Command) or intent.name in ("start", "undo"):
-            again = "p plays again, " if self.mirror.seat is not None else ""
+            if self._rematch() is not None:
+                again = "p goes to the new match, "
+            else:
+                again = "p plays again, " if self.mirror.seat is not None else ""
             self.ui.message(f"{line.strip()!r}: the match is over; {again}Enter leaves.", "error")
         elif intent.name == "enter" and self.ui.helping():
             self.ui.dismiss()
@@ -513,8 +563,12 @@ class Player:
 
     async def _again(self) -> None:
         """``p``: the next match with the same players (a rematch, SPEC section 9). The server
-        moves us into it whoever asked; the loop follows that move (:meth:`_moved`)."""
+        moves us into it whoever asked; the loop follows that move (:meth:`_moved`). Where the
+        finished room names a rematch we were not moved into, ``p`` goes there."""
         mirror = self.mirror
+        if self._rematch() is not None:
+            await self._go_on()
+            return
         if mirror.seat is None:
             self.ui.message("Only players ask to play again; spectators follow them.", "error")
             return
@@ -531,6 +585,19 @@ class Player:
             await self.session.rematch(mirror.room)
         except ClientError as exc:
             self.again = None
+            self.ui.message(explain(exc), "error")
+
+    def _rematch(self) -> str | None:
+        """The rematch this finished room names (``info.rematch``), once its end is shown."""
+        rematch = self.mirror.info.get("rematch")
+        return rematch if isinstance(rematch, str) and self.mirror.over else None
+
+    async def _go_on(self) -> None:
+        """Go to the rematch the finished room names: watch it, or take our seat there (SPEC
+        section 9); the loop follows (:meth:`_moved`), or the screen says why not."""
+        try:
+            await self.session.follow_rematch(self.mirror.room)
+        except ClientError as exc:
             self.ui.message(explain(exc), "error")
 
     def _moved(self) -> Mirror | None:

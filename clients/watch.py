@@ -11,6 +11,11 @@ itself after a drop (``spectate`` with its last revision).
 
 A room still ``open`` is watched too: it waits for the match to start. A spectator of a room
 with ``spectator_delay`` sees everything that many seconds late, as the server intends.
+
+Rematches (SPEC section 9): the full screen goes on into the players' next match, moved there
+by the server, or, in a room with ``spectator_delay`` (whose spectators the server leaves where
+their late feed is), by itself a moment after the end was shown (:mod:`clients.play`). The line
+mode ends at the final scores, naming the next match when the room already does.
 """
 
 from __future__ import annotations
@@ -23,9 +28,10 @@ from clients import render
 from clients.connection import Session
 from clients.fullscreen import FullScreen, use_full_screen
 from clients.gamedata import GameData
-from clients.notices import chat_text
+from clients.notices import chat_text, server_option
 from clients.plain import Plain
 from clients.play import Player
+from clients.printable import printable
 from clients.render.common import result_line
 from protocol.mirror import Mirror, Update
 
@@ -78,6 +84,11 @@ async def watch_room(session: Session, room: str, screen: Plain, every: float = 
             shown_seat, shown_at = seat, now
     screen.show(mirror)
     screen.line(result_line(mirror.result or {}, mirror.info), "bold green")
+    rematch = mirror.info.get("rematch")
+    if isinstance(rematch, str):
+        new = printable(rematch)
+        again = f"oasis watch {new}{server_option(session.home)}"
+        screen.line(f"The players went on to a new match: room {new} ({again})")
     return 0
 
 

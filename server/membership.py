@@ -349,7 +349,7 @@ class Membership:
         if self.room not in conn.rooms:
             raise RequestError(
                 ErrorCode.NOT_ALLOWED,
-                f"room {req.room} has had its rematch: room {self.room} (join it)",
+                f"room {req.room} has had its rematch: room {self.room}",
             )
         self._out.reply(conn, f.Ack(req.id, self.room, self._play.rev, self._info()))
 

@@ -13,12 +13,16 @@
 // - `ping` every half `idle_timeout`, so a player who thinks for long is not dropped (SPEC 6);
 // - frames are paced under `welcome.limits.rate_per_second` and `rate_burst` (SPEC 14);
 // - a rematch (SPEC 9, protocol 1.5) moves every member of a finished room into a new one with
-//   an unasked `joined`: the session keeps the new Room (a seat's new token stored as any), forgets
-//   the old one and says so with a "moved" event, whoever asked (`session.rematch(room)`).
+//   an unasked `joined` naming the room left (`moved_from`): the session keeps the new Room (a
+//   seat's new token stored as any), forgets the old one and says so with a "moved" event,
+//   whoever asked (`session.rematch(room)`); who was not moved (a player back in the finished
+//   room, a delayed room's spectator) reads `info.rematch` and goes there with
+//   `session.followRematch(room)`, a move of its own.
 //
 // Events (EventTarget): Session "status" (detail {state, text}: connecting, open, reconnecting,
 // closed), "notice" (detail text), "moved" (detail {from, room, asked}: a rematch moved us from
-// room id `from` into the Room `room`; `asked`: this session asked for it); Room "change" (view,
+// room id `from` into the Room `room`; `asked`: this session asked for it, so it is the new
+// room's host unless another seat asked at the same moment); Room "change" (view,
 // revision or info changed), "events" (detail {rev, events} of one applied patch), "chat"
 // (detail one chat frame), "pause", "moved" (detail {room, asked}: the Room we are in now).
 //
@@ -46,8 +50,6 @@ export const PROTOCOL_VERSION = 1;
 export const HASH_RULE = 2;
 export const MAX_REDIRECTS = 5;
 export const ANSWER_TIMEOUT_MS = 30000;
-/** How long a refused `rematch` waits for the move another seat's rematch makes (SPEC 9). */
-export const MOVE_PATIENCE_MS = 10000;
 /** Milliseconds between reconnection attempts; the last one repeats for as long as it takes. */
 export const RECONNECT_DELAYS_MS = [100, 250, 500, 1000, 2000, 3000, 5000, 10000];
 
@@ -358,6 +360,15 @@ export class Room extends EventTarget {
   rematch() {
     return this.session.rematch(this.id);
   }
+  /** The rematch this finished room names (`info.rematch`, SPEC 9), or null. */
+  get rematchRoom() {
+    return typeof this.info.rematch === "string" ? this.info.rematch : null;
+  }
+  /** Go to the rematch this finished room names, where we were not moved (see
+   * Session.followRematch). Resolves with the new Room. */
+  followRematch() {
+    return this.session.followRematch(this.id);
+  }
   say(text) {
     return this.session.request({ type: "chat", room: this.id, text });
   }
@@ -439,6 +450,7 @@ export class Session extends EventTarget {
     this._reconnecting = null;
     /** Room ids a rematch moved us out of, each to the room id it moved us into (SPEC 9). */
     this.moves = new Map();
+    /** Room ids whose `rematch` we asked for and is not answered yet (a move from one: "asked"). */
     this._rematching = new Set();
   }
 
@@ -587,56 +599,44 @@ export class Session extends EventTarget {
    * Play again (SPEC 9, protocol 1.5): ask for the next match of the finished `room` (an id),
    * where this connection holds a seat. The server moves every member into a new room (an
    * unasked `joined` each: a "moved" event) before it answers; resolves with the new Room.
-   * A finished room has one rematch: when another seat asked first the answer is `not_allowed`,
-   * and this waits for the move that rematch makes (`patience` ms) and resolves with its room;
-   * without a move it rejects with the refusal.
+   * Asked again (another seat asked at the same time, a retry), it is answered as the first was,
+   * after our own move: the same Room. A refusal rejects (ServerError `not_allowed`: the match
+   * is not over, or we were not moved, and its message names the new room).
    */
-  async rematch(room, { patience = MOVE_PATIENCE_MS } = {}) {
+  async rematch(room) {
     this._rematching.add(room);
     try {
       const ack = await this.request({ type: "rematch", room });
       const moved = this.rooms.get(ack.room);
       if (!moved) throw new OasisError(`the server made room ${ack.room} but did not move us into it`);
       return moved;
-    } catch (err) {
-      if (!(err instanceof ServerError) || err.code !== "not_allowed") throw err;
-      const moved = await this._moveFrom(room, patience);
-      if (!moved) throw err;
-      return moved;
     } finally {
       this._rematching.delete(room);
     }
   }
 
-  /** The Room a rematch moves us into from `room`, once it does (null after `patience` ms). */
-  _moveFrom(room, patience) {
-    const now = this.rooms.get(this.moves.get(room));
-    if (now) return Promise.resolve(now);
-    return new Promise((resolve) => {
-      const done = (moved) => {
-        clearTimeout(timer);
-        this.removeEventListener("moved", onMoved);
-        resolve(moved);
-      };
-      const onMoved = (e) => e.detail.from === room && done(e.detail.room);
-      const timer = setTimeout(() => done(null), patience);
-      this.addEventListener("moved", onMoved);
-    });
-  }
-
   /**
-   * The room an unasked `joined` moves us out of (a rematch's, SPEC 9). The frame does not name
-   * it: it is the room of ours with the same game and number of players where we hold the same
-   * seat (or watch), the one we asked a rematch of first, else a finished one.
+   * Go to the rematch of the finished `room` (an id) that we were not moved into, as its
+   * `info.rematch` names it (SPEC 9: a player who had left and came back, a spectator of a room
+   * with `spectator_delay`): a spectator spectates it, a player takes its old seat there (left
+   * free for it) under its old name. Then the finished room is left and forgotten, and the move
+   * told as a server's move is ("moved", `asked` false); resolves with the new Room. A seat
+   * taken since, a room closed: the ServerError.
    */
-  _movedFrom(frame) {
-    const seat = Number.isInteger(frame.seat) ? frame.seat : null;
-    const found = [...this.rooms.values()].filter((room) =>
-      room.info.game === frame.info?.game && room.info.players === frame.info?.players &&
-      (seat === null ? room.spectator : room.seat === seat));
-    const rank = (room) => (this._rematching.has(room.id) ? 0 : 2) + (room.result ? 0 : 1);
-    found.sort((a, b) => rank(a) - rank(b));
-    return found[0] ?? null;
+  async followRematch(room) {
+    const old = this.rooms.get(room);
+    const next = old?.rematchRoom;
+    if (!next) throw new OasisError(`room ${room} has no rematch to go to`);
+    let joined;
+    if (old.spectator) {
+      joined = await this.spectate(next);
+    } else {
+      const name = old.info.seats?.[old.seat]?.name;
+      joined = await this.join(next, { seat: old.seat, ...(name ? { name } : {}) });
+    }
+    await this.request({ type: "leave", room }, { patience: 5000 }).catch(() => {});
+    this._moved(room, joined);
+    return joined;
   }
 
   async _joined(frame) {
@@ -860,8 +860,8 @@ export class Session extends EventTarget {
     if (typeof id !== "string") return;
     if (!["joined", "state", "patch", "room", "chat", "pause"].includes(frame.type)) return;
     let room = this.rooms.get(id);
-    // An unasked joined for a room we are not in: a rematch moved us (SPEC 9).
-    const from = frame.type === "joined" && !room && frame.id === undefined ? this._movedFrom(frame) : null;
+    // An unasked joined naming the room left: a rematch moved us (SPEC 9).
+    const from = frame.type === "joined" && frame.id === undefined && typeof frame.moved_from === "string" && frame.moved_from !== id ? frame.moved_from : null;
     if (frame.type === "joined" && !room) {
       room = new Room(this, id);
       this.rooms.set(id, room);
@@ -881,18 +881,21 @@ export class Session extends EventTarget {
         room.mirror.syncPending = false;
       });
     }
-    if (from) this._moved(from, room);
+    if (from !== null) this._moved(from, room);
   }
 
-  /** A rematch moved us from Room `from` into `room`: the old one is forgotten (it sends nothing
-   * more, and is not resumed after a drop). */
+  /** A rematch moved us from the room id `from` into the Room `room`: the old one (if we held
+   * it) is forgotten (it sends nothing more, and is not resumed after a drop). */
   _moved(from, room) {
-    const asked = this._rematching.has(from.id);
-    from.movedTo = room.id;
-    this.moves.set(from.id, room.id);
-    this.forget(from.id);
-    from.dispatchEvent(new CustomEvent("moved", { detail: { room, asked } }));
-    this.dispatchEvent(new CustomEvent("moved", { detail: { from: from.id, room, asked } }));
+    const asked = this._rematching.has(from);
+    const old = this.rooms.get(from);
+    this.moves.set(from, room.id);
+    this.forget(from);
+    if (old) {
+      old.movedTo = room.id;
+      old.dispatchEvent(new CustomEvent("moved", { detail: { room, asked } }));
+    }
+    this.dispatchEvent(new CustomEvent("moved", { detail: { from, room, asked } }));
   }
 
   _problem(text) {

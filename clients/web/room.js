@@ -6,7 +6,11 @@
 // for a seat (a rematch, SPEC 9). A replay keeps every revision it receives, to step back and
 // forth and jump to a turn. When a rematch moves this page's seat or spectator into a new room
 // (whoever asked), the page follows: the new room's address, the room the session already
-// holds (its seat token is stored as any other).
+// holds (its seat token is stored as any other). Who was not moved reads the new room in the
+// finished room's `info.rematch` ("The players went on to a new match"): a player who came back
+// joins it with a click (its seat is free there), never by itself; a spectator (a room with a
+// spectator delay keeps them until their feed has shown the end) follows by itself once the
+// final scores have been on screen for `?follow=S` seconds (FOLLOW_PAUSE_S), or at a click.
 
 import { h, fill, explain, words, choiceText, eventText, promptText, clockText, tree, seatName } from "./ui.js";
 import { ServerError } from "./oasis.js";
@@ -17,12 +21,20 @@ import { yspahanBoard } from "./yspahan.js";
 const BOARDS = { ishtar: ishtarBoard, yspahan: yspahanBoard };
 
 const LOW_CLOCK_MS = 30000;
+/** Seconds a spectator's final scores stay on screen before it follows the players' rematch. */
+const FOLLOW_PAUSE_S = 10;
 
 export function roomView(ctx, mode, roomId) {
   const { session, notify, go, link, overlay } = ctx;
   let room = null;
   let acting = false;
   let rematching = false;
+  // A rematch the finished room names (not moved into it): when the end was first shown, when a
+  // spectator follows (ms since the epoch; null: not yet known), whether it chose to stay.
+  let endedAt = null;
+  let followAt = null;
+  let followTimer = null;
+  let staying = false;
   let disposed = false;
   let watching = mode !== "play";
   const timers = [];
@@ -109,7 +121,7 @@ export function roomView(ctx, mode, roomId) {
     room.addEventListener("moved", follow);
     loadBoard(room.info.game);
     render();
-    timers.push(setInterval(tickClocks, 250));
+    timers.push(setInterval(tickClocks, 250), setInterval(tickFollow, 250));
   }
 
   function interval() {
@@ -219,6 +231,7 @@ export function roomView(ctx, mode, roomId) {
 
   function render() {
     if (disposed || !room) return;
+    armFollow();
     const info = room.info;
     const seats = info.seats ?? [];
     const at = shown();
@@ -280,7 +293,21 @@ export function roomView(ctx, mode, roomId) {
     if (!watching && !room.result && info.state === "playing") {
       parts.push(h("p", { class: "leave" }, h("button", { type: "button", class: "quiet", onclick: leave }, "Leave (a bot plays for you until you come back)")));
     }
-    if (room.result && !watching && mode === "play") {
+    const next = room.result && !room.movedTo ? room.rematchRoom : null;
+    if (next) {
+      parts.push(h("p", { class: "prompt went-on", id: "went-on" }, `The players went on to a new match: room ${next}.`));
+      if (watching) {
+        const when = followAt !== null && !staying ? h("span", { class: "hint", id: "follow-in" }, followText()) : null;
+        parts.push(h("div", { class: "buttons again" },
+          h("button", { class: "primary", id: "follow-rematch", type: "button", disabled: rematching, onclick: goOn }, rematching ? "Going…" : "Watch it now"),
+          when ? h("button", { type: "button", class: "quiet", id: "stay", onclick: stay }, "Stay here") : null,
+          when));
+      } else {
+        parts.push(h("div", { class: "buttons again" },
+          h("button", { class: "primary", id: "follow-rematch", type: "button", disabled: rematching, onclick: goOn }, rematching ? "Joining…" : "Join the new match"),
+          h("span", { class: "hint" }, `Your seat, P${room.seat + 1}, is free there: take it and play on.`)));
+      }
+    } else if (room.result && !watching && mode === "play") {
       parts.push(h("div", { class: "buttons again" },
         h("button", { class: "primary", id: "play-again", type: "button", disabled: rematching, onclick: playAgain }, rematching ? "Asking…" : "Play again"),
         h("span", { class: "hint" }, "The same players, in a new room: everyone here moves there.")));
@@ -474,6 +501,48 @@ export function roomView(ctx, mode, roomId) {
     }
   }
 
+  /** A spectator follows the rematch the finished room names, the final scores shown long
+   * enough (`?follow=S`, FOLLOW_PAUSE_S by default) unless it chose to stay. */
+  function armFollow() {
+    if (!room.result || room.movedTo) return;
+    endedAt ??= Date.now();
+    if (!watching || followAt !== null || !room.rematchRoom) return;
+    const asked = Number(ctx.params.get("follow") ?? FOLLOW_PAUSE_S);
+    const pause = Number.isFinite(asked) && asked >= 0 ? asked : FOLLOW_PAUSE_S;
+    followAt = Math.max(endedAt + pause * 1000, Date.now());
+    followTimer = setTimeout(() => staying || goOn(), followAt - Date.now());
+  }
+
+  function followText() {
+    return `Following them in ${Math.max(0, Math.ceil((followAt - Date.now()) / 1000))} s.`;
+  }
+
+  function tickFollow() {
+    const shown = element.querySelector("#follow-in");
+    if (shown && followAt !== null) shown.textContent = followText();
+  }
+
+  function stay() {
+    staying = true;
+    render();
+  }
+
+  /** To the rematch the finished room names (we were not moved: SPEC 9): watch it, or take our
+   * seat there; the "moved" event that follows takes the page on. */
+  async function goOn() {
+    if (rematching || disposed || room.movedTo) return;
+    rematching = true;
+    render();
+    try {
+      await room.followRematch();
+    } catch (err) {
+      notify(explain(err), "error");
+    } finally {
+      rematching = false;
+      render();
+    }
+  }
+
   /** A rematch moved us (SPEC 9): to the new room's page, which takes the Room the session holds. */
   function follow(e) {
     const next = e.detail.room;
@@ -507,6 +576,7 @@ export function roomView(ctx, mode, roomId) {
     dispose() {
       disposed = true;
       for (const t of timers) clearInterval(t);
+      clearTimeout(followTimer);
       if (playing) clearInterval(playing);
       if (room) {
         for (const kind of ["change", "events", "chat", "pause"]) room.removeEventListener(kind, schedule);

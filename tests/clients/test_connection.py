@@ -167,14 +167,14 @@ async def test_a_server_gone_for_good_ends_the_session_with_a_clear_error(
         await session.close()
 
 
-async def test_a_rematch_moves_every_member_whoever_asks_and_a_second_ask_is_no_failure(
+async def test_a_rematch_moves_every_member_whoever_asks_and_a_second_ask_gets_the_same_room(
     make_app: MakeApp,
 ) -> None:
-    """SPEC section 9: two seats ask for the rematch of their finished match; the server makes
-    one and moves both seats (new tokens) and the spectator into it with unasked ``joined``
-    frames. The seat refused (``not_allowed``, here before the move comes: the new room is
-    still being stored) gets the same room, no error counted; the finished room is forgotten,
-    so a drop resumes the new room only."""
+    """SPEC section 9: two seats ask for the rematch of their finished match at once; the server
+    makes one and moves both seats (new tokens) and the spectator into it with unasked
+    ``joined`` frames naming the room left. The second asker (here while the new room is still
+    being stored) gets an ``ack`` naming the same room, after its own ``joined``; the finished
+    room is forgotten, so a drop resumes the new room only. A refusal is a real one."""
     app = await make_app()
     url = f"ws://127.0.0.1:{app.port}/"
     ann, bob, watcher = [await Session(url, name).open() for name in ("ann", "bob", "watcher")]
@@ -189,7 +189,7 @@ async def test_a_rematch_moves_every_member_whoever_asks_and_a_second_ask_is_no_
         await asyncio.gather(drive(ann, seats[0], 81), drive(bob, seats[1], 82))
         await watcher.wait(lambda: watched.over, WAIT)
 
-        storing, stored = asyncio.Event(), asyncio.Event()  # (held until bob was refused)
+        storing, stored = asyncio.Event(), asyncio.Event()  # (held until bob asked too)
         store = app.lobby.store
         create_room = store.create_room
 
@@ -199,15 +199,28 @@ async def test_a_rematch_moves_every_member_whoever_asks_and_a_second_ask_is_no_
             await create_room(room, meta)
 
         store.create_room = held  # type: ignore[method-assign]
+        lobby, arrived = app.lobby, asyncio.Event()
+        rematch = lobby.rematch
+
+        async def counted(req: Any, conn: Any) -> None:
+            arrived.set()
+            await rematch(req, conn)
+
+        lobby.rematch = counted  # type: ignore[method-assign]
         asked = asyncio.ensure_future(ann.rematch(room))
         await asyncio.wait_for(storing.wait(), WAIT)
+        arrived.clear()
+        order: list[str] = []  # bob's frames of the move
+        bob.listeners.append(lambda r, frame, _: order.append(f"{frame['type']} {r}"))
         second = asyncio.ensure_future(bob.rematch(room))
-        await bob.wait(lambda: bob.errors == {"not_allowed": 1}, WAIT)
-        assert not second.done() and room in bob.rooms, "refused, waiting for the move"
+        await asyncio.wait_for(arrived.wait(), WAIT)
+        assert not second.done() and room in bob.rooms, "asked while the rematch is being made"
         stored.set()
         moved = [await asked, await second]
         new = moved[0].room
-        assert new != room and moved[1].room == new
+        assert new != room and moved[1] is bob.rooms[new]
+        # (rematch() resolved: the ack's room was bob's already; his joined came first)
+        assert order[:1] == [f"joined {new}"]
         assert [m.seat for m in moved] == [0, 1] and not moved[0].over
         tokens = {m.token for m in moved} | {s.token for s in seats}
         assert len(tokens) == 4 and None not in tokens, "a new token for each seat"
@@ -217,8 +230,8 @@ async def test_a_rematch_moves_every_member_whoever_asks_and_a_second_ask_is_no_
             assert session.errors == {} and not session.problems
         assert watcher.rooms[new].spectator
         assert await bob.rematch(room) is moved[1], "asked again once moved: the same room"
-        with pytest.raises(ServerError) as refused:  # a match still on: refused, no move
-            await ann.rematch(new, patience=0.1)
+        with pytest.raises(ServerError) as refused:  # a match still on: refused at once
+            await ann.rematch(new)
         assert refused.value.code == "not_allowed" and ann.errors == {"not_allowed": 1}
 
         for session in (ann, bob):
@@ -231,3 +244,62 @@ async def test_a_rematch_moves_every_member_whoever_asks_and_a_second_ask_is_no_
     finally:
         for session in (ann, bob, watcher):
             await session.close()
+
+
+async def test_who_was_not_moved_follows_the_rematch_the_finished_room_names(
+    make_app: MakeApp,
+) -> None:
+    """SPEC section 9: in a room with a spectator delay, the spectator stays where its late feed
+    is; once the feed showed the end it reads ``info.rematch`` and follows (``spectate``). Bob,
+    who left before Ann played again, comes back to the finished room with his token: he is
+    refused a rematch of his own (not moved: a real refusal naming the new room) and takes his
+    free seat in the new room under his name; the match is played there."""
+    app = await make_app()
+    url = f"ws://127.0.0.1:{app.port}/"
+    ann, bob, watcher = [await Session(url, name).open() for name in ("ann", "bob", "watcher")]
+    back: Session | None = None
+    try:
+        create = {"type": "create", "game": "tiny", "players": 2, "spectator_delay": 0.3}
+        room = (await ann.request(create))["room"]
+        seats = [
+            await session.join({"type": "join", "room": room, "name": name})
+            for session, name in ((ann, "ann"), (bob, "bob"))
+        ]
+        watched = await watcher.join({"type": "spectate", "room": room})
+        await ann.request({"type": "start", "room": room})
+        await asyncio.gather(drive(ann, seats[0], 91), drive(bob, seats[1], 92))
+        token = seats[1].token
+        assert token is not None
+        await bob.close()  # bob leaves the finished room
+        await ann.wait(lambda: not seats[0].info["seats"][1]["connected"], WAIT)
+
+        new = (await ann.rematch(room)).room
+        assert ann.rooms[new].info["seats"][1]["taken"] is False, "bob's seat is free for him"
+        assert room in watcher.rooms and not watcher.moves, "a delayed spectator is not moved"
+        await watcher.wait(lambda: watched.over and watched.info.get("rematch") == new, WAIT)
+        assert watched.rev == seats[0].rev, "the feed showed the whole match"
+        followed = await watcher.follow_rematch(room)
+        assert followed.room == new and followed.spectator
+        assert watcher.moves == {room: new} and list(watcher.rooms) == [new]
+
+        back = await Session(url, "bob again").open()
+        old = await back.join({"type": "join", "room": room, "token": token})
+        assert old.over and old.info.get("rematch") == new
+        with pytest.raises(ServerError) as refused:
+            await back.rematch(room)
+        assert refused.value.code == "not_allowed" and f"room {new}" in refused.value.message
+        mirror = await back.follow_rematch(room)
+        assert mirror.room == new and mirror.seat == 1 and mirror.token
+        assert back.moves == {room: new} and list(back.rooms) == [new]
+        assert mirror.info["seats"][1]["name"] == "bob"
+        await ann.request({"type": "start", "room": new})
+        await asyncio.gather(drive(ann, ann.rooms[new], 93), drive(back, mirror, 94))
+        await watcher.wait(lambda: followed.over, WAIT)
+        assert followed.view is not None and mirror.view is not None
+        assert followed.view["shared"] == mirror.view["shared"]
+        for session in (ann, back, watcher):
+            assert not session.problems
+    finally:
+        for session in (ann, bob, watcher, back):
+            if session is not None:
+                await session.close()

@@ -52,3 +52,28 @@ async def test_oasis_watch_follows_a_live_match_to_the_final_scores(
         assert "match over" in term.text and "Traceback" not in term.text
     finally:
         term.close()
+
+
+async def test_oasis_watch_in_lines_names_the_next_match_of_a_delayed_room(
+    make_app: MakeApp, make_client: MakeClient
+) -> None:
+    """A room with a spectator delay keeps its spectators when the players play again (SPEC
+    section 9): the line mode shows the end, then says where the players went, as a command."""
+    app = await make_app()
+    host = await make_client("seat0", target=app)
+    create = {"type": "create", "game": "tiny", "players": 2, "spectator_delay": 1.0}
+    room = (await host.request(create))["room"]
+    await host.request({"type": "join", "room": room, "name": "ann"})
+    await host.request({"type": "start", "room": room, "bots": True})
+    url = f"ws://127.0.0.1:{app.port}/"
+    term = Terminal(["watch", room, "--plain", "--server", url])
+    try:
+        await term.expect(rf"Watching room {room} \(tiny\) as a spectator\.")
+        await drive_seat(host, room, 0, Played(room, 5, 2, "tiny"), random.Random(5))
+        new = (await host.request({"type": "rematch", "room": room}))["room"]
+        await term.expect(FINAL)  # (a second after the players saw it)
+        went_on = rf"The players went on to a new match: room {new} \(oasis watch {new} --server"
+        await term.expect(went_on)
+        assert await term.exit_code() == 0
+    finally:
+        term.close()

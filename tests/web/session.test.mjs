@@ -199,11 +199,12 @@ test("the session asks for the view hash's rule 2 and its rooms check what welco
 });
 
 // Rematches (SPEC 9, protocol 1.5): the server moves every member of a finished room into a new
-// one with an unasked `joined` (no id), then answers the one who asked with an `ack`.
+// one with an unasked `joined` (no id) naming the room left, then answers the one who asked
+// with an `ack`; a second ask is answered the same way. Who was not moved reads `info.rematch`.
 const OVER = { shared: { game: { n: 9 }, turn: null, result: { scores: [3, 4], winners: [1] } }, own: { seat: 0, private: {}, choices: [] } };
-const finished = { ...info, state: "finished" };
+const finished = { ...info, state: "finished", seats: [{ seat: 0, name: "ann", taken: true }, { seat: 1, name: "bob", taken: true }] };
 const fresh = { ...info, room: "r2", state: "playing" };
-const moved = (seat, token) => ({ type: "joined", room: "r2", seat, ...(token ? { token } : {}), rev: 0, view: VIEW, hash: viewHash(VIEW), info: fresh, chat: [] });
+const moved = (seat, token, from = "r1") => ({ type: "joined", room: "r2", seat, ...(token ? { token } : {}), rev: 0, view: VIEW, hash: viewHash(VIEW), info: fresh, chat: [], ...(from ? { moved_from: from } : {}) });
 
 /** An open session on `FakeSocket`, closed when the test `t` ends (passed, failed or timed out). */
 async function opened(t, FakeSocket, options = {}) {
@@ -212,20 +213,29 @@ async function opened(t, FakeSocket, options = {}) {
   return session.open();
 }
 
-/** A fake server of one finished room r1 whose rematch is r2; `refuse` answers rematch so. */
-function rematchServer({ refuse = false, moveAfterRefusal = true } = {}) {
-  return fakeServer((f, socket) => {
+/**
+ * A fake server of one finished room r1 (its info `finishedInfo`) whose rematch is r2: the first
+ * `rematch` moves the asker and answers; one asked again is answered alike, without a move;
+ * `refuse` answers `not_allowed` instead (the asker was not moved).
+ */
+function rematchServer({ refuse = false, finishedInfo = finished } = {}) {
+  let made = false;
+  return fakeServer((f) => {
     if (f.type === "hello") return [welcome(f.id)];
-    if (f.type === "join" && f.room === "r1") return [{ type: "joined", id: f.id, room: "r1", seat: 0, token: "old", rev: 20, view: OVER, hash: viewHash(OVER), info: finished, chat: [] }];
-    if (f.type === "join" && f.room === "r2") return [{ type: "joined", id: f.id, room: "r2", seat: 0, rev: f.rev ?? 0, view: null, hash: null, info: fresh, chat: [] }];
-    if (f.type === "spectate") return [{ type: "joined", id: f.id, room: f.room, seat: null, rev: 20, view: OVER, hash: viewHash(OVER), info: finished, chat: [] }];
-    if (f.type === "rematch" && refuse) {
-      // Another seat asked first: its move may come after our refusal.
-      const refusal = { type: "error", id: f.id, code: "not_allowed", message: "room r1 has its rematch: on its way", room: "r1" };
-      if (moveAfterRefusal) setTimeout(() => socket.push(moved(0, "new")), 5);
-      return [refusal];
+    const over = { rev: 20, view: OVER, hash: viewHash(OVER), info: finishedInfo, chat: [] };
+    if (f.type === "join" && f.room === "r1") return [{ type: "joined", id: f.id, room: "r1", seat: 0, token: "old", ...over }];
+    if (f.type === "join" && f.room === "r2" && f.token) return [{ type: "joined", id: f.id, room: "r2", seat: 0, rev: f.rev ?? 0, view: null, hash: null, info: fresh, chat: [] }];
+    if (f.type === "join" && f.room === "r2") return [{ ...moved(f.seat ?? 0, "joined", null), id: f.id }];
+    if (f.type === "spectate" && f.room === "r1") return [{ type: "joined", id: f.id, room: "r1", seat: null, ...over }];
+    if (f.type === "spectate") return [{ ...moved(null, undefined, null), id: f.id }];
+    if (f.type === "leave") return [{ type: "ack", id: f.id }];
+    if (f.type === "rematch" && refuse) return [{ type: "error", id: f.id, code: "not_allowed", message: "room r1 has had its rematch: room r2 (join it)", room: "r1" }];
+    if (f.type === "rematch") {
+      const ack = { type: "ack", id: f.id, room: "r2", rev: 0, info: fresh };
+      if (made) return [ack];
+      made = true;
+      return [moved(0, "new"), ack];
     }
-    if (f.type === "rematch") return [moved(0, "new"), { type: "ack", id: f.id, room: "r2", rev: 0, info: fresh }];
     return [];
   });
 }
@@ -249,6 +259,9 @@ test("rematch resolves with the room the server moved this seat into, its new to
   assert.equal(session.moves.get("r1"), "r2");
   assert.equal(JSON.parse(storage.getItem("oasis:seat:r2")).token, "new");
   assert.equal(next.mirror.token, "new");
+  // Asked again (a retry; or another seat asked at the same time): the same room, no failure.
+  assert.equal(await session.rematch("r1"), next);
+  assert.equal(events.length, 2, "no second move");
   // A drop resumes the new room with its new token, not the finished one.
   const resumed = new Promise((resolve) => session.addEventListener("status", (e) => e.detail.state === "open" && resolve()));
   sockets[0].close(1006);
@@ -257,7 +270,7 @@ test("rematch resolves with the room the server moved this seat into, its new to
   assert.deepEqual(joins.map(({ id, ...rest }) => rest), [{ type: "join", room: "r2", token: "new", rev: 0 }]);
 });
 
-test("an unasked joined moves a seat and a spectator whoever asked, and says so", { timeout: 5000 }, async (t) => {
+test("an unasked joined naming the room left moves a seat and a spectator whoever asked", { timeout: 5000 }, async (t) => {
   const { FakeSocket, sockets } = rematchServer();
   for (const seat of [0, null]) {
     const session = await opened(t, FakeSocket);
@@ -270,23 +283,59 @@ test("an unasked joined moves a seat and a spectator whoever asked, and says so"
     assert.equal(room.seat, seat);
     assert.equal(room.spectator, seat === null);
     assert.equal(session.rooms.has("r1"), false);
-    }
+    assert.equal(session.moves.get("r1"), "r2");
+  }
 });
 
-test("a rematch refused because another seat asked first resolves with the room it moved us to", { timeout: 5000 }, async (t) => {
+test("an unasked joined without moved_from is no move, whatever it looks like", { timeout: 5000 }, async (t) => {
+  const { FakeSocket, sockets } = rematchServer();
+  const session = await opened(t, FakeSocket);
+  const old = await session.join("r1", { name: "ann" });
+  let moves = 0;
+  session.addEventListener("moved", () => (moves += 1));
+  const joined = new Promise((resolve) => {
+    const poll = () => (session.rooms.has("r2") ? resolve() : setTimeout(poll, 1));
+    poll();
+  });
+  sockets.at(-1).push(moved(0, "other", null)); // same game, players and seat: no guess made
+  await joined;
+  assert.equal(moves, 0);
+  assert.equal(old.movedTo, null);
+  assert.deepEqual([...session.rooms.keys()], ["r1", "r2"]);
+  assert.equal(session.moves.size, 0);
+});
+
+test("a rematch refused (this seat was not moved) rejects at once with the server's reason", { timeout: 5000 }, async (t) => {
   const { FakeSocket } = rematchServer({ refuse: true });
   const session = await opened(t, FakeSocket);
-  const old = await session.join("r1", { name: "bob" });
-  const next = await old.rematch();
-  assert.equal(next.id, "r2");
-  assert.equal(next.seat, 0);
-  // Asked again once moved (the server says "not in room"): the same room, no failure.
-  assert.equal(await session.rematch("r1"), next);
+  await session.join("r1", { name: "bob" });
+  await assert.rejects(session.rematch("r1"), (err) => err instanceof ServerError && err.code === "not_allowed" && /room r2/.test(err.serverMessage));
+  assert.equal(session.rooms.has("r1"), true);
+  assert.equal(session.moves.size, 0);
+});
 
-  // Refused with no move at all: the refusal, after the patience.
-  const alone = rematchServer({ refuse: true, moveAfterRefusal: false });
-  const lonely = await opened(t, alone.FakeSocket);
-  await lonely.join("r1", { name: "cy" });
-  await assert.rejects(lonely.rematch("r1", { patience: 20 }), (err) => err instanceof ServerError && err.code === "not_allowed");
-  assert.equal(lonely.rooms.has("r1"), true);
+test("followRematch takes a player back to its seat in the room info.rematch names, and a spectator there", { timeout: 5000 }, async (t) => {
+  const { FakeSocket, sockets } = rematchServer({ finishedInfo: { ...finished, rematch: "r2" } });
+  for (const seat of [0, null]) {
+    const session = await opened(t, FakeSocket);
+    const old = seat === null ? await session.spectate("r1") : await session.join("r1", { name: "someone" });
+    assert.equal(old.rematchRoom, "r2");
+    const events = [];
+    old.addEventListener("moved", (e) => events.push([e.detail.room.id, e.detail.asked]));
+    const next = await old.followRematch();
+    assert.equal(next.id, "r2");
+    assert.equal(next.seat, seat);
+    assert.deepEqual(events, [["r2", false]]);
+    assert.equal(old.movedTo, "r2");
+    assert.deepEqual([...session.rooms.keys()], ["r2"]);
+    const sent = sockets.at(-1).sent.map(({ id, ...rest }) => rest).filter((f) => f.type !== "hello");
+    const asked = seat === null ? { type: "spectate", room: "r2" } : { type: "join", room: "r2", name: "ann", seat: 0 };
+    assert.deepEqual(sent.slice(1), [asked, { type: "leave", room: "r1" }], "its old seat, under its old name; then it leaves");
+  }
+  // A finished room that names no rematch: nothing to follow.
+  const plain = rematchServer();
+  const session = await opened(t, plain.FakeSocket);
+  const old = await session.join("r1", { name: "ann" });
+  assert.equal(old.rematchRoom, null);
+  await assert.rejects(old.followRematch(), /no rematch/);
 });

@@ -388,3 +388,73 @@ async def test_play_again_moves_both_seats_and_a_spectator_to_the_new_match(
         await expect(page.locator("#rev")).to_have_text("rev 1")
         assert await mismatches(page) == 0
     assert web.app.lobby.rooms[room].rematch == new
+
+
+async def test_who_was_not_moved_goes_on_to_the_new_match_the_finished_room_names(
+    make_web: MakeWeb,
+) -> None:
+    """A rematch in a room with a spectator delay (SPEC section 9): Ann and Bob play over the
+    protocol, a spectator's page (``?follow=1``) watches; Bob leaves, then Ann plays again. The
+    server leaves the spectator where its late feed is: its page shows the final scores, names
+    the new match and follows the players there by itself a second later. Bob's browser (his
+    token kept) opens the finished match: it names the new match and takes his free seat there
+    on a click, never by itself; the match starts there once Ann starts it."""
+    web = await make_web()
+    seats = [await web.client(name) for name in ("ann", "bob")]
+    create = {"type": "create", "game": "tiny", "players": 2, "spectator_delay": 0.3}
+    room = (await seats[0].request(create))["room"]
+    tokens = []
+    for client in seats:
+        tokens.append(
+            (await client.request({"type": "join", "room": room, "name": client.name}))["token"]
+        )
+    watcher = await web.page(DESKTOP)
+    await watcher.goto(f"{web.url}/watch/{room}?follow=1")
+    await expect(watcher.locator("#room-state")).to_have_text("Open")
+    await seats[0].request({"type": "start", "room": room})
+    played = Played(room, 0, 2, "tiny")
+    await asyncio.gather(
+        *(drive_seat(c, room, i, played, random.Random(i)) for i, c in enumerate(seats))
+    )
+    await seats[1].close()  # Bob leaves the finished match
+    await seats[0].wait_for(
+        lambda f: f["type"] == "room" and not f["info"]["seats"][1]["connected"]
+    )
+    new = (await seats[0].request({"type": "rematch", "room": room}))["room"]
+
+    went_on = f"The players went on to a new match: room {new}."
+    await expect(watcher.locator("#went-on")).to_have_text(went_on)
+    await expect(watcher.locator("#result")).to_be_visible()
+    await expect(watcher.locator("#follow-in")).to_have_text(
+        re.compile(r"^Following them in [01] s\.$")
+    )
+    await shoot(watcher, "watch-went-on")
+    await watcher.wait_for_url(f"{web.url}/watch/{new}?follow=1")  # by itself
+    await expect(watcher.locator("#notices")).to_contain_text(f"room {new}")
+    await expect(watcher.locator("#room-state")).to_have_text("Open")
+
+    bob = await web.page(PHONE)
+    await bob.goto(web.url + "/")
+    held = json.dumps({"seat": 1, "token": tokens[1]})
+    await bob.evaluate(
+        "([key, held]) => localStorage.setItem(key, held)", [f"oasis:seat:{room}", held]
+    )
+    await bob.goto(f"{web.url}/play/{room}")
+    await expect(bob.locator("#went-on")).to_have_text(went_on)
+    await expect(bob.locator("#follow-rematch")).to_have_text("Join the new match")
+    assert await bob.locator("#play-again").count() == 0
+    await shoot(bob, "play-went-on")
+    assert bob.url == f"{web.url}/play/{room}", "no seat taken without asking"
+    await bob.click("#follow-rematch")
+    await bob.wait_for_url(f"{web.url}/play/{new}")
+    await expect(bob.locator(".badge.you")).to_have_text("you: bob")
+    held_now = json.loads(await bob.evaluate(f"localStorage.getItem('oasis:seat:{new}')"))
+    assert held_now["seat"] == 1 and held_now["token"] != tokens[1]
+    await seats[0].request({"type": "start", "room": new})
+    for page in (bob, watcher):
+        await expect(page.locator("#room-state")).to_have_text("Playing")
+        assert await mismatches(page) == 0
+    await shoot(bob, "play-went-on-new-match")
+    await shoot(watcher, "watch-went-on-new-match")
+    info = web.app.lobby.rooms[new].info()
+    assert [s["name"] for s in info["seats"]] == ["ann", "bob"] and info["spectators"] == 1
