@@ -229,7 +229,7 @@ function rematchServer({ refuse = false, finishedInfo = finished } = {}) {
     if (f.type === "spectate" && f.room === "r1") return [{ type: "joined", id: f.id, room: "r1", seat: null, ...over }];
     if (f.type === "spectate") return [{ ...moved(null, undefined, null), id: f.id }];
     if (f.type === "leave") return [{ type: "ack", id: f.id }];
-    if (f.type === "rematch" && refuse) return [{ type: "error", id: f.id, code: "not_allowed", message: "room r1 has had its rematch: room r2 (join it)", room: "r1" }];
+    if (f.type === "rematch" && refuse) return [{ type: "error", id: f.id, code: "not_allowed", message: "room r1 has had its rematch: room r2", room: "r1" }];
     if (f.type === "rematch") {
       const ack = { type: "ack", id: f.id, room: "r2", rev: 0, info: fresh };
       if (made) return [ack];
