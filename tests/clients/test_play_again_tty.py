@@ -37,6 +37,19 @@ from tests.server.conftest import MakeApp, MakeClient
 NEW = r"New match: room (\w+), the same players; you are P{seat} {name}"
 
 
+async def alone_again(ann: Terminal, other: Terminal) -> str:
+    """Both see the end; ``other`` leaves, then ``ann`` plays again: the new room (open, its
+    other seat free, ``ann`` its host, waiting)."""
+    for term in (ann, other):
+        await term.expect(OVER)
+    other.send("")
+    assert await other.exit_code() == 0
+    ann.send("p")
+    room = (await ann.expect(r"New match: room (\w+); P2 is free \(its player had left\)"))[1]
+    await ann.expect(r"Waiting for players; type s to start now \(bots fill the free seats\)")
+    return room
+
+
 async def test_two_people_play_again_in_a_new_room_whoever_asks(
     make_app: MakeApp, make_client: MakeClient
 ) -> None:
@@ -83,13 +96,7 @@ async def test_two_people_play_again_in_a_new_room_whoever_asks(
         await asyncio.gather(*(play_to_the_end(t, r) for t, r in zip(people, rngs, strict=True)))
 
         # Bob leaves; Ann plays again: his seat is free in the new room, she is its host.
-        for term in people:
-            await term.expect(OVER)
-        bob.send("")
-        assert await bob.exit_code() == 0
-        ann.send("p")
-        fourth = (await ann.expect(r"New match: room (\w+); P2 is free \(its player had left\)"))[1]
-        await ann.expect(r"Waiting for players; type s to start now \(bots fill the free seats\)")
+        fourth = await alone_again(ann, bob)
         # Bob comes back to the finished match: it names the new one, and p (only p) takes his
         # seat there; Ann's client, the host's, starts the match once every seat is taken.
         back = Terminal(["join", third, "--token", third_token, *common])
@@ -102,13 +109,7 @@ async def test_two_people_play_again_in_a_new_room_whoever_asks(
         await asyncio.gather(*(play_to_the_end(t, r) for t, r in zip(people, rngs, strict=True)))
 
         # Bob leaves again; Ann plays again alone and starts the match with a bot.
-        for term in people:
-            await term.expect(OVER)
-        back.send("")
-        assert await back.exit_code() == 0
-        ann.send("p")
-        fifth = (await ann.expect(r"New match: room (\w+); P2 is free \(its player had left\)"))[1]
-        await ann.expect(r"Waiting for players; type s to start now \(bots fill the free seats\)")
+        fifth = await alone_again(ann, back)
         ann.send("s")
         await ann.expect(PROMPT)
         ann.send("q")

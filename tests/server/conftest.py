@@ -11,6 +11,7 @@ from games import registry
 from server import logging as oasis_logging
 from server.app import App
 from server.config import Config
+from server.main import restore_rooms
 from server.store.redis import RedisStore
 from tests.games.tiny import TINY
 from tests.server.client import Client
@@ -105,3 +106,16 @@ async def reader(redis_server: RedisServer) -> AsyncIterator[RedisStore]:
         yield store
     finally:
         await store.close()
+
+
+async def redis_app(url: str, config: Config = TEST_CONFIG, *, restore: bool = True) -> App:
+    """A started server on the Redis at ``url`` (its store started first), with the rooms that
+    Redis holds brought back as ``oasis serve`` does at start (``restore``); the caller stops
+    it."""
+    store = RedisStore(url)
+    await store.start()
+    app = App(config, store)
+    if restore:
+        await restore_rooms(app)
+    await app.start()
+    return app

@@ -15,12 +15,10 @@ import random
 from typing import Any
 
 from server.app import App
-from server.main import restore_rooms
 from server.room_state import RoomState
 from server.store import MemoryStore
-from server.store.redis import RedisStore
 from tests.server.client import Client
-from tests.server.conftest import TEST_CONFIG, MakeApp, MakeClient
+from tests.server.conftest import TEST_CONFIG, MakeApp, MakeClient, redis_app
 from tests.server.matches import Played, drive_seat, over
 from tests.server.persistence.conftest import wait_for
 from tests.services import RedisServer
@@ -181,10 +179,7 @@ async def test_a_rematch_is_stored_and_its_seats_resume_on_a_restarted_server(
     redis_server: RedisServer,
 ) -> None:
     config = dataclasses.replace(TEST_CONFIG, takeover_grace=-1.0)
-    first_store = RedisStore(redis_server.url)
-    await first_store.start()
-    first = App(config, first_store)
-    await first.start()
+    first = await redis_app(redis_server.url, config)
     clients = [await Client.open(f"ws://127.0.0.1:{first.port}/", f"c{i}") for i in range(2)]
     try:
         old = await _finished(clients, [], seed=21)
@@ -200,11 +195,7 @@ async def test_a_rematch_is_stored_and_its_seats_resume_on_a_restarted_server(
             await client.close()
         await first.stop()
 
-    second_store = RedisStore(redis_server.url)
-    await second_store.start()
-    second = App(config, second_store)
-    await restore_rooms(second)
-    await second.start()
+    second = await redis_app(redis_server.url, config)
     back = [await Client.open(f"ws://127.0.0.1:{second.port}/", f"b{i}") for i in range(2)]
     try:
         for i, client in enumerate(back):

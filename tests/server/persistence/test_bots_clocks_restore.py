@@ -10,21 +10,15 @@ from __future__ import annotations
 import dataclasses
 import random
 
-from server.app import App
-from server.main import restore_rooms
-from server.store.redis import RedisStore
 from tests.server.client import Client
-from tests.server.conftest import TEST_CONFIG
+from tests.server.conftest import TEST_CONFIG, redis_app
 from tests.server.matches import my_turn, over
 from tests.services import RedisServer
 
 
 async def test_bot_seats_and_clocks_survive_a_restart(redis_server: RedisServer) -> None:
     config = dataclasses.replace(TEST_CONFIG, takeover_grace=0.2)
-    store = RedisStore(redis_server.url)
-    await store.start()
-    first = App(config, store)
-    await first.start()
+    first = await redis_app(redis_server.url, config)
     ann = await Client.open(f"ws://127.0.0.1:{first.port}/", "ann")
     created = await ann.request(
         {
@@ -59,11 +53,7 @@ async def test_bot_seats_and_clocks_survive_a_restart(redis_server: RedisServer)
     await ann.close()
     await first.stop()
 
-    store = RedisStore(redis_server.url)
-    await store.start()
-    second = App(config, store)
-    await restore_rooms(second)
-    await second.start()
+    second = await redis_app(redis_server.url, config)
     try:
         restored = second.lobby.rooms[room]
         assert restored.rev == rev
