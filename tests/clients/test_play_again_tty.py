@@ -16,10 +16,12 @@ goes there.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import random
 import re
 import time
+from collections.abc import AsyncIterator
 
 from rich.console import Console
 
@@ -125,10 +127,11 @@ async def test_two_people_play_again_in_a_new_room_whoever_asks(
             back.close()
 
 
-async def test_the_full_screen_plays_again_and_a_spectator_follows(make_app: MakeApp) -> None:
-    app = await make_app()
-    url = f"ws://127.0.0.1:{app.port}/"
-    args = ["--server", url, "--game", "tiny", "--name", "ann", "--auto-delay", "0.2"]
+@contextlib.asynccontextmanager
+async def watched(url: str, *play: str) -> AsyncIterator[tuple[Tmux, Tmux, str]]:
+    """Ann's full screen playing a tiny match against a bot (``play``: more of its options),
+    and a full-screen spectator of it, both at 80x24: the two and the room, closed after."""
+    args = ["--server", url, "--game", "tiny", "--name", "ann", "--auto-delay", "0.2", *play]
     ann = await Tmux(["play", *args], cols=80, rows=24).start()
     watcher: Tmux | None = None
     try:
@@ -136,6 +139,16 @@ async def test_the_full_screen_plays_again_and_a_spectator_follows(make_app: Mak
         room = re.findall(r"room (\w+)", first[0])[0]
         watcher = await Tmux(["watch", room, "--server", url], cols=80, rows=24).start()
         await watcher.wait(rf"^Tiny · room {room} · spectator", what="the spectator's screen")
+        yield ann, watcher, room
+    finally:
+        await ann.close()
+        if watcher is not None:
+            await watcher.close()
+
+
+async def test_the_full_screen_plays_again_and_a_spectator_follows(make_app: MakeApp) -> None:
+    app = await make_app()
+    async with watched(f"ws://127.0.0.1:{app.port}/") as (ann, watcher, room):
         person = Person(ann, random.Random(3))
         while True:
             screen = await person.look()
@@ -167,10 +180,6 @@ async def test_the_full_screen_plays_again_and_a_spectator_follows(make_app: Mak
         await watcher.type("q")
         after = "\n".join(await watcher.wait(r"\[exited \d+\]", what="the watcher to end"))
         assert "[exited 0]" in after and f"You stopped watching room {new}" in after
-    finally:
-        await ann.close()
-        if watcher is not None:
-            await watcher.close()
 
 
 async def test_a_delayed_rooms_spectator_sees_the_end_then_goes_to_the_new_match(
@@ -180,15 +189,7 @@ async def test_a_delayed_rooms_spectator_sees_the_end_then_goes_to_the_new_match
     late feed is when Ann plays again; the spectator's full screen shows the end, then names
     the new match and says it follows soon; ``p`` goes there at once."""
     app = await make_app()
-    url = f"ws://127.0.0.1:{app.port}/"
-    args = ["--server", url, "--game", "tiny", "--name", "ann", "--auto-delay", "0.2"]
-    ann = await Tmux(["play", *args, "--delay", "0.3"], cols=80, rows=24).start()
-    watcher: Tmux | None = None
-    try:
-        first = await ann.wait(r"^Tiny · room \w+ · you are P1 ann", what="ann's match")
-        room = re.findall(r"room (\w+)", first[0])[0]
-        watcher = await Tmux(["watch", room, "--server", url], cols=80, rows=24).start()
-        await watcher.wait(rf"^Tiny · room {room} · spectator", what="the spectator's screen")
+    async with watched(f"ws://127.0.0.1:{app.port}/", "--delay", "0.3") as (ann, watcher, room):
         person = Person(ann, random.Random(5))
         while "press Enter to leave" not in (screen := await person.look()).hint:
             await person.act(screen)
@@ -209,10 +210,6 @@ async def test_a_delayed_rooms_spectator_sees_the_end_then_goes_to_the_new_match
         assert "[exited 0]" in after and f"You stopped watching room {new}" in after
         await ann.type("q")
         await ann.wait(r"\[exited 0\]", what="ann's client to end")
-    finally:
-        await ann.close()
-        if watcher is not None:
-            await watcher.close()
 
 
 class _Typed(Plain):
