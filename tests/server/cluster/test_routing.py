@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.server.cluster.nodes import node, ready, session
+from tests.server.matches import my_turn, over
 from tests.server.persistence.processes import ServerProcess
 from tests.services import RedisServer
 
@@ -119,3 +120,36 @@ async def test_pages_of_list_rooms_cover_both_nodes_in_creation_order(
     assert other["rooms"] == []
     await on_a.close()
     await on_b.close()
+
+
+async def test_a_rematch_is_asked_of_the_rooms_node_and_listed_on_both(
+    two: list[ServerProcess],
+) -> None:
+    """SPEC section 9 on two nodes: a ``rematch`` sent to the other node is redirected like any
+    request about the room; on the room's node it makes the new room there, which both list."""
+    a, b = two
+    ann = await a.client("ann")
+    created = await ann.request(
+        {"type": "create", "game": "yspahan", "players": 2, "bots": 1, "seed": 5}
+    )
+    room = created["room"]
+    await ann.request({"type": "join", "room": room, "name": "ann"})
+    await ann.request({"type": "start", "room": room})
+    while not over(ann, room):
+        await ann.until(lambda: my_turn(ann, room) or over(ann, room), wait=30)
+        if my_turn(ann, room):
+            act = {"type": "act", "room": room, "rev": ann.rev(room), "choice": 0}
+            assert (await ann.request(act))["type"] == "ack"
+    elsewhere = await b.client("ann-on-b")
+    answer = await elsewhere.request({"type": "rematch", "room": room})
+    assert answer["type"] == "redirect" and answer["url"] == a.url, answer
+    ack = await ann.request({"type": "rematch", "room": room})
+    assert ack["type"] == "ack" and ack["info"]["state"] == "playing", ack
+    new = ack["room"]
+    joined = next(f for f in ann.frames if f["type"] == "joined" and f["room"] == new)
+    assert joined["moved_from"] == room and joined["seat"] == 0 and "id" not in joined
+    assert [s["bot"] for s in ack["info"]["seats"]] == [False, True]
+    listed = await elsewhere.request({"type": "list_rooms", "state": "playing"})
+    assert new in [r["room"] for r in listed["rooms"]]
+    await ann.close()
+    await elsewhere.close()
