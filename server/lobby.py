@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from games import registry
@@ -181,7 +181,7 @@ class Lobby:
         self,
         settings: RoomSettings,
         seed: int | None,
-        bots: range | list[int],
+        bots: Sequence[int],
         conn: Connection | None,
     ) -> Room:
         """A new room of ``settings`` (``seed`` None: a random one), server bots in the seats
