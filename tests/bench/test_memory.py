@@ -18,7 +18,8 @@ def test_the_memory_bench_reports_both_baselines_and_every_burst_reaped() -> Non
     command = [sys.executable, str(ROOT / "bench" / "memory.py"), "--rooms", "30"]
     command += ["--bursts", "2", "--parallel", "3", "--idle-ttl", "0.5", "--settle", "0.5"]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert done.returncode in (0, 1), done.stderr[-2000:]  # 1: not within 10 % (a verdict)
+    # 3: not within 10 % (a verdict); 1 would be an error, whose traceback is on stderr
+    assert done.returncode in (0, 3), done.stderr[-2000:]
     phases: list[dict[str, Any]] = [
         json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")
     ]
@@ -31,7 +32,7 @@ def test_the_memory_bench_reports_both_baselines_and_every_burst_reaped() -> Non
         "created_and_left",
         "reaped",
         "server_log",
-    ]
+    ], done.stderr[-2000:]
     assert all(p["rss_mib"] > 0 for p in phases if "rss_mib" in p)
     for made in (p for p in phases if p["phase"] == "created_and_left"):
         # (refusals are counted, not failed: a room paused by a loaded Redis is left as it is)
