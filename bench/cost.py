@@ -1,4 +1,4 @@
-"""Server CPU per action through the whole server, per game, and where it goes (cProfile).
+"""Server CPU per action through the whole server, per game, and where it goes (cProfile, perf).
 
 Issue 21 measures the framework's cost per action as the server process's CPU time over a
 saturated window divided by the actions in it (and, apart, the part of it the kernel spent:
@@ -13,12 +13,20 @@ other processes on the machine disturb it far less than wall-clock figures.
     .venv/bin/python bench/cost.py --games ishtar --reps 5
     .venv/bin/python bench/cost.py --profile              # one cProfiled session per game
     .venv/bin/python bench/cost.py --profile --keep DIR   # and keep DIR/<game>.prof (pstats)
+    .venv/bin/python bench/cost.py --perf --reps 1        # wall time by part, under perf
 
 ``--profile`` runs each server under cProfile (``bench/serve.py --cprofile``) and prints, per
 game, the functions with the most *self* time and the share of each part of the stack (the
 games, ``protocol/``, ``server/``, websockets, asyncio and uvloop, the encoders): cProfile slows
 the server down about twofold, so its figures are shares, each also given in us per revision of
 the profiled run (its whole life: set-up and warm-up included; a revision is an action).
+
+``--perf`` attaches ``perf record`` (Debian's ``linux-perf``; the stacks unwound from DWARF) to
+each server for its window instead: where the wall time goes, the kernel's side of the socket
+writes included, by part of the stack and by compiled function (:mod:`bench.perfstacks`). Run
+it from a compiled tree (``scripts/build-compiled``): interpreted Python shows only as the
+interpreter's loop. ``--keep DIR`` keeps each game's ``perf script`` text.
+
 The JSON goes to ``bench/results/cost-<UTC time>.json``.
 """
 
@@ -29,16 +37,19 @@ import json
 import pstats
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench import perfstacks
 from bench.procs import ROOT, Server, Worker, add_server_env, cpu_seconds, cpu_split, server_env
 
 TINY = "tests.games.tiny:TINY"
@@ -49,9 +60,18 @@ SERVER_ENV: dict[str, str] = {}
 
 
 def session(
-    game: str, store: str, rooms: int, warmup: float, seconds: float, seed: int, cprofile: str = ""
+    game: str,
+    store: str,
+    rooms: int,
+    warmup: float,
+    seconds: float,
+    seed: int,
+    cprofile: str = "",
+    watch: Callable[[int, float], None] | None = None,
 ) -> dict[str, Any]:
-    """One server, one load generator: server CPU per action over one saturated window."""
+    """One server, one load generator: server CPU per action over one saturated window
+    (``watch(pid, seconds)``: what watches the server during the window, returning at its end;
+    the window is slept through without one)."""
     server = Server(
         "oasis", "uvloop", store, games=[TINY] if game == "tiny" else [], env=dict(SERVER_ENV)
     )
@@ -68,7 +88,10 @@ def session(
         time.sleep(warmup)
         pid = server.pid
         (user0, sys0), bots0, t0 = cpu_split(pid), cpu_seconds(worker.pid), time.perf_counter()
-        time.sleep(seconds)
+        if watch is None:
+            time.sleep(seconds)
+        else:
+            watch(pid, seconds)
         (user1, sys1), bots1 = cpu_split(pid), cpu_seconds(worker.pid)
         window = time.perf_counter() - t0
         cpu0, cpu1 = user0 + sys0, user1 + sys1
@@ -221,6 +244,63 @@ def profile_run(game: str, args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
+PERF_HZ = 999
+"""Samples per second of ``perf record`` (each copies 16 KiB of the server's stack to unwind)."""
+
+
+def perf_run(game: str, args: argparse.Namespace) -> dict[str, Any]:
+    """One session with ``perf record`` attached to the server for the window; where its time
+    went (:mod:`bench.perfstacks`)."""
+    perf = shutil.which("perf")
+    if perf is None:
+        raise SystemExit("--perf needs perf (Debian's linux-perf)")
+    with tempfile.TemporaryDirectory(prefix="oasis-perf-") as tmp:
+        data = Path(tmp) / "perf.data"
+        failed: list[str] = []
+
+        def watch(pid: int, seconds: float) -> None:
+            command = [perf, "record", "-q", "-F", str(PERF_HZ), "--call-graph", "dwarf,16384"]
+            command += ["-p", str(pid), "-o", str(data), "--", "sleep", str(seconds)]
+            done = subprocess.run(command, capture_output=True, text=True, check=False)
+            if done.returncode != 0 or not data.exists():
+                failed.append(done.stderr.strip()[-800:])
+
+        row = session(game, args.store, args.rooms, args.warmup, args.seconds, 1, watch=watch)
+        if failed:
+            raise SystemExit(f"perf record failed: {failed[0]}")
+        script = subprocess.run(
+            [perf, "script", "-i", str(data)], capture_output=True, text=True, errors="replace"
+        )
+        if args.keep is not None:
+            args.keep.mkdir(parents=True, exist_ok=True)
+            (args.keep / f"{game}.perf.txt").write_text(script.stdout)
+    profile = perfstacks.parse(script.stdout.splitlines())
+    us = row["us_per_action"] or 0.0
+    parts = profile.parts()
+    inclusive = profile.inclusive()[:TOP]
+    leaves = profile.leaves()[:TOP]
+    print(
+        f"\n{game} under perf: {us:.0f} us of server CPU per action in the window "
+        f"({row['actions_per_s']:.0f} actions/s, server at {row['server_cpu_pct']:.0f} %, "
+        f"{profile.samples} samples)"
+    )
+    print("  by part (each sample once; us per action of that window):")
+    for name, share in parts.items():
+        print(f"    {share * 100:5.1f} %  {share * us:6.1f} us  {name}")
+    print(f"  top {TOP} compiled functions by inclusive share:")
+    for name, share in inclusive:
+        print(f"    {share * 100:5.1f} %  {name}")
+    print(f"  top {TOP} functions by self share:")
+    for name, share in leaves:
+        print(f"    {share * 100:5.1f} %  {name}")
+    return row | {
+        "samples": profile.samples,
+        "parts": parts,
+        "inclusive": inclusive,
+        "self": leaves,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--games", default=",".join(GAMES))
@@ -230,9 +310,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--profile", action="store_true", help="one cProfiled session per game")
+    parser.add_argument(
+        "--perf",
+        action="store_true",
+        help="one session per game under perf record: wall-time shares, the kernel's included",
+    )
     parser.add_argument("--out", type=Path)
     parser.add_argument(
-        "--keep", type=Path, metavar="DIR", help="--profile: keep each game's pstats file there"
+        "--keep",
+        type=Path,
+        metavar="DIR",
+        help="--profile: keep each game's pstats file there; --perf: its perf script text",
     )
     add_server_env(
         parser, "more environment for the server (PYTHONMALLOC=malloc, GLIBC_TUNABLES=...)"
@@ -244,6 +332,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.profile:
         for game in games:
             result["games"][game] = profile_run(game, args)
+    elif args.perf:
+        for game in games:
+            result["games"][game] = perf_run(game, args)
     else:
         runs: dict[str, list[dict[str, Any]]] = {g: [] for g in games}
         for rep in range(args.reps):
