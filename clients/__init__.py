@@ -4,7 +4,8 @@ Modules: :mod:`.connection` (a session over one WebSocket: requests, answers, re
 and resume, the asyncio shell around :class:`protocol.mirror.Mirror`), :mod:`.choices` (texts for
 legal choices), :mod:`.render` (rich drawings per game, the full screen's layout),
 :mod:`.errors` (sentences for error codes), :mod:`.lobby` (rooms, create, join, quick, play),
-:mod:`.play` (the interactive loop), :mod:`.fullscreen` and :mod:`.plain` (its two screens:
+:mod:`.play` (the interactive loop), :mod:`.after_match` (its end of a match: play again, follow
+a rematch), :mod:`.fullscreen` and :mod:`.plain` (its two screens:
 redrawn in place, or lines), :mod:`.keys` (keystrokes), :mod:`.intents` (what a typed line
 means), :mod:`.hexgrid` (Ishtar's spaces by name), :mod:`.notices` (sentences about a room:
 who is really playing, a week's scoring, a seat left, a rematch's new match),
@@ -19,6 +20,7 @@ the ``oasis`` launcher, nothing here is a library.
 """
 
 __all__ = [
+    "after_match",
     "bots",
     "choices",
     "connection",

@@ -23,27 +23,17 @@ the player dismisses it.
 Leaving: ``q``, Ctrl-C or the end of input leave the room (``leave``), and print on one line
 the command that comes back to the seat, with a sentence on what happens to it meanwhile.
 
-The end of a match: the final screen stays until the player leaves it (Enter, ``q``, Ctrl-C)
-or plays again: ``p`` asks for a rematch (SPEC section 9), the next match with the same players
-in a new room. Whoever asked, the server moves every member (a spectator too) into the new room
-(:attr:`clients.connection.Session.moves`), and the loop goes on there: the screen switches to
-the new room, its seat and token (the resume command printed on leaving is the new room's), a
-notice says so, and the one who asked is the new room's host (``s`` starts it with bots when a
-player who had left leaves a seat free).
-
-Who was not moved sees the new room in the finished room's ``info.rematch``, and the final
-screen says "The players went on to a new match: room X". A player who had left and came back
-(its seat there is free) goes on with ``p``, never by itself; a spectator of a room with
-``spectator_delay`` (the server leaves it where its late feed is) follows by itself
-:data:`FOLLOW_PAUSE` seconds after its feed showed the end, long enough to read the final
-scores, or at once with ``p``.
+The end of a match (the final screen, ``p`` to play again, a spectator following the players)
+is :mod:`clients.after_match`'s. When a rematch (SPEC section 9) moves us, the loop goes on in
+the new room: the screen switches to it, its seat and token (the resume command printed on
+leaving is the new room's), a notice says so, and the one who asked is the new room's host
+(``s`` starts it with bots when a player who had left leaves a seat free).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import signal
 import time
 from typing import Any, Protocol
@@ -51,6 +41,7 @@ from typing import Any, Protocol
 from rich.text import Text
 
 from clients import render
+from clients.after_match import FOLLOW_PAUSE, AfterMatch
 from clients.choices import label
 from clients.connection import DEFAULT_SERVER, ClientError, ConnectionLost, ServerError, Session
 from clients.errors import explain
@@ -67,19 +58,12 @@ from clients.notices import (
     week_scoring,
 )
 from clients.printable import printable
-from clients.render.common import result_line, seat_label
+from clients.render.common import seat_label
 from clients.render.scene import prompt_of
 from protocol.mirror import Mirror, Update
 
 AUTO_DELAY = 1.0
 """Seconds a lone choice stays on screen before it is sent by itself."""
-OVER = "The match is over: press Enter to leave"
-OVER_AGAIN = "The match is over: p to play again, or press Enter to leave"
-"""The final screen's prompt (a seat's: a spectator cannot ask for a rematch, it follows one)."""
-WENT_ON = "The players went on to a new match: room {room}"
-"""The final screen's prompt once the finished room names a rematch we were not moved into."""
-FOLLOW_PAUSE = 10.0
-"""Seconds a spectator's final screen stays before it follows the players to their rematch."""
 
 
 class UI(Protocol):
@@ -141,7 +125,6 @@ class Player:
         self.auto_delay = auto_delay
         self.server = server
         self.data = data or GameData(server)
-        self.follow_pause = follow_pause
         self.asked: int | None = None
         self.auto_rev: int | None = None
         self.undid = False
@@ -149,14 +132,11 @@ class Player:
         even with one choice (else taking back a forced step would redo it at once)."""
         self.auto_at = 0.0
         self.plan: Plan | None = None
-        self.again: str | None = None
-        """The finished room whose rematch we asked for (we are the new room's host)."""
-        self.moved_in: str | None = None
-        """The room a rematch moved us into (a ``p`` typed late there is no mistake)."""
         self.started = False
         self.shown_open: Any = None
         self.shown_playing = False
         self.quitting = asyncio.Event()
+        self.after_match = AfterMatch(session, ui, self.quitting, follow_pause=follow_pause)
         self._info = dict(mirror.info)
         self._clock = self._clock_part()
 
@@ -180,7 +160,7 @@ class Player:
                     self.ui.message(explain(self.session.gone), "error")
                     self.ui.after(explain(self.session.gone))
                     return 1
-                moved = self._moved()
+                moved = self.after_match.moved(self.mirror)
                 if moved is not None:
                     self._follow(moved)
                     continue
@@ -188,7 +168,7 @@ class Player:
                     if line_task is not None:
                         line_task.cancel()  # the end of the match reads the lines from now on
                         line_task = None
-                    if await self._finish():
+                    if await self.after_match.finish(self.mirror, self._after_the_match):
                         return 0
                     continue
                 await self._step()
@@ -371,7 +351,7 @@ class Player:
         elif name == "undo":
             await self._undo()
         elif name == "again":
-            await self._again()
+            await self.after_match.play_again(self.mirror)
         elif name == "say":
             await self._say(command.argument)
         elif name in ("next", "previous"):
@@ -481,74 +461,11 @@ class Player:
 
     # The end of a match, and the next one -----------------------------------------------------
 
-    async def _finish(self) -> bool:
-        """The final screen until the player leaves it (True: Enter, q, Ctrl-C, the end of
-        input) or goes on in a rematch (False: the loop follows it): moved there by the server,
-        or to the one the finished room names (a spectator after :attr:`follow_pause`, a player
-        on ``p``)."""
-        result = result_line(self.mirror.result or {}, self.mirror.info)
-        ended = time.monotonic()
-        shown: tuple[str | None] | None = None  # the rematch the prompt names, once shown
-        loop = asyncio.get_running_loop()
-        interrupted = asyncio.ensure_future(self.quitting.wait())
-        line_task: asyncio.Future[str | None] = asyncio.ensure_future(self.ui.lines.get())
-        change: asyncio.Future[None] = loop.create_future()
-        seen = -1
-        follow_at: float | None = None  # when a spectator follows the rematch the room names
-        tried = False
-        try:
-            while True:
-                if self._moved() is not None:
-                    return False
-                rematch = self._rematch()
-                if rematch is not None and self.mirror.seat is None and follow_at is None:
-                    follow_at = max(ended + self.follow_pause, time.monotonic())
-                if shown != (rematch,):
-                    shown = (rematch,)
-                    left = (follow_at or 0.0) - time.monotonic()
-                    self.ui.finished(self._over_prompt(rematch, left), result)
-                if follow_at is not None and not tried and time.monotonic() >= follow_at:
-                    tried = True  # (once: a failure is told, and the final screen stays)
-                    await self._go_on()
-                    continue
-                if self.session.version != seen and self.session.gone is None:
-                    seen = self.session.version
-                    change.cancel()
-                    change = asyncio.ensure_future(self.session.changed(seen))
-                waits: set[asyncio.Future[Any]] = {line_task, change, interrupted}
-                timeout = None
-                if follow_at is not None and not tried:
-                    timeout = max(follow_at - time.monotonic(), 0.0)
-                await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-                if change.done() and not change.cancelled() and change.exception() is not None:
-                    # The server is gone (a notice said so): no rematch, the scores stay.
-                    change = loop.create_future()
-                if interrupted.done():
-                    return True
-                if line_task.done():
-                    line = line_task.result()
-                    if line is None or await self._after_the_match(line):
-                        return True
-                    line_task = asyncio.ensure_future(self.ui.lines.get())
-        finally:
-            for task in (change, interrupted, line_task):
-                task.cancel()
-
-    def _over_prompt(self, rematch: str | None, left: float) -> str:
-        """The final screen's prompt: what ``p`` does, given the rematch the finished room
-        names (``left``: seconds until a spectator follows it)."""
-        if rematch is None:
-            return OVER if self.mirror.seat is None else OVER_AGAIN
-        went = WENT_ON.format(room=printable(rematch))
-        if self.mirror.seat is None:
-            return f"{went}; you follow in {max(math.ceil(left), 0)} s (p: now)"
-        return f"{went}: p joins it, Enter leaves"
-
     async def _after_the_match(self, line: str) -> bool:
         """Carry out a line typed at the final screen; True when the player leaves."""
         intent = interpret(line, self.mirror, self._grid())
         if not isinstance(intent, Command) or intent.name in ("start", "undo"):
-            if self._rematch() is not None:
+            if self.after_match.rematch(self.mirror) is not None:
                 again = "p goes to the new match, "
             else:
                 again = "p plays again, " if self.mirror.seat is not None else ""
@@ -561,60 +478,13 @@ class Player:
             await self._command(intent)
         return False
 
-    async def _again(self) -> None:
-        """``p``: the next match with the same players (a rematch, SPEC section 9). The server
-        moves us into it whoever asked; the loop follows that move (:meth:`_moved`). Where the
-        finished room names a rematch we were not moved into, ``p`` goes there."""
-        mirror = self.mirror
-        if self._rematch() is not None:
-            await self._go_on()
-            return
-        if mirror.seat is None:
-            self.ui.message("Only players ask to play again; spectators follow them.", "error")
-            return
-        if mirror.room == self.moved_in and not mirror.over:
-            room = printable(mirror.room)
-            self.ui.message(f"This is the new match already: room {room}.", "notice")
-            return
-        if not mirror.over:
-            self.ui.message("The match is not over yet: p plays again once it is.", "error")
-            return
-        self.ui.message("Asking for a new match with the same players…", "notice")
-        self.again = mirror.room
-        try:
-            await self.session.rematch(mirror.room)
-        except ClientError as exc:
-            self.again = None
-            self.ui.message(explain(exc), "error")
-
-    def _rematch(self) -> str | None:
-        """The rematch this finished room names (``info.rematch``), once its end is shown."""
-        rematch = self.mirror.info.get("rematch")
-        return rematch if isinstance(rematch, str) and self.mirror.over else None
-
-    async def _go_on(self) -> None:
-        """Go to the rematch the finished room names: watch it, or take our seat there (SPEC
-        section 9); the loop follows (:meth:`_moved`), or the screen says why not."""
-        try:
-            await self.session.follow_rematch(self.mirror.room)
-        except ClientError as exc:
-            self.ui.message(explain(exc), "error")
-
-    def _moved(self) -> Mirror | None:
-        """The room a rematch moved us into from this one (SPEC section 9), if it did."""
-        room, moves = self.mirror.room, self.session.moves
-        while room in moves:
-            room = moves[room]
-        return self.session.rooms.get(room) if room != self.mirror.room else None
-
     def _follow(self, mirror: Mirror) -> None:
         """Go on in ``mirror``'s room, where a rematch moved us: its screen, seat and token;
         the host's part (start with bots) when we asked for it."""
-        asked = self.again == self.mirror.room
+        asked = self.after_match.followed(self.mirror.room, mirror.room)
         self.mirror = mirror
-        self.moved_in = mirror.room
         self.host = self.auto_start = asked
-        self.again = self.asked = self.auto_rev = self.plan = None
+        self.asked = self.auto_rev = self.plan = None
         self.undid = self.started = self.shown_playing = False
         self.shown_open = None
         self._info = dict(mirror.info)

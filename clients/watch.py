@@ -14,8 +14,8 @@ with ``spectator_delay`` sees everything that many seconds late, as the server i
 
 Rematches (SPEC section 9): the full screen goes on into the players' next match, moved there
 by the server, or, in a room with ``spectator_delay`` (whose spectators the server leaves where
-their late feed is), by itself a moment after the end was shown (:mod:`clients.play`). The line
-mode ends at the final scores, naming the next match when the room already does.
+their late feed is), by itself a moment after the end was shown (:mod:`clients.after_match`).
+The line mode ends at the final scores, naming the next match when the room already does.
 """
 
 from __future__ import annotations

@@ -177,6 +177,7 @@ SURFACES: dict[str, set[str]] = {
     "server.cluster": {"Cluster", "default_url", "fence_of"},
     "server.bots": {"BOT_KINDS", "DEFAULT_KIND", "Bot", "RandomPlayer", "ScoringBot", "make_bot"},
     "clients": {
+        "after_match",
         "bots",
         "choices",
         "connection",
