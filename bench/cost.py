@@ -68,10 +68,13 @@ def session(
     seed: int,
     cprofile: str = "",
     watch: Callable[[int, float], None] | None = None,
+    rematch: bool = False,
 ) -> dict[str, Any]:
     """One server, one load generator: server CPU per action over one saturated window
     (``watch(pid, seconds)``: what watches the server during the window, returning at its end;
-    the window is slept through without one)."""
+    the window is slept through without one; ``rematch``: the bots start each next match by
+    ``rematch``, protocol 1.5, instead of leaving and setting a new room up request by
+    request)."""
     server = Server(
         "oasis", "uvloop", store, games=[TINY] if game == "tiny" else [], env=dict(SERVER_ENV)
     )
@@ -81,6 +84,8 @@ def session(
     try:
         args = ["--url", server.url, "--kind", "oasis", "--game", game]
         args += ["--rooms", str(rooms), "--seed", str(seed)]
+        if rematch:
+            args.append("--rematch")
         worker = Worker(args)
         worker.expect("ready", 180)
         phase = {"mode": "saturation", "rooms": rooms, "warmup": warmup, "seconds": seconds}
@@ -114,6 +119,7 @@ def session(
         "us_per_action": 1e6 * (cpu1 - cpu0) / actions if actions else None,
         "us_system_per_action": 1e6 * (sys1 - sys0) / actions if actions else None,
         "matches_restarted": out["matches"],
+        "by_rematch": out.get("rematches", 0),
         "errors": out["errors"],
     }
 
@@ -213,7 +219,9 @@ def read_profile(path: str) -> dict[str, Any]:
 def profile_run(game: str, args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="oasis-cost-") as tmp:
         path = str(Path(tmp) / "server.prof")
-        row = session(game, args.store, args.rooms, args.warmup, args.seconds, 1, path)
+        row = session(
+            game, args.store, args.rooms, args.warmup, args.seconds, 1, path, None, args.rematch
+        )
         for _ in range(100):  # written when the server process ends
             if Path(path).exists():
                 break
@@ -265,7 +273,16 @@ def perf_run(game: str, args: argparse.Namespace) -> dict[str, Any]:
             if done.returncode != 0 or not data.exists():
                 failed.append(done.stderr.strip()[-800:])
 
-        row = session(game, args.store, args.rooms, args.warmup, args.seconds, 1, watch=watch)
+        row = session(
+            game,
+            args.store,
+            args.rooms,
+            args.warmup,
+            args.seconds,
+            1,
+            watch=watch,
+            rematch=args.rematch,
+        )
         if failed:
             raise SystemExit(f"perf record failed: {failed[0]}")
         script = subprocess.run(
@@ -309,6 +326,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=float, default=2.0)
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument(
+        "--rematch",
+        action="store_true",
+        help="the bots start each next match by rematch (protocol 1.5) instead of requests",
+    )
     parser.add_argument("--profile", action="store_true", help="one cProfiled session per game")
     parser.add_argument(
         "--perf",
@@ -339,7 +361,15 @@ def main(argv: list[str] | None = None) -> int:
         runs: dict[str, list[dict[str, Any]]] = {g: [] for g in games}
         for rep in range(args.reps):
             for game in games if rep % 2 == 0 else games[::-1]:
-                row = session(game, args.store, args.rooms, args.warmup, args.seconds, rep + 1)
+                row = session(
+                    game,
+                    args.store,
+                    args.rooms,
+                    args.warmup,
+                    args.seconds,
+                    rep + 1,
+                    rematch=args.rematch,
+                )
                 runs[game].append(row)
                 print(
                     f"rep {rep + 1} {game}: {row['us_per_action']:.0f} us per action, "

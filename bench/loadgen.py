@@ -74,6 +74,8 @@ class Tally:
     late: int = 0
     """Paced: scheduled choices still waiting for the previous one at their next slot."""
     matches: int = 0
+    rematches: int = 0
+    """Of ``matches``, those started by ``rematch`` (``--rematch``)."""
     waits: list[float] = field(default_factory=list)
     """Per latency sample: how long its slot waited here before the choice was sent."""
     carried: list[int] = field(default_factory=list)
@@ -249,6 +251,7 @@ class RoomBots:
         for i, joined in enumerate(self.moved[:SEATS]):
             assert joined is not None and joined["room"] == answer["room"], joined
             self.views[i] = joined["view"]
+        self.tally.rematches += 1
 
     async def restart(self) -> None:
         began = time.perf_counter()
@@ -503,6 +506,7 @@ async def _run_phase(
         "error_messages": tally.messages,
         "late": tally.late,
         "matches": tally.matches,
+        "rematches": tally.rematches,
         "waits": [round(x, 6) for x in tally.waits],
         "carried": tally.carried,
         "setups": [round(x, 6) for x in tally.setups],
@@ -580,7 +584,14 @@ class LoopLag:
 
 async def open_rooms(args: argparse.Namespace, tally: Tally) -> list[RoomBots]:
     rooms = [
-        RoomBots(args.kind, args.game, f"r{args.first + i}", tally, args.seed + args.first + i)
+        RoomBots(
+            args.kind,
+            args.game,
+            f"r{args.first + i}",
+            tally,
+            args.seed + args.first + i,
+            args.rematch,
+        )
         for i in range(args.rooms)
     ]
     gate = asyncio.Semaphore(max(1, CONNECT_CONCURRENCY // VIEWERS))
@@ -662,6 +673,11 @@ def main() -> None:
     parser.add_argument("--first", type=int, default=0, help="index of this worker's first room")
     parser.add_argument("--sockets", type=int, default=0)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--rematch",
+        action="store_true",
+        help="Oasis: each next match by rematch (protocol 1.5) instead of requests",
+    )
     args = parser.parse_args()
     if not args.url.startswith(("ws://127.0.0.1:", "ws://localhost:")):
         parser.error("the load only ever goes to loopback")

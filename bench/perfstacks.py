@@ -32,7 +32,10 @@ PARTS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
     ("the game's views and labels", ("CPyDef_games___base___shared_part", "own_part")),
     ("the rules (a move, the next decision)", ("Match___push", "Match___decision")),
     ("views: tracked, diffed, hashed, framed", ("CPyDef_server___views___",)),
-    ("reading a frame", ("server___reader___", "protocol___codec___decode", "messages___parse")),
+    (
+        "reading and dispatching a request",
+        ("server___reader___", "protocol___codec___decode", "messages___parse"),
+    ),
     ("effects: frames handed out", ("server___effector___", "server___fanout___")),
     ("the store", ("server___store___",)),
     ("the room core, the rest", ("CPyDef_server___",)),
@@ -40,7 +43,9 @@ PARTS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
 )
 """The parts of a sample's stack, matched in this order (a frame's name contains one of the
 markers; ``[kernel]`` marks any kernel frame): a socket write inside a room's effects counts as
-the kernel's write, a game's view inside ``Views.advance`` as the game's."""
+the kernel's write, a game's view inside ``Views.advance`` as the game's. A request the reader
+carries out at once (the lobby's: ``create``, ``join``, ``rematch``...) counts as reading, a
+room's command as the room's."""
 OTHER: Final = "the event loop, the collector, interpreted code"
 
 
