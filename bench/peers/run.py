@@ -52,7 +52,7 @@ from bench import procs
 from bench.baseline import raise_fd_limit
 from bench.probe import DUMP_SECONDS
 from bench.probe import window as probe_window
-from bench.procs import ROOT, Server, Worker, cpu_seconds, rss_bytes, stop_process
+from bench.procs import ROOT, Server, Worker, cpu_seconds, cpu_split, rss_bytes, stop_process
 from bench.run import (
     HARNESS_FIELDS,
     Phase,
@@ -278,6 +278,7 @@ def session(
             time.sleep(phase.warmup)
             pids = {"server": server.pid, "redis": server.redis_pid}
             cpu0 = {k: cpu_seconds(p) for k, p in pids.items() if p}
+            kernel0 = cpu_split(server.pid)[1]
             bots0 = sum(cpu_seconds(w.pid) for w in workers)
             stall0 = cpu_stall_us()
             t0 = time.perf_counter()
@@ -285,6 +286,7 @@ def session(
             time.sleep(phase.seconds)
             m1 = time.monotonic()
             cpu1 = {k: cpu_seconds(p) for k, p in pids.items() if p}
+            kernel1 = cpu_split(server.pid)[1]
             bots1 = sum(cpu_seconds(w.pid) for w in workers)
             stall1 = cpu_stall_us()
             window = time.perf_counter() - t0
@@ -306,6 +308,9 @@ def session(
                     "window_s": window,
                     "server_cpu_pct": 100 * server_cpu / window,
                     "server_cpu_us_per_action": 1e6 * server_cpu / done if done else None,
+                    "server_kernel_us_per_action": (
+                        1e6 * (kernel1 - kernel0) / done if done else None
+                    ),
                     "actions_per_core_s": done / server_cpu if server_cpu > 0 else None,
                     "redis_cpu_pct": 100 * redis_cpu / window if redis_cpu is not None else None,
                     "redis_cpu_us_per_action": (
@@ -437,6 +442,7 @@ FIELDS = (
     "p99_ms",
     "server_cpu_pct",
     "server_cpu_us_per_action",
+    "server_kernel_us_per_action",
     "actions_per_core_s",
     "redis_cpu_pct",
     "redis_cpu_us_per_action",
@@ -482,7 +488,7 @@ def print_table(summary: list[dict[str, Any]]) -> None:
     print()
     header = (
         f"{'phase':<15}{'server':<21}{'act/s':>7}{'p50ms':>7}{'p95ms':>7}{'p99ms':>7}"
-        f"{'CPU%':>6}{'us/act':>7}{'act/core':>9}{'redis us':>9}{'KiB/room':>9}"
+        f"{'CPU%':>6}{'us/act':>7}{'kern':>6}{'act/core':>9}{'redis us':>9}{'KiB/room':>9}"
         f"{'updB':>6}{'meanB':>6}{'wireB/act':>10}{'matches':>8}{'bots%':>6}{'stall%':>7}"
         f"{'err':>5}"
     )
@@ -493,7 +499,7 @@ def print_table(summary: list[dict[str, Any]]) -> None:
             f"{s['phase']:<15}{s['server']:<21}{fmt(s['actions_per_s']):>7}"
             f"{fmt(s['p50_ms'], '.1f'):>7}{fmt(s['p95_ms'], '.1f'):>7}{fmt(s['p99_ms'], '.1f'):>7}"
             f"{fmt(s['server_cpu_pct']):>6}{fmt(s['server_cpu_us_per_action']):>7}"
-            f"{fmt(s['actions_per_core_s']):>9}{fmt(s['redis_cpu_us_per_action']):>9}"
+            f"{fmt(s['server_kernel_us_per_action']):>6}{fmt(s['actions_per_core_s']):>9}{fmt(s['redis_cpu_us_per_action']):>9}"
             f"{fmt(s['rss_per_room_kib'], '.1f'):>9}{fmt(s['update_median_bytes']):>6}"
             f"{fmt(s['update_mean_bytes']):>6}{fmt(s['wire_bytes_per_action']):>10}"
             f"{fmt(s['matches_started']):>8}{fmt(s['bots_cpu_pct']):>6}"
@@ -513,6 +519,7 @@ def markdown(report: dict[str, Any]) -> str:
         ("p99 ms", "p99_ms", "{:.1f}"),
         ("server CPU %", "server_cpu_pct", "{:.0f}"),
         ("CPU us/action", "server_cpu_us_per_action", "{:,.0f}"),
+        ("of it kernel", "server_kernel_us_per_action", "{:,.0f}"),
         ("actions/s per core", "actions_per_core_s", "{:,.0f}"),
         ("Redis us/action", "redis_cpu_us_per_action", "{:.0f}"),
         ("KiB/room", "rss_per_room_kib", "{:.0f}"),
