@@ -27,7 +27,7 @@ _FRAME: Final = re.compile(r"^\s+[0-9a-f]+\s+(.+?)\s+\((.*)\)\s*$")
 _OFFSET: Final = re.compile(r"\+0x[0-9a-f]+$")
 
 PARTS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
-    ("kernel: frames written", ("ksys_write", "__GI___libc_write", "__libc_write")),
+    ("kernel: socket writes", ("ksys_write", "__GI___libc_write", "__libc_write")),
     ("kernel: reads", ("ksys_read", "__GI___libc_read", "__libc_read")),
     ("the game's views and labels", ("CPyDef_games___base___shared_part", "own_part")),
     ("the rules (a move, the next decision)", ("Match___push", "Match___decision")),
@@ -36,14 +36,15 @@ PARTS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
         "reading and dispatching a request",
         ("server___reader___", "protocol___codec___decode", "messages___parse"),
     ),
-    ("effects: frames handed out", ("server___effector___", "server___fanout___")),
     ("the store", ("server___store___",)),
+    ("effects: frames handed out", ("server___effector___", "server___fanout___")),
     ("the room core, the rest", ("CPyDef_server___",)),
     ("kernel: the rest (epoll, timers)", ("[kernel]",)),
 )
 """The parts of a sample's stack, matched in this order (a frame's name contains one of the
 markers; ``[kernel]`` marks any kernel frame): a socket write inside a room's effects counts as
-the kernel's write, a game's view inside ``Views.advance`` as the game's. A request the reader
+the kernel's write (the store's writes to Redis too), a game's view inside ``Views.advance`` as
+the game's, the store's client inside the effects as the store. A request the reader
 carries out at once (the lobby's: ``create``, ``join``, ``rematch``...) counts as reading, a
 room's command as the room's."""
 OTHER: Final = "the event loop, the collector, interpreted code"

@@ -66,12 +66,16 @@ def test_every_sample_counts_in_one_part_the_first_its_stack_reaches() -> None:
     assert sum(parts.values()) == pytest.approx(1.0)
     # (the write inside the effects is the kernel's; the game's view inside Views.advance is
     # the game's; the diff is the views' own)
-    assert parts["kernel: frames written"] == 0.25
+    assert parts["kernel: socket writes"] == 0.25
     assert parts["the game's views and labels"] == 0.25
     assert parts["views: tracked, diffed, hashed, framed"] == 0.25
     assert parts[OTHER] == 0.25
     assert parts["effects: frames handed out"] == 0.0
     assert part_of(["[kernel] ep_poll", "uv__io_poll"]) == "kernel: the rest (epoll, timers)"
+    # the store's client awaited inside the effects is the store's (its own write the kernel's)
+    append = "CPyDef_server___store___writes___fenced_Writes_gen_____mypyc_generator_helper__"
+    assert part_of(["_PyEval_EvalFrameDefault", append, RUN]) == "the store"
+    assert part_of(["[kernel] ksys_write", append, RUN]) == "kernel: socket writes"
 
 
 def test_inclusive_shares_count_a_function_once_per_sample_under_its_readable_name() -> None:
