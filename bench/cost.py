@@ -124,6 +124,28 @@ def session(
     }
 
 
+def run(
+    game: str,
+    args: argparse.Namespace,
+    seed: int,
+    *,
+    cprofile: str = "",
+    watch: Callable[[int, float], None] | None = None,
+) -> dict[str, Any]:
+    """:func:`session` with the command line's store, rooms, window and ``--rematch``."""
+    return session(
+        game,
+        args.store,
+        args.rooms,
+        args.warmup,
+        args.seconds,
+        seed,
+        cprofile,
+        watch,
+        args.rematch,
+    )
+
+
 def part(file: str, name: str) -> str:
     """Which part of the stack a profiled function belongs to."""
     where = file.replace("\\", "/")
@@ -219,9 +241,7 @@ def read_profile(path: str) -> dict[str, Any]:
 def profile_run(game: str, args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="oasis-cost-") as tmp:
         path = str(Path(tmp) / "server.prof")
-        row = session(
-            game, args.store, args.rooms, args.warmup, args.seconds, 1, path, None, args.rematch
-        )
+        row = run(game, args, 1, cprofile=path)
         for _ in range(100):  # written when the server process ends
             if Path(path).exists():
                 break
@@ -273,16 +293,7 @@ def perf_run(game: str, args: argparse.Namespace) -> dict[str, Any]:
             if done.returncode != 0 or not data.exists():
                 failed.append(done.stderr.strip()[-800:])
 
-        row = session(
-            game,
-            args.store,
-            args.rooms,
-            args.warmup,
-            args.seconds,
-            1,
-            watch=watch,
-            rematch=args.rematch,
-        )
+        row = run(game, args, 1, watch=watch)
         if failed:
             raise SystemExit(f"perf record failed: {failed[0]}")
         script = subprocess.run(
@@ -361,15 +372,7 @@ def main(argv: list[str] | None = None) -> int:
         runs: dict[str, list[dict[str, Any]]] = {g: [] for g in games}
         for rep in range(args.reps):
             for game in games if rep % 2 == 0 else games[::-1]:
-                row = session(
-                    game,
-                    args.store,
-                    args.rooms,
-                    args.warmup,
-                    args.seconds,
-                    rep + 1,
-                    rematch=args.rematch,
-                )
+                row = run(game, args, rep + 1)
                 runs[game].append(row)
                 print(
                     f"rep {rep + 1} {game}: {row['us_per_action']:.0f} us per action, "
