@@ -312,6 +312,11 @@ def perf_run(game: str, args: argparse.Namespace) -> dict[str, Any]:
         f"({row['actions_per_s']:.0f} actions/s, server at {row['server_cpu_pct']:.0f} %, "
         f"{profile.samples} samples)"
     )
+    if not inclusive:
+        print(
+            "  (no compiled function in the samples: interpreted Python shows only as the "
+            "interpreter's loop; run it from a compiled tree, scripts/build-compiled)"
+        )
     print("  by part (each sample once; us per action of that window):")
     for name, share in parts.items():
         print(f"    {share * 100:5.1f} %  {share * us:6.1f} us  {name}")
