@@ -119,7 +119,7 @@ def session(
         "us_per_action": 1e6 * (cpu1 - cpu0) / actions if actions else None,
         "us_system_per_action": 1e6 * (sys1 - sys0) / actions if actions else None,
         "matches_restarted": out["matches"],
-        "by_rematch": out.get("rematches", 0),
+        "by_rematch": out["rematches"],
         "errors": out["errors"],
     }
 
