@@ -108,8 +108,11 @@ def test_every_server_plays_converges_and_gives_figures() -> None:
         assert row["p99_ms"] is not None and row["p99_ms"] > 0, label
         assert row["server_cpu_us_per_action"] is not None, label
         assert row["server_cpu_us_per_action"] > 0, label
+        # (system time in clock ticks of 10 ms: a light paced window may not reach one)
         kernel = row["server_kernel_us_per_action"]
-        assert kernel is not None and 0 < kernel < row["server_cpu_us_per_action"], label
+        assert kernel is not None and 0 <= kernel < row["server_cpu_us_per_action"], label
+        if row["phase"].startswith("saturation"):
+            assert kernel > 0, label
         assert row["rss_per_room_kib"] > 0, label
         assert row["update_median_bytes"] is not None and row["update_median_bytes"] > 0, label
         assert row["wire_bytes_per_action"] > 0, label
