@@ -284,18 +284,15 @@ def perf_run(game: str, args: argparse.Namespace) -> dict[str, Any]:
         raise SystemExit("--perf needs perf (Debian's linux-perf)")
     with tempfile.TemporaryDirectory(prefix="oasis-perf-") as tmp:
         data = Path(tmp) / "perf.data"
-        failed: list[str] = []
 
         def watch(pid: int, seconds: float) -> None:
             command = [perf, "record", "-q", "-F", str(PERF_HZ), "--call-graph", "dwarf,16384"]
             command += ["-p", str(pid), "-o", str(data), "--", "sleep", str(seconds)]
             done = subprocess.run(command, capture_output=True, text=True, check=False)
-            if done.returncode != 0 or not data.exists():
-                failed.append(done.stderr.strip()[-800:])
+            if done.returncode != 0 or not data.exists():  # (the session stops its processes)
+                raise SystemExit(f"perf record failed: {done.stderr.strip()[-800:]}")
 
         row = run(game, args, 1, watch=watch)
-        if failed:
-            raise SystemExit(f"perf record failed: {failed[0]}")
         script = subprocess.run(
             [perf, "script", "-i", str(data)], capture_output=True, text=True, errors="replace"
         )

@@ -42,7 +42,8 @@ PARTS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
     ("kernel: the rest (epoll, timers)", ("[kernel]",)),
 )
 """The parts of a sample's stack, matched in this order (a frame's name contains one of the
-markers; ``[kernel]`` marks any kernel frame): a socket write inside a room's effects counts as
+markers; ``[kernel]`` marks any kernel frame; a socket's part counts its libc call with the
+kernel's work under it): a socket write inside a room's effects counts as
 the kernel's write (the store's writes to Redis too), a game's view inside ``Views.advance`` as
 the game's, the store's client inside the effects as the store. A request the reader
 carries out at once (the lobby's: ``create``, ``join``, ``rematch``...) counts as reading, a

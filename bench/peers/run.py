@@ -276,17 +276,17 @@ def session(
             for w in workers:
                 w.send("go " + json.dumps(phase.wire()))
             time.sleep(phase.warmup)
-            pids = {"server": server.pid, "redis": server.redis_pid}
-            cpu0 = {k: cpu_seconds(p) for k, p in pids.items() if p}
-            kernel0 = cpu_split(server.pid)[1]
+            redis = server.redis_pid
+            split0 = cpu_split(server.pid)  # (the server's user and kernel time, apart)
+            redis0 = cpu_seconds(redis) if redis else 0.0
             bots0 = sum(cpu_seconds(w.pid) for w in workers)
             stall0 = cpu_stall_us()
             t0 = time.perf_counter()
             m0 = time.monotonic()
             time.sleep(phase.seconds)
             m1 = time.monotonic()
-            cpu1 = {k: cpu_seconds(p) for k, p in pids.items() if p}
-            kernel1 = cpu_split(server.pid)[1]
+            split1 = cpu_split(server.pid)
+            redis1 = cpu_seconds(redis) if redis else 0.0
             bots1 = sum(cpu_seconds(w.pid) for w in workers)
             stall1 = cpu_stall_us()
             window = time.perf_counter() - t0
@@ -295,8 +295,9 @@ def session(
             if PROBE and target.startswith("oasis/"):
                 time.sleep(2 * DUMP_SECONDS)
                 row["probe"] = probe_window(PROBE["path"], m0, m1)
-            server_cpu = cpu1["server"] - cpu0["server"]
-            redis_cpu = cpu1["redis"] - cpu0["redis"] if "redis" in cpu1 else None
+            server_cpu = sum(split1) - sum(split0)
+            kernel = split1[1] - split0[1]
+            redis_cpu = redis1 - redis0 if redis else None
             done = row["actions_per_s"] * window
             row.update(
                 {
@@ -308,9 +309,7 @@ def session(
                     "window_s": window,
                     "server_cpu_pct": 100 * server_cpu / window,
                     "server_cpu_us_per_action": 1e6 * server_cpu / done if done else None,
-                    "server_kernel_us_per_action": (
-                        1e6 * (kernel1 - kernel0) / done if done else None
-                    ),
+                    "server_kernel_us_per_action": 1e6 * kernel / done if done else None,
                     "actions_per_core_s": done / server_cpu if server_cpu > 0 else None,
                     "redis_cpu_pct": 100 * redis_cpu / window if redis_cpu is not None else None,
                     "redis_cpu_us_per_action": (
@@ -499,7 +498,8 @@ def print_table(summary: list[dict[str, Any]]) -> None:
             f"{s['phase']:<15}{s['server']:<21}{fmt(s['actions_per_s']):>7}"
             f"{fmt(s['p50_ms'], '.1f'):>7}{fmt(s['p95_ms'], '.1f'):>7}{fmt(s['p99_ms'], '.1f'):>7}"
             f"{fmt(s['server_cpu_pct']):>6}{fmt(s['server_cpu_us_per_action']):>7}"
-            f"{fmt(s['server_kernel_us_per_action']):>6}{fmt(s['actions_per_core_s']):>9}{fmt(s['redis_cpu_us_per_action']):>9}"
+            f"{fmt(s['server_kernel_us_per_action']):>6}{fmt(s['actions_per_core_s']):>9}"
+            f"{fmt(s['redis_cpu_us_per_action']):>9}"
             f"{fmt(s['rss_per_room_kib'], '.1f'):>9}{fmt(s['update_median_bytes']):>6}"
             f"{fmt(s['update_mean_bytes']):>6}{fmt(s['wire_bytes_per_action']):>10}"
             f"{fmt(s['matches_started']):>8}{fmt(s['bots_cpu_pct']):>6}"
