@@ -52,10 +52,16 @@ _GOOD_IN: Final[dict[str, str]] = {
     for i, shop in enumerate(data.SHOP_IDS)
 }
 """Shop id -> the good it holds (static: written once)."""
+_GOOD_AT: Final[tuple[str, ...]] = tuple(_GOOD_IN[shop] for shop in data.SHOP_IDS)
+"""Shop index -> the good it holds."""
+
+
+_SEAT_NAMES: Final[tuple[str, ...]] = tuple(seat_name(seat) for seat in range(4))
+"""Seat (of four at most) -> :func:`games.base.seat_name` (static: written once)."""
 
 
 def whose(seat: int, me: int | None) -> str:
-    return "your" if seat == me else f"{seat_name(seat)}'s"
+    return "your" if seat == me else f"{_SEAT_NAMES[seat]}'s"
 
 
 def card_name(card: str) -> str:
@@ -95,33 +101,66 @@ def _yellow(s: YState, c: Mapping[str, Any]) -> str:
 
 
 def _floor_gain(s: YState, floor: str, size: int) -> str:
-    seat = s.actor
+    return _gain_text(floor, size, buildings.has(s, s.actor, _BONUS_BUILDING[floor]))
+
+
+_BONUS_BUILDING: Final[dict[str, int]] = {
+    floor: data.PEN if floor == "camels" else data.STALL if floor == "gold" else data.CRANE
+    for floor in data.FLOORS
+}
+"""Floor -> the building that adds to its action (Camel pen, Stall, Crane)."""
+
+
+def _gain_text(floor: str, size: int, bonus: bool) -> str:
+    """What the floor action of ``size`` dice gives (``bonus``: with its building's)."""
     if floor == "camels":
-        bonus = data.PEN_BONUS if buildings.has(s, seat, data.PEN) else 0
-        return f"gain {plural(size + bonus, 'camel')}" + (" (with the Camel pen)" if bonus else "")
+        n = size + (data.PEN_BONUS if bonus else 0)
+        return f"gain {plural(n, 'camel')}" + (" (with the Camel pen)" if bonus else "")
     if floor == "gold":
-        bonus = data.STALL_BONUS if buildings.has(s, seat, data.STALL) else 0
-        return f"gain {size + bonus} gold" + (" (with the Stall)" if bonus else "")
-    bonus = data.CRANE_BONUS if buildings.has(s, seat, data.CRANE) else 0
-    goods = plural(size + bonus, GOOD[floor])
+        n = size + (data.STALL_BONUS if bonus else 0)
+        return f"gain {n} gold" + (" (with the Stall)" if bonus else "")
+    goods = plural(size + (data.CRANE_BONUS if bonus else 0), GOOD[floor])
     return f"place {goods} in the {floor} quarter" + (" (with the Crane)" if bonus else "")
+
+
+_FLOOR_INDEX: Final[dict[str, int]] = {floor: i for i, floor in enumerate(data.FLOORS)}
+
+_TAKE_TEXTS: dict[tuple[str, str, int, int, bool, bool], str] = {}
+"""Take labels already written, by what they say (the arguments of :func:`_take_text`): the
+same few dozen recur all match long, and looking one up costs a fraction of writing it. The
+same for every match (a pure function of the key, never of a state), filled as they are first
+asked for, and bounded (a few thousand keys at most: floors, actions, dice, values)."""
 
 
 def _take(s: YState, c: Mapping[str, Any]) -> str:
     floor = str(c["floor"])
-    index = data.FLOORS.index(floor)
+    action = str(c["action"])
+    index = _FLOOR_INDEX[floor]
     size = decisions.group_size(s, index)
     value = s.tower[index][0]
+    bonus = more = False
+    if action == "floor":
+        bonus = buildings.has(s, s.actor, _BONUS_BUILDING[floor])
+        more = bool(s.hands[s.actor])
+    key = (floor, action, size, value, bonus, more)
+    text = _TAKE_TEXTS.get(key)
+    if text is None:
+        text = _TAKE_TEXTS[key] = _take_text(floor, action, size, value, bonus, more)
+    return text
+
+
+def _take_text(floor: str, action: str, size: int, value: int, bonus: bool, more: bool) -> str:
+    """A take's label: the group (``size`` dice showing ``value``) and its action; for the
+    floor action, with its building's ``bonus`` and whether cards may add dice (``more``)."""
     group = f"the {floor} group, {_dice(size)} showing {value}"
-    action = c["action"]
     if action == "steward":
         return f"move the steward {plural(value, 'square')} ({group})"
     if action == "card":
         return f"draw a card ({group})"
     if action == "build":
         return f"build a building ({group})"
-    more = "; cards may add dice" if s.hands[s.actor] else ""
-    return f"{_floor_gain(s, floor, size)} ({group}{more})"
+    cards = "; cards may add dice" if more else ""
+    return f"{_gain_text(floor, size, bonus)} ({group}{cards})"
 
 
 def _extra(s: YState, c: Mapping[str, Any]) -> str:
@@ -148,12 +187,23 @@ def placement_effects(s: YState, shop: str) -> dict[str, JSON]:
     return {"souk": souk.id, "filled": s.souk_fill[souk.index] + 1, "shops": len(souk.shops)}
 
 
+_PLACE_TEXTS: dict[tuple[str, int], str] = {}
+"""Placement labels already written, by shop and how full its souk will be (as
+:data:`_TAKE_TEXTS`)."""
+
+
 def _place(s: YState, c: Mapping[str, Any]) -> str:
     shop = str(c["shop"])
-    e = placement_effects(s, shop)
-    filled, shops = e["filled"], e["shops"]
-    after = "completes it" if filled == shops else f"{filled} of {shops} filled"
-    return f"put a {good_in(shop)} in shop {shop}: {souk_text(str(e['souk']))}, {after}"
+    souk = data.SOUKS[data.SHOP_SOUK[data.SHOP_INDEX[shop]]]
+    filled = s.souk_fill[souk.index] + 1
+    key = (shop, filled)
+    text = _PLACE_TEXTS.get(key)
+    if text is None:
+        shops = len(souk.shops)
+        after = "completes it" if filled == shops else f"{filled} of {shops} filled"
+        text = f"put a {good_in(shop)} in shop {shop}: {souk_text(souk.id)}, {after}"
+        _PLACE_TEXTS[key] = text
+    return text
 
 
 def move_effects(s: YState, square: str) -> dict[str, JSON]:
@@ -164,18 +214,18 @@ def move_effects(s: YState, square: str) -> dict[str, JSON]:
 
 def _move(s: YState, c: Mapping[str, Any]) -> str:
     square, gold = str(c["to"]), int(c["gold"])
-    squares = data.DISTANCE[s.steward][data.SQUARE_INDEX[square]]
+    stop = data.SQUARE_INDEX[square]
+    squares = data.DISTANCE[s.steward][stop]
     text = f"move the steward {plural(squares, 'square')} to {square}"
     if gold:
         text += f", paying {gold} gold"
-    sends = move_effects(s, square)["sends"]
-    assert isinstance(sends, list)
-    if not sends:
+    # The goods of move_effects (faced shops holding one, in order), named without its maps.
+    goods = [
+        f"{whose(s.shops[shop], s.actor)} {_GOOD_AT[shop]}"
+        for shop in steward.faced_goods(s.shops, stop)
+    ]
+    if not goods:
         return text + ": sends nothing to the caravan"
-    goods = []
-    for sent in sends:
-        assert isinstance(sent, dict)
-        goods.append(f"{whose(int(str(sent['seat'])), s.actor)} {good_in(str(sent['shop']))}")
     return text + f": sends {listed(goods)} to the caravan"
 
 
@@ -336,7 +386,7 @@ def prompt(state: YState, decision: Decision) -> str:
 
 
 def _who(e: Mapping[str, Any]) -> str:
-    return seat_name(int(e["seat"]))
+    return _SEAT_NAMES[int(e["seat"])]
 
 
 def _roll(s: YState, e: Mapping[str, Any]) -> str:
@@ -509,12 +559,17 @@ def _text(state: YState, kind: str, fields: Mapping[str, Any]) -> str:
 
 
 def narrate(state: YState, events: list[Event]) -> list[Event]:
-    out: list[Event] = []
+    """The very ``events``, each with its ``text`` added last to its ``data`` and to each of
+    its private parts (written from the data and that part).
+
+    In place: the events come fresh from :func:`~games.yspahan.actions.apply`, made of maps of
+    their own that nobody has seen yet, and a new :class:`~games.base.Event` per event would
+    cost more than its text."""
     for e in events:
-        data_: dict[str, JSON] = {**e.data, "text": _text(state, e.kind, e.data)}
-        private = {
-            seat: {**extra, "text": _text(state, e.kind, {**e.data, **extra})}
-            for seat, extra in e.private.items()
-        }
-        out.append(Event(e.kind, data_, private))
-    return out
+        data_ = e.data
+        assert isinstance(data_, dict)
+        for extra in e.private.values():
+            assert isinstance(extra, dict)
+            extra["text"] = _text(state, e.kind, {**data_, **extra})
+        data_["text"] = _text(state, e.kind, data_)
+    return events

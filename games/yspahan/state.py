@@ -83,8 +83,8 @@ class YState:
     score: list[int]
     breakdown: list[dict[str, int]]
     """Per seat, the points by category: every one of :data:`CATEGORIES`, in that order (setup
-    and ``load`` make them so, scoring only adds to them), so that a view copies them as they
-    are."""
+    and ``load`` make them so, scoring only adds to them), so that a view or a dump copies them
+    as they are."""
     hands: list[list[str]]
     built: list[list[int]]
     no_camels: list[int]
@@ -178,7 +178,7 @@ def dump(state: YState) -> dict[str, JSON]:
         "caravan": jlist(state.caravan),
         "order": jlist(state.order),
         "queue": jlist(state.queue),
-        "breakdown": [{c: b[c] for c in CATEGORIES} for b in state.breakdown],
+        "breakdown": [dict(b) for b in state.breakdown],
         "hands": [jlist(h) for h in state.hands],
         "built": [jlist(b) for b in state.built],
         "deck": jlist(state.deck),

@@ -240,3 +240,39 @@ def test_rare_choices_are_labelled_too() -> None:
     state.shops[data.SHOP_INDEX["br2.0"]] = 1
     label = labels.CHOICES["send"](state, {"kind": "send", "shop": "br2.0"})
     assert label == "send P2's barrel in br2.0 to the caravan first"
+
+
+def test_narrate_adds_each_text_last_to_the_events_it_is_given() -> None:
+    """The texts go into the events' own maps (fresh from ``apply``): the same events come
+    back, each text after the other fields, the drawer's from its private part too."""
+    public = {"seat": 1, "reason": "action"}
+    drawn = Event("draw", public, {1: {"card": "3_gold"}})
+    events = [Event("end_turn", {"seat": 0}), drawn]
+    told = labels.narrate(GAME.setup(3, {}, 1), events)
+    assert told is events and told[1] is drawn
+    assert list(drawn.data) == ["seat", "reason", "text"]
+    assert drawn.data["text"] == "P2 draws a card (a group's action)"
+    assert drawn.private[1] == {
+        "card": "3_gold",
+        "text": f"P2 draws {card_name('3_gold')} (a group's action)",
+    }
+    assert told[0].data["text"] == "P1 ends their turn"
+
+
+def test_labels_from_the_tables_are_those_written_afresh() -> None:
+    """A take or placement label looked up in its table (filled over several matches) is the
+    one its facts write with the table empty: the key holds every fact the text reads."""
+    tables = {"take": labels._TAKE_TEXTS, "place": labels._PLACE_TEXTS}
+    for m in range(6):
+        match = Match.new(GAME, 2 + m % 3, {}, 900 + m)
+        chooser = Rng.from_seed(m)
+        while (decision := match.decision) is not None:
+            for c in decision.choices:
+                table: dict[Any, str] | None = tables.get(str(c["kind"]))
+                if table is not None:
+                    cached = labels.CHOICES[str(c["kind"])](match.state, c)
+                    kept = dict(table)
+                    table.clear()
+                    assert labels.CHOICES[str(c["kind"])](match.state, c) == cached
+                    table.update(kept)
+            match.push(decision.seat, decision.choices[chooser.below(len(decision.choices))])
