@@ -141,28 +141,48 @@ class Vegetation:
     ) -> list[tuple[Hex, int]]:
         """Every legal (anchor, rotation) of ``tile``, by anchor (row, then column), then
         rotation."""
-        return [(anchor, k) for anchor, ks in self.positions(tile, shape_rotations) for k in ks]
+        return [((q, r), k) for q, r, ks in self.positions(tile, shape_rotations) for k in ks]
 
     def positions(
         self, tile: Tile, shape_rotations: Sequence[Sequence[Hex]]
-    ) -> list[tuple[Hex, list[int]]]:
-        """Every anchor where ``tile`` has a legal rotation, by row, then column, each with its
-        legal rotations in increasing order (:meth:`placements`, grouped by anchor)."""
+    ) -> list[tuple[int, int, list[int]]]:
+        """Every anchor ``(q, r)`` where ``tile`` has a legal rotation, by row, then column, each
+        with its legal rotations in increasing order (:meth:`placements`, grouped by anchor).
+
+        The anchor comes as two numbers, not as a space: the choices write it as ``[q, r]``, and
+        a space taken from the grid would be unpacked and packed again for each of them. The
+        rotations of an anchor are read from the six masks' bytes at once, as a 6-bit set
+        (bit ``k``: rotation ``k``), and anchors with the same set share one list of them (a
+        hundred anchors or more, a few sets): they go into the choices as they are, and nobody
+        changes a list handed out.
+        """
         grid = _grid(self.terrain)
         masks = self._legal(grid, tile, shape_rotations)
         union = 0
         for mask in masks:
             union |= mask
         size = (union.bit_length() + 7) // 8
-        rows = [mask.to_bytes(size, "little") for mask in masks]
+        m0, m1, m2, m3, m4, m5 = [mask.to_bytes(size, "little") for mask in masks]
         cell_of = grid.cell
-        out: list[tuple[Hex, list[int]]] = []
+        out: list[tuple[int, int, list[int]]] = []
+        shared: list[list[int] | None] = [None] * len(_ROTATION_SETS)
         for i, byte in enumerate(union.to_bytes(size, "little")):
             if byte:
+                b0, b1, b2, b3, b4, b5 = m0[i], m1[i], m2[i], m3[i], m4[i], m5[i]
                 for j in _BYTE_BITS[byte]:
-                    flag = 1 << j
-                    ks = [k for k in range(6) if rows[k][i] & flag]
-                    out.append((cell_of[i * 8 + j], ks))
+                    q, r = cell_of[i * 8 + j]
+                    ks = (
+                        (b0 >> j & 1)
+                        | (b1 >> j & 1) << 1
+                        | (b2 >> j & 1) << 2
+                        | (b3 >> j & 1) << 3
+                        | (b4 >> j & 1) << 4
+                        | (b5 >> j & 1) << 5
+                    )
+                    rotations = shared[ks]
+                    if rotations is None:
+                        rotations = shared[ks] = list(_ROTATION_SETS[ks])
+                    out.append((q, r, rotations))
         return out
 
     def _legal(
@@ -190,26 +210,27 @@ class Vegetation:
         owned: list[int] = []
         flowers: list[int] = []
         if len(self.bed_owner) > 1 and tile.flower_groups:
-            adjacent = self.terrain.adjacent
             for bed in self.bed_owner:
                 near = 0
                 for cell in self.beds[bed]:
-                    for n in adjacent[cell]:
-                        near |= bit[n]
+                    near |= grid.around(cell)
                 owned.append(near)
             flowers = sorted({i for group in tile.flower_groups for i in group})
         masks: list[int] = []
         checks: list[tuple[int, int]] = []
         for k, shifts in enumerate(grid.shifts(tuple(map(tuple, shape_rotations)))):
-            legal = -1
-            for s in shifts:
-                legal &= free >> s if s >= 0 else free << -s
+            # (Each space's shift in turn, starting from the first instead of from 0 or -1: a
+            # tile's first space is its anchor, shift 0, which leaves a set as it is.)
+            first, rest = shifts[0], shifts[1:]
+            legal = _moved(free, first)
+            for s in rest:
+                legal &= _moved(free, s)
             if legal:
                 once = twice = 0
                 for mask in touching:
-                    near = 0
-                    for s in shifts:
-                        near |= mask >> s if s >= 0 else mask << -s
+                    near = _moved(mask, first)
+                    for s in rest:
+                        near |= _moved(mask, s)
                     twice |= once & near
                     once |= near
                 legal &= once & ~twice
@@ -218,8 +239,7 @@ class Vegetation:
                 for mask in owned:
                     near = 0
                     for i in flowers:
-                        s = shifts[i]
-                        near |= mask >> s if s >= 0 else mask << -s
+                        near |= _moved(mask, shifts[i])
                     twice |= once & near
                     once |= near
                 risky = legal & twice
@@ -385,7 +405,19 @@ class _Grid:
         self.coverable = 0
         for c in terrain.coverable:
             self.coverable |= self.bit[c]
+        self._adjacent = terrain.adjacent
+        self._around: dict[Hex, int] = {}
         self._shifts: dict[tuple[tuple[Hex, ...], ...], tuple[tuple[int, ...], ...]] = {}
+
+    def around(self, cell: Hex) -> int:
+        """The neighbours of ``cell`` on the terrain (kept once asked for)."""
+        found = self._around.get(cell)
+        if found is None:
+            found = 0
+            for n in self._adjacent[cell]:
+                found |= self.bit[n]
+            self._around[cell] = found
+        return found
 
     def shifts(self, shape_rotations: tuple[tuple[Hex, ...], ...]) -> tuple[tuple[int, ...], ...]:
         """Per rotation, the bit offset of each space of the tile from its anchor."""
@@ -405,6 +437,21 @@ _BYTE_BITS: Final[tuple[tuple[int, ...], ...]] = tuple(
     tuple(j for j in range(8) if b >> j & 1) for b in range(256)
 )
 """The set bits of each byte value, in increasing order."""
+
+_ROTATION_SETS: Final[tuple[tuple[int, ...], ...]] = _BYTE_BITS[:64]
+"""The rotations in each 6-bit set of rotations (bit ``k``: rotation ``k``), in increasing
+order: the set bits of the number, as for a byte."""
+
+
+def _moved(mask: int, s: int) -> int:
+    """``mask`` shifted ``s`` bits towards bit 0 (away from it where ``s`` is negative): the
+    anchors whose space at bit offset ``s`` from them lies in ``mask`` (see :class:`_Grid`).
+    A shift by 0 gives ``mask`` itself, not a copy of it."""
+    if s > 0:
+        return mask >> s
+    if s < 0:
+        return mask << -s
+    return mask
 
 
 def _bits(mask: int) -> list[int]:

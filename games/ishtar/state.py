@@ -3,7 +3,8 @@
 The state holds the primary facts only (what is where, whose turn, which step); the
 :class:`~games.ishtar.garden.Vegetation` structures are derived from ``laid`` (everything laid
 on the terrain, in order) and rebuilt on load. ``cache`` holds the pending decision between
-moves and is dropped by every ``apply``.
+moves (and what an applier keeps for it, see ``turn.apply_position``) and is dropped by every
+``apply``.
 """
 
 from __future__ import annotations

@@ -169,8 +169,8 @@ def choices_position(state: State) -> list[Choice]:
     assert tile is not None
     found = state.edition.tiles[tile]
     out: list[Choice] = [
-        {"kind": "position", "tile": tile, "at": hx(anchor), "rotations": cast(list[JSON], ks)}
-        for anchor, ks in state.veg.positions(found, shape_rotations(state, found))
+        {"kind": "position", "tile": tile, "at": [q, r], "rotations": cast(list[JSON], ks)}
+        for q, r, ks in state.veg.positions(found, shape_rotations(state, found))
     ]
     if not out:
         out.append({"kind": "discard", "tile": tile})
@@ -187,6 +187,9 @@ def apply_position(state: State, choice: Choice) -> list[Event]:
         return [event]
     turn.anchor = as_hex(choice["at"])
     turn.step = st.ROTATION
+    rotations = choice.get("rotations")
+    if type(rotations) is list:  # (the legal choice lists them: kept for the rotation step)
+        state.cache["rotations"] = rotations
     return []
 
 
@@ -201,9 +204,18 @@ def rotations_at(state: State, anchor: Hex) -> list[int]:
 
 
 def choices_rotation(state: State) -> list[Choice]:
+    """The legal rotations at the anchor chosen, with the spaces each covers.
+
+    They are the ``rotations`` of the position choice just applied (listed on this very state,
+    which choosing a position does not change), kept by :func:`apply_position` until the next
+    move; computed again only where that choice is not at hand (a loaded snapshot).
+    """
     anchor, tile = state.turn.anchor, state.turn.tile
     assert anchor is not None and tile is not None
     rots = shape_rotations(state, state.edition.tiles[tile])
+    legal: list[int] | None = state.cache.get("rotations")
+    if legal is None:
+        legal = rotations_at(state, anchor)
     return [
         {
             "kind": "rotation",
@@ -212,7 +224,7 @@ def choices_rotation(state: State) -> list[Choice]:
             "rotation": k,
             "cells": [hx(cell) for cell in tile_cells(anchor, rots[k])],
         }
-        for k in rotations_at(state, anchor)
+        for k in legal
     ]
 
 
