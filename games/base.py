@@ -120,26 +120,45 @@ def generic_text(event: Mapping[str, JSON]) -> str:
     return who + (f"{kind} ({args})" if args else kind)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, init=False)
 class Decision:
-    """Who must decide now, what kind of decision it is, and the legal choices in order."""
+    """Who must decide now, what kind of decision it is, and the legal choices in order.
+
+    Never changed once made (nor :class:`Event`): not frozen dataclasses all the same, whose
+    generated ``__init__`` is interpreted and sets each field through ``object.__setattr__``
+    (about 490 ns an event, against 120 for this compiled one; one decision and an event or
+    more per move)."""
 
     seat: int
     kind: str
     choices: Sequence[Choice]
 
+    def __init__(self, seat: int, kind: str, choices: Sequence[Choice]) -> None:
+        self.seat, self.kind, self.choices = seat, kind, choices
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(slots=True, init=False)
 class Event:
     """Something that happened, for logs and animations, projected per audience.
 
     ``data`` is seen by everyone; ``private`` adds fields for one seat only (for example the card
-    a player drew: everyone sees that a card was drawn, only the drawer sees which).
+    a player drew: everyone sees that a card was drawn, only the drawer sees which). Never
+    changed once narrated (see :class:`Decision` for why it is not frozen).
     """
 
     kind: str
-    data: Mapping[str, JSON] = field(default_factory=dict)
-    private: Mapping[int, Mapping[str, JSON]] = field(default_factory=dict)
+    data: Mapping[str, JSON]
+    private: Mapping[int, Mapping[str, JSON]]
+
+    def __init__(
+        self,
+        kind: str,
+        data: Mapping[str, JSON] | None = None,
+        private: Mapping[int, Mapping[str, JSON]] | None = None,
+    ) -> None:
+        self.kind = kind
+        self.data = {} if data is None else data
+        self.private = {} if private is None else private
 
     def project(self, seat: int | None) -> dict[str, JSON]:
         """The event as ``seat`` sees it (``None``: a spectator)."""
