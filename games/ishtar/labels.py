@@ -177,10 +177,42 @@ def _gem(state: State, c: Mapping[str, Any]) -> str:
     return f"put a {c['colour']} gem on Skill {turn.skill}{more}"
 
 
+_PositionLabels = dict[tuple[Any, Any, int], str]
+"""``(q, r, ways)`` -> a position's label."""
+
+
 def _position(state: State, c: Mapping[str, Any]) -> str:
-    n = len(c["rotations"])
-    ways = _WAYS[n] if n < len(_WAYS) else f"{n} ways to turn it"
-    return f"put the tile's first space on {at(state, c['at'])} ({ways})"
+    """``put the tile's first space on f7 (2 ways to turn it)``."""
+    return _position_label(state, _position_labels(state), c)
+
+
+def _position_label(state: State, table: _PositionLabels, c: Mapping[str, Any]) -> str:
+    """A position's label from ``table`` (:func:`_position_labels`), written there the first
+    time: a position decision lists about 110 choices, and the same spaces come back turn after
+    turn."""
+    cell: list[Any] = c["at"]
+    rotations: list[Any] = c["rotations"]
+    n = len(rotations)
+    key = (cell[0], cell[1], n)
+    found = table.get(key)
+    if found is None:
+        ways = _WAYS[n] if n < len(_WAYS) else f"{n} ways to turn it"
+        found = table[key] = f"put the tile's first space on {at(state, cell)} ({ways})"
+    return found
+
+
+def _position_labels(state: State) -> _PositionLabels:
+    """The position labels written so far, kept on the vegetation (whose terrain names the
+    spaces) for the whole match."""
+    memo = state.veg.memo
+    found = memo.get("position_labels")
+    if found is None:
+        table: _PositionLabels = {}
+        memo["position_labels"] = (None, table)
+        return table
+    kept = found[1]
+    assert isinstance(kept, dict)
+    return kept
 
 
 _WAYS: Final = tuple("1 way to turn it" if n == 1 else f"{n} ways to turn it" for n in range(7))
@@ -239,11 +271,15 @@ CHOICES: Final[dict[str, Text]] = {
 def describe(state: State, decision: Decision) -> list[Choice]:
     """The choices with their labels (Ishtar gives no ``effects``: the labels say it all)."""
     out: list[Choice] = []
+    positions = _position_labels(state)
     for c in decision.choices:
         kind = str(c["kind"])
-        words = CHOICES.get(kind)
         shown = dict(c)
-        shown["label"] = words(state, c) if words else kind
+        if kind == "position":  # (most choices listed are: no call through the table)
+            shown["label"] = _position_label(state, positions, c)
+        else:
+            words = CHOICES.get(kind)
+            shown["label"] = words(state, c) if words else kind
         out.append(shown)
     return out
 
