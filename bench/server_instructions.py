@@ -47,6 +47,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Final
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -57,6 +58,11 @@ from tests.services import free_port, wait_for_port
 TINY = "tests.games.tiny:TINY"
 START_TIMEOUT = 600.0
 """Seconds for the server to listen under valgrind (imports and the engines, 50 times slower)."""
+HASH_SEED: Final = {"PYTHONHASHSEED": "0"}
+"""The measured server's string hashes fixed (``--server-env PYTHONHASHSEED=...`` overrides):
+Python's random salt moves a count by 0.1 to 0.3 % from run to run (dict and set probes, the
+order of set iteration), as much as a small change. (The bots' timing still moves a whole
+server's count, by up to 3 %.)"""
 NO_PINGS = 1_000_000
 """The keepalive interval of the measured server, in seconds: never within a run."""
 QUIET_SERVER = """
@@ -151,7 +157,8 @@ def count(
             sys.executable, "-c", QUIET_SERVER, str(tree), *serve,
         ]  # fmt: skip
         # No keepalive pings: their count would follow the run's wall time, not its actions.
-        env = {**os.environ, **OASIS_ENV, "OASIS_PING_INTERVAL": str(NO_PINGS), **server_env}
+        env = {**os.environ, **OASIS_ENV, "OASIS_PING_INTERVAL": str(NO_PINGS), **HASH_SEED}
+        env.update(server_env)
         server = subprocess.Popen(
             command, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
