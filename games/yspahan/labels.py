@@ -182,8 +182,12 @@ def _play(s: YState, c: Mapping[str, Any]) -> str:
     return f"play {card_name(card)}: {CARD_TEXTS[card]}"
 
 
+def _souk_of(shop: str) -> data.Souk:
+    return data.SOUKS[data.SHOP_SOUK[data.SHOP_INDEX[shop]]]
+
+
 def placement_effects(s: YState, shop: str) -> dict[str, JSON]:
-    souk = data.SOUKS[data.SHOP_SOUK[data.SHOP_INDEX[shop]]]
+    souk = _souk_of(shop)
     return {"souk": souk.id, "filled": s.souk_fill[souk.index] + 1, "shops": len(souk.shops)}
 
 
@@ -194,7 +198,7 @@ _PLACE_TEXTS: dict[tuple[str, int], str] = {}
 
 def _place(s: YState, c: Mapping[str, Any]) -> str:
     shop = str(c["shop"])
-    souk = data.SOUKS[data.SHOP_SOUK[data.SHOP_INDEX[shop]]]
+    souk = _souk_of(shop)
     filled = s.souk_fill[souk.index] + 1
     key = (shop, filled)
     text = _PLACE_TEXTS.get(key)
