@@ -71,9 +71,13 @@ class Yspahan(Game[YState]):
         return decisions.decision(state)
 
     revealing: ClassVar[frozenset[str]] = frozenset({"play", "extra_die"})
-    kept_fields: ClassVar[frozenset[str]] = frozenset({"city", "players", "tower"})
     """A card played from the hand, or added to a group as an extra die, shows the others a
     card they could not see: undo stops there, as at a draw (a private event) and a roll."""
+    kept_fields: ClassVar[frozenset[str]] = frozenset(views.KEPT)
+    """Every field of the shared view but ``pending`` (:data:`games.yspahan.views.KEPT`, which
+    says why not that one): the lists and maps are handed out again as the same objects while
+    unchanged (:mod:`~games.yspahan.views`), and the numbers, flags and square ids are immutable
+    (an unchanged small number or id is the same object; one that is not is simply encoded)."""
 
     def generator(self, state: YState) -> Rng:
         return state.rng

@@ -125,28 +125,39 @@ def _gain_text(floor: str, size: int, bonus: bool) -> str:
 
 _FLOOR_INDEX: Final[dict[str, int]] = {floor: i for i, floor in enumerate(data.FLOORS)}
 
-_TAKE_TEXTS: dict[tuple[str, str, int, int, bool, bool], str] = {}
-"""Take labels already written, by what they say (the arguments of :func:`_take_text`): the
-same few dozen recur all match long, and looking one up costs a fraction of writing it. The
-same for every match (a pure function of the key, never of a state), filled as they are first
-asked for, and bounded (a few thousand keys at most: floors, actions, dice, values)."""
+_ACTION_CODE: Final[dict[str, int]] = {"floor": 0, "steward": 1, "card": 2, "build": 3}
+
+_TAKE_TEXTS: dict[int, str] = {}
+"""Take labels already written, by what they say (the arguments of :func:`_take_text`, packed
+in one number by :func:`_take`): the same few dozen recur all match long, and looking one up
+costs a fraction of writing it. The same for every match (a pure function of the key, never of
+a state), filled as they are first asked for, and bounded (a few thousand keys at most: floors,
+actions, dice, values)."""
 
 
 def _take(s: YState, c: Mapping[str, Any]) -> str:
-    floor = str(c["floor"])
-    action = str(c["action"])
+    return _take_label(s, str(c["floor"]), str(c["action"]))
+
+
+def _take_label(s: YState, floor: str, action: str) -> str:
     index = _FLOOR_INDEX[floor]
     size = decisions.group_size(s, index)
     value = s.tower[index][0]
+    code = _ACTION_CODE[action]
     bonus = more = False
-    if action == "floor":
-        bonus = buildings.has(s, s.actor, _BONUS_BUILDING[floor])
+    if code == 0:
+        bonus = buildings.has(s, s.actor, _BONUS_AT[index])
         more = bool(s.hands[s.actor])
-    key = (floor, action, size, value, bonus, more)
+    # (size < 64: 12 dice at most, plus one die per card; value 1 to 6.)
+    key = ((((index * 4 + code) * 64 + size) * 8 + value) * 2 + bonus) * 2 + more
     text = _TAKE_TEXTS.get(key)
     if text is None:
         text = _TAKE_TEXTS[key] = _take_text(floor, action, size, value, bonus, more)
     return text
+
+
+_BONUS_AT: Final[tuple[int, ...]] = tuple(_BONUS_BUILDING[floor] for floor in data.FLOORS)
+"""Floor index -> :data:`_BONUS_BUILDING`."""
 
 
 def _take_text(floor: str, action: str, size: int, value: int, bonus: bool, more: bool) -> str:
@@ -178,59 +189,120 @@ def _extra(s: YState, c: Mapping[str, Any]) -> str:
 
 
 def _play(s: YState, c: Mapping[str, Any]) -> str:
-    card = str(c["card"])
-    return f"play {card_name(card)}: {CARD_TEXTS[card]}"
+    return _PLAY_TEXTS[str(c["card"])]
 
 
-def _souk_of(shop: str) -> data.Souk:
-    return data.SOUKS[data.SHOP_SOUK[data.SHOP_INDEX[shop]]]
+_PLAY_TEXTS: Final[dict[str, str]] = {
+    card: f"play {card_name(card)}: {CARD_TEXTS[card]}" for card in CARD_TEXTS
+}
+"""Card -> the label of playing it (static: written once)."""
 
 
 def placement_effects(s: YState, shop: str) -> dict[str, JSON]:
-    souk = _souk_of(shop)
-    return {"souk": souk.id, "filled": s.souk_fill[souk.index] + 1, "shops": len(souk.shops)}
+    _, souk, souk_id, shops = _SHOP_SOUKS[shop]
+    return _filling(souk_id, s.souk_fill[souk] + 1, shops)
 
 
-_PLACE_TEXTS: dict[tuple[str, int], str] = {}
-"""Placement labels already written, by shop and how full its souk will be (as
-:data:`_TAKE_TEXTS`)."""
+def _filling(souk_id: str, filled: int, shops: int) -> dict[str, JSON]:
+    """A placement's effects: the souk it fills, how full it will be and its number of shops."""
+    return {"souk": souk_id, "filled": filled, "shops": shops}
+
+
+_PLACE_TEXTS: dict[int, str] = {}
+"""Placement labels already written, by shop and how full its souk will be (``shop * 8 +
+filled``; as :data:`_TAKE_TEXTS`)."""
 
 
 def _place(s: YState, c: Mapping[str, Any]) -> str:
-    shop = str(c["shop"])
-    souk = _souk_of(shop)
-    filled = s.souk_fill[souk.index] + 1
-    key = (shop, filled)
+    return _place_label(s, str(c["shop"]))[0]
+
+
+_SHOP_SOUKS: Final[dict[str, tuple[int, int, str, int]]] = {
+    shop: (
+        i,
+        data.SHOP_SOUK[i],
+        data.SOUKS[data.SHOP_SOUK[i]].id,
+        len(data.SOUKS[data.SHOP_SOUK[i]].shops),
+    )
+    for i, shop in enumerate(data.SHOP_IDS)
+}
+"""Shop id -> its index, its souk's index and id, and the souk's number of shops (static)."""
+
+
+def _place_label(s: YState, shop: str) -> tuple[str, str, int, int]:
+    """A placement's label, with the souk it fills, how full it will be and its size."""
+    index, souk, souk_id, shops = _SHOP_SOUKS[shop]
+    filled = s.souk_fill[souk] + 1
+    key = index * 8 + filled
     text = _PLACE_TEXTS.get(key)
     if text is None:
-        shops = len(souk.shops)
         after = "completes it" if filled == shops else f"{filled} of {shops} filled"
-        text = f"put a {good_in(shop)} in shop {shop}: {souk_text(souk.id)}, {after}"
+        text = f"put a {_GOOD_AT[index]} in shop {shop}: {souk_text(souk_id)}, {after}"
         _PLACE_TEXTS[key] = text
-    return text
+    return text, souk_id, filled, shops
+
+
+def _place_choice(s: YState, c: Choice, shown: Choice) -> None:
+    """A placement's label and effects (:func:`_place`, :func:`placement_effects`), the shop
+    looked up once."""
+    shop = c["shop"]
+    assert isinstance(shop, str)
+    text, souk_id, filled, shops = _place_label(s, shop)
+    shown["label"] = text
+    shown["effects"] = _filling(souk_id, filled, shops)
 
 
 def move_effects(s: YState, square: str) -> dict[str, JSON]:
-    faced = steward.faced_goods(s.shops, data.SQUARE_INDEX[square])
+    return _sends(s, steward.faced_goods(s.shops, data.SQUARE_INDEX[square]))
+
+
+def _sends(s: YState, faced: list[int]) -> dict[str, JSON]:
+    """A move's effects: the ``faced`` shops' goods it sends to the caravan, with their owners."""
     sends: list[JSON] = [{"shop": data.SHOP_IDS[shop], "seat": s.shops[shop]} for shop in faced]
     return {"sends": sends}
 
 
 def _move(s: YState, c: Mapping[str, Any]) -> str:
-    square, gold = str(c["to"]), int(c["gold"])
+    square = str(c["to"])
     stop = data.SQUARE_INDEX[square]
+    return _move_label(s, square, stop, int(c["gold"]), steward.faced_goods(s.shops, stop))
+
+
+_MOVE_TEXTS: dict[int, str] = {}
+"""Labels of moves that send nothing, by where the steward stands, where it stops and the gold
+paid (``(gold * 32 + start) * 32 + stop``; as :data:`_TAKE_TEXTS`)."""
+
+
+def _move_label(s: YState, square: str, stop: int, gold: int, faced: list[int]) -> str:
+    """A move's label; ``faced``: the goods it sends (:func:`move_effects`'s shops)."""
+    key = -1
+    if not faced:
+        key = (gold * 32 + s.steward) * 32 + stop
+        known = _MOVE_TEXTS.get(key)
+        if known is not None:
+            return known
     squares = data.DISTANCE[s.steward][stop]
     text = f"move the steward {plural(squares, 'square')} to {square}"
     if gold:
         text += f", paying {gold} gold"
+    if not faced:
+        text += ": sends nothing to the caravan"
+        _MOVE_TEXTS[key] = text
+        return text
     # The goods of move_effects (faced shops holding one, in order), named without its maps.
-    goods = [
-        f"{whose(s.shops[shop], s.actor)} {_GOOD_AT[shop]}"
-        for shop in steward.faced_goods(s.shops, stop)
-    ]
-    if not goods:
-        return text + ": sends nothing to the caravan"
+    goods = [f"{whose(s.shops[shop], s.actor)} {_GOOD_AT[shop]}" for shop in faced]
     return text + f": sends {listed(goods)} to the caravan"
+
+
+def _move_choice(s: YState, c: Choice, shown: Choice) -> None:
+    """A move's label and effects (:func:`_move`, :func:`move_effects`), its faced goods found
+    once."""
+    square, gold = c["to"], c["gold"]
+    assert isinstance(square, str) and isinstance(gold, int)
+    stop = data.SQUARE_INDEX[square]
+    faced = steward.faced_goods(s.shops, stop)
+    shown["label"] = _move_label(s, square, stop, gold, faced)
+    shown["effects"] = _sends(s, faced)
 
 
 def _send(s: YState, c: Mapping[str, Any]) -> str:
@@ -304,15 +376,27 @@ CHOICES: dict[str, Text] = {
 
 
 def describe(state: YState, decision: Decision) -> list[Choice]:
+    """Each choice with its ``label`` added last (and ``effects`` for a move or a placement).
+
+    The frequent kinds are written here without going through :data:`CHOICES` (the same
+    texts, called directly; a placement or a move looks its shop or square up once for both its
+    label and its effects)."""
     out: list[Choice] = []
     for c in decision.choices:
-        kind = str(c["kind"])
-        words = CHOICES.get(kind)
-        shown: Choice = {**c, "label": words(state, c) if words else kind}
-        if kind == "move":
-            shown["effects"] = move_effects(state, str(c["to"]))
+        kind = c["kind"]
+        assert isinstance(kind, str)
+        shown = c.copy()
+        if kind == "take":
+            floor, action = c["floor"], c["action"]
+            assert isinstance(floor, str) and isinstance(action, str)
+            shown["label"] = _take_label(state, floor, action)
         elif kind == "place":
-            shown["effects"] = placement_effects(state, str(c["shop"]))
+            _place_choice(state, c, shown)
+        elif kind == "move":
+            _move_choice(state, c, shown)
+        else:
+            words = CHOICES.get(kind)
+            shown["label"] = words(state, c) if words else kind
         out.append(shown)
     return out
 

@@ -12,10 +12,37 @@ field: ``protocol/games/yspahan.md``.
 
 from __future__ import annotations
 
-from games.base import JSON, memo_entries
+from games.base import JSON
 from games.rng import Rng
 from games.yspahan import caravan, data
 from games.yspahan.state import YState, dump, jlist, load
+
+KEPT: tuple[str, ...] = (
+    "players",
+    "week",
+    "day",
+    "pawn",
+    "order",
+    "turn",
+    "actor",
+    "tower",
+    "yellow",
+    "city",
+    "steward",
+    "caravan",
+    "deck",
+    "discard",
+    "built_this_turn",
+)
+"""The fields of :func:`shared_view` that are kept (:attr:`games.base.Game.kept_fields`): each
+list or map is handed out again as the very same object while what it shows is unchanged (the
+memo, :attr:`~games.yspahan.state.YState.memo`, holds it with the facts it was made from), and
+nothing handed out is changed afterwards; the others are numbers, flags and ids.
+
+All but ``pending``: a kept map that changed is diffed from its last value, and the ops of its
+keys then come in that map's order, whereas from its decoded bytes they came in canonical order
+(``queue`` before ``value``); a ``pending`` map in canonical order would change the order of the
+keys in a ``replace`` of it instead (the frames would differ, not the documents)."""
 
 _SOUK_SHOPS: tuple[tuple[str, int, int], ...] = tuple(
     (s.id, s.shops[0], s.shops[-1] + 1) for s in data.SOUKS
@@ -28,44 +55,105 @@ def _city(state: YState) -> dict[str, JSON]:
     """One list per souk of who holds each shop, kept until a shop changes hands (most
     revisions change none) and handed out again as the very same object (views are never
     mutated); then the souks where no shop changed hands keep their very lists (as
-    :func:`_players`)."""
+    :func:`_players`). The memo holds a copy of ``shops`` as its key, compared with the state's
+    list as it is (no key is built for a revision that changes nothing)."""
     shops = state.shops
-    key = tuple(shops)
     found = state.memo.get("city")
-    if found is not None and found[0] == key:
-        kept = found[1]
-        assert isinstance(kept, dict)
-        return kept
-    old_key, old = found if found is not None else ((), {})
-    assert isinstance(old_key, tuple) and isinstance(old, dict)
+    if found is not None:
+        seen = found[0]
+        assert isinstance(seen, list)
+        if seen == shops:
+            kept = found[1]
+            assert isinstance(kept, dict)
+            return kept
+    old_key, old = found if found is not None else ([], {})
+    assert isinstance(old_key, list) and isinstance(old, dict)
     city: dict[str, JSON] = {
         souk: old[souk]
-        if old_key and old_key[start:stop] == key[start:stop]
+        if old_key and old_key[start:stop] == shops[start:stop]
         else [None if v < 0 else v for v in shops[start:stop]]
         for souk, start, stop in _SOUK_SHOPS
     }
-    state.memo["city"] = (key, city)
+    state.memo["city"] = (list(shops), city)
     return city
+
+
+class _Seen:
+    """The player facts a ``players`` list was made from: copies, never changed, compared with
+    the state's own lists as they are (a revision that changes no player builds nothing)."""
+
+    __slots__ = (
+        "breakdown",
+        "built",
+        "camels",
+        "gold",
+        "hands",
+        "no_camels",
+        "no_gold",
+        "over",
+        "score",
+    )
+
+    def __init__(self, state: YState, over: bool) -> None:
+        self.over = over
+        self.gold = list(state.gold)
+        self.camels = list(state.camels)
+        self.score = list(state.score)
+        self.no_camels = list(state.no_camels)
+        self.no_gold = list(state.no_gold)
+        self.hands = [list(h) for h in state.hands]
+        self.built = [list(b) for b in state.built]
+        self.breakdown = [dict(b) for b in state.breakdown]
+
+    def same(self, state: YState, over: bool) -> bool:
+        """Whether every fact is as it was."""
+        return (
+            self.over == over
+            and self.gold == state.gold
+            and self.camels == state.camels
+            and self.score == state.score
+            and self.no_camels == state.no_camels
+            and self.no_gold == state.no_gold
+            and self.hands == state.hands
+            and self.built == state.built
+            and self.breakdown == state.breakdown
+        )
+
+    def same_player(self, state: YState, p: int) -> bool:
+        """Whether player ``p``'s facts are as they were (with ``over`` unchanged)."""
+        return (
+            self.gold[p] == state.gold[p]
+            and self.camels[p] == state.camels[p]
+            and self.score[p] == state.score[p]
+            and self.no_camels[p] == state.no_camels[p]
+            and self.no_gold[p] == state.no_gold[p]
+            and self.hands[p] == state.hands[p]
+            and self.built[p] == state.built[p]
+            and self.breakdown[p] == state.breakdown[p]
+        )
 
 
 def _players(state: YState, over: bool) -> list[JSON]:
     """Each player's public part, kept until one of them changes; then the players who did not
-    change keep their very entries (:func:`games.base.memo_entries`)."""
-    key = tuple(
-        (
-            state.gold[p],
-            state.camels[p],
-            state.score[p],
-            len(state.hands[p]),
-            tuple(state.built[p]),
-            state.no_camels[p],
-            state.no_gold[p],
-            tuple(state.breakdown[p].values()),
-            tuple(state.hands[p]) if over else None,
-        )
+    change keep their very entries (as :func:`games.base.memo_entries`, with the facts compared
+    in place: :class:`_Seen`). A hand is compared whole though only its size shows before the
+    end: a card swapped for another (played, then one drawn) makes an equal entry anew."""
+    found = state.memo.get("players")
+    seen: _Seen | None = None
+    old: list[JSON] = []
+    if found is not None:
+        last, kept = found
+        assert isinstance(last, _Seen) and isinstance(kept, list)
+        if last.same(state, over):
+            return kept
+        if last.over == over:
+            seen, old = last, kept
+    entries: list[JSON] = [
+        old[p] if seen is not None and seen.same_player(state, p) else _player(state, over, p)
         for p in range(state.players)
-    )
-    return memo_entries(state.memo, "players", key, lambda p: _player(state, over, p))
+    ]
+    state.memo["players"] = (_Seen(state, over), entries)
+    return entries
 
 
 def _player(state: YState, over: bool, p: int) -> JSON:
@@ -86,13 +174,59 @@ def _player(state: YState, over: bool, p: int) -> JSON:
 
 def _tower(state: YState) -> list[JSON]:
     """The dice on each floor of the tower, kept until they change (a roll, a group taken);
-    then the floors that did not change keep their very entries (as :func:`_players`)."""
-    key = tuple(tuple(f) for f in state.tower)
-    return memo_entries(state.memo, "tower", key, lambda i: _floor(data.FLOORS[i], key[i]))
+    then the floors that did not change keep their very entries (as :func:`_players`; the memo
+    holds a copy of the floors, compared with the state's)."""
+    tower = state.tower
+    found = state.memo.get("tower")
+    seen: list[list[int]] = []
+    old: list[JSON] = []
+    if found is not None:
+        last, kept = found
+        assert isinstance(last, list) and isinstance(kept, list)
+        if last == tower:
+            return kept
+        seen, old = last, kept
+    entries: list[JSON] = [
+        old[i] if i < len(seen) and seen[i] == floor else _floor(data.FLOORS[i], floor)
+        for i, floor in enumerate(tower)
+    ]
+    state.memo["tower"] = ([list(f) for f in tower], entries)
+    return entries
 
 
-def _floor(name: str, dice: tuple[int, ...]) -> JSON:
+def _floor(name: str, dice: list[int]) -> JSON:
     return {"floor": name, "value": dice[0], "white": dice[1], "yellow": dice[2]}
+
+
+def _copy(memo: dict[str, tuple[object, object]], name: str, items: list[int] | list[str]) -> JSON:
+    """A copy of ``items`` kept while they are equal: the very same list is handed out again
+    (it is never changed, so it is its own key)."""
+    found = memo.get(name)
+    if found is not None:
+        kept = found[1]
+        assert isinstance(kept, list)
+        if kept == items:
+            return kept
+    copy: list[JSON] = list(items)
+    memo[name] = (None, copy)
+    return copy
+
+
+def _caravan(state: YState) -> JSON:
+    """The caravan's capacity and goods, kept while the goods are the same (as :func:`_copy`);
+    its keys in canonical order, as a kept map's must be (:data:`KEPT`)."""
+    found = state.memo.get("caravan")
+    if found is not None:
+        goods = found[0]
+        assert isinstance(goods, list)
+        if goods == state.caravan:
+            kept = found[1]
+            assert isinstance(kept, dict)
+            return kept
+    copy: list[JSON] = list(state.caravan)
+    view: dict[str, JSON] = {"capacity": caravan.capacity(state.players), "goods": copy}
+    state.memo["caravan"] = (copy, view)
+    return view
 
 
 def shared_view(state: YState) -> dict[str, JSON]:
@@ -111,26 +245,31 @@ def shared_view(state: YState) -> dict[str, JSON]:
     ``floor`` whose group is being taken with ``extra`` cards added as dice so far, and the
     decision a card play ``interrupted`` (to which it returns; null when none). The goods and
     the value stay shown while a card interrupts their decision.
+
+    Every field but ``pending`` is kept (:data:`KEPT`): a revision that changes a field's facts
+    hands out a new object for it, the others are those of the last view, which the server does
+    not encode again.
     """
     over = state.stage == "over"
     players = _players(state, over)
     tower = _tower(state)
     city = _city(state)
+    memo = state.memo
     return {
         "players": players,
         "week": state.week,
         "day": state.day,
         "pawn": state.pawn,
-        "order": jlist(state.order),
+        "order": _copy(memo, "order", state.order),
         "turn": state.turn,
         "actor": state.actor,
         "tower": tower,
         "yellow": state.yellow,
         "city": city,
         "steward": data.SQUARES[state.steward].id,
-        "caravan": {"capacity": caravan.capacity(state.players), "goods": jlist(state.caravan)},
+        "caravan": _caravan(state),
         "deck": len(state.deck),
-        "discard": jlist(state.discard),
+        "discard": _copy(memo, "discard", state.discard),
         "built_this_turn": state.built_this_turn,
         "pending": {
             "goods": state.pending if "place" in (state.stage, state.resume) else 0,
