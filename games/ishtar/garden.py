@@ -23,14 +23,19 @@ when something was laid (``views``'s ``memo``).
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
-from typing import Final
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, TypeAlias
 
 from games.ishtar.board import Terrain
 from games.ishtar.edition import Space, Tile
 from games.ishtar.hexes import DIRECTIONS, Hex, rotate
 
 _NONE: frozenset[Hex] = frozenset()
+
+_Cell: TypeAlias = Any
+"""A space (a ``Hex``) in the hot loops of :meth:`Vegetation.place`: compiled, a local typed
+``Hex`` is kept as two machine integers and packed into a new tuple at every dict or set
+lookup, where one typed ``Any`` stays the tuple it was read as."""
 
 OFF_BOARD = "a space of the tile lies off the boards"
 NOT_COVERABLE = "a tile may only cover sand or rock, not a fountain or a sacred tablet"
@@ -50,6 +55,7 @@ class Vegetation:
     """Tiles, tokens, trees and assistants on one terrain, with the incremental structures."""
 
     __slots__ = (
+        "_bitgrid",
         "_counted",
         "_covered",
         "_near",
@@ -93,7 +99,8 @@ class Vegetation:
         self._covered = 0
         self._counted = 0  # how many spaces ``_covered`` holds
         self._near: dict[Hex, int] = {}
-        bit = _grid(terrain).bit
+        self._bitgrid = _grid(terrain)
+        bit = self._bitgrid.bit
         coverable = terrain.coverable
         for f in terrain.fountain_cells:
             for n in terrain.adjacent[f]:
@@ -141,36 +148,35 @@ class Vegetation:
     ) -> list[tuple[Hex, int]]:
         """Every legal (anchor, rotation) of ``tile``, by anchor (row, then column), then
         rotation."""
-        return [((q, r), k) for q, r, ks in self.positions(tile, shape_rotations) for k in ks]
+        return [((at[0], at[1]), k) for at, ks in self.positions(tile, shape_rotations) for k in ks]
 
     def positions(
         self, tile: Tile, shape_rotations: Sequence[Sequence[Hex]]
-    ) -> list[tuple[int, int, list[int]]]:
-        """Every anchor ``(q, r)`` where ``tile`` has a legal rotation, by row, then column, each
-        with its legal rotations in increasing order (:meth:`placements`, grouped by anchor).
+    ) -> list[tuple[list[int], list[int]]]:
+        """Every anchor where ``tile`` has a legal rotation, by row, then column, each with its
+        legal rotations in increasing order (:meth:`placements`, grouped by anchor).
 
-        The anchor comes as two numbers, not as a space: the choices write it as ``[q, r]``, and
-        a space taken from the grid would be unpacked and packed again for each of them. The
-        rotations of an anchor are read from the six masks' bytes at once, as a 6-bit set
-        (bit ``k``: rotation ``k``), and anchors with the same set share one list of them (a
-        hundred anchors or more, a few sets): they go into the choices as they are, and nobody
-        changes a list handed out.
+        The anchor comes as the ``[q, r]`` the choices write, not as a space: one list per space
+        of the grid, made once and handed out by every call (:attr:`_Grid.at`), so that a
+        decision of a hundred positions or more makes none and frees none. The rotations of an
+        anchor are read from the six masks' bytes at once, as a 6-bit set (bit ``k``: rotation
+        ``k``), and anchors with the same set share one list of them (a few sets). Both go into
+        the choices as they are: nobody changes a list handed out.
         """
-        grid = _grid(self.terrain)
+        grid = self._bitgrid
         masks = self._legal(grid, tile, shape_rotations)
         union = 0
         for mask in masks:
             union |= mask
         size = (union.bit_length() + 7) // 8
         m0, m1, m2, m3, m4, m5 = [mask.to_bytes(size, "little") for mask in masks]
-        cell_of = grid.cell
-        out: list[tuple[int, int, list[int]]] = []
+        at = grid.at
+        out: list[tuple[list[int], list[int]]] = []
         shared: list[list[int] | None] = [None] * len(_ROTATION_SETS)
         for i, byte in enumerate(union.to_bytes(size, "little")):
             if byte:
                 b0, b1, b2, b3, b4, b5 = m0[i], m1[i], m2[i], m3[i], m4[i], m5[i]
                 for j in _BYTE_BITS[byte]:
-                    q, r = cell_of[i * 8 + j]
                     ks = (
                         (b0 >> j & 1)
                         | (b1 >> j & 1) << 1
@@ -182,7 +188,7 @@ class Vegetation:
                     rotations = shared[ks]
                     if rotations is None:
                         rotations = shared[ks] = list(_ROTATION_SETS[ks])
-                    out.append((q, r, rotations))
+                    out.append((at[i * 8 + j], rotations))
         return out
 
     def _legal(
@@ -254,30 +260,46 @@ class Vegetation:
         return masks
 
     def place(self, tile: Tile, cells: Sequence[Hex]) -> None:
-        """Lay a tile known to be legal on ``cells`` (trusted)."""
+        """Lay a tile known to be legal on ``cells`` (trusted).
+
+        Spaces are :data:`_Cell` here: a tile lays 3 of them and looks at about 18 neighbours,
+        each a handful of dict and set lookups."""
+        spaces = tile.spaces
+        laid: Sequence[_Cell] = cells
+        if len(laid) != len(spaces):
+            raise ValueError("a tile covers one space per space of the tile")
         self.version += 1
-        touch = self.touch
-        (fountain,) = (
-            touch.get(cells[0], _NONE) | touch.get(cells[1], _NONE) | touch.get(cells[2], _NONE)
+        touch: dict[_Cell, frozenset[_Cell]] = self.touch
+        joined: frozenset[_Cell] = (
+            touch.get(laid[0], _NONE) | touch.get(laid[1], _NONE) | touch.get(laid[2], _NONE)
         )
-        bit = _grid(self.terrain).bit
-        near = self._near
-        counted = self._counted == len(self.space)  # else _legal recounts (see there)
-        for c, sp in zip(cells, tile.spaces, strict=True):
+        (fountain,) = joined
+        bit: dict[_Cell, int] = self._bitgrid.bit
+        near: dict[_Cell, int] = self._near
+        space: dict[_Cell, Space] = self.space
+        tile_at: dict[_Cell, str] = self.tile_at
+        fountain_of: dict[_Cell, _Cell] = self.fountain_of
+        counted = self._counted == len(space)  # else _legal recounts (see there)
+        covered = self._covered
+        tid = tile.id
+        for i, c in enumerate(laid):
             for f in touch.pop(c, _NONE):
                 near[f] &= ~bit[c]
-            self._covered |= bit[c]
-            self.space[c] = sp
-            self.tile_at[c] = tile.id
-            self.fountain_of[c] = fountain
-        self._counted = len(self.space) if counted else -1
-        for c, sp in zip(cells, tile.spaces, strict=True):
-            if sp.flowers:
+            covered |= bit[c]
+            space[c] = spaces[i]
+            tile_at[c] = tid
+            fountain_of[c] = fountain
+        self._covered = covered
+        self._counted = len(space) if counted else -1
+        for i, c in enumerate(laid):
+            if spaces[i].flowers:
                 self._add_flower(c)
             else:
                 self.empty_grass.add(c)
-        coverable, space, adjacent = self.terrain.coverable, self.space, self.terrain.adjacent
-        for c in cells:
+        terrain = self.terrain
+        coverable: frozenset[_Cell] = terrain.coverable
+        adjacent: Mapping[_Cell, tuple[_Cell, ...]] = terrain.adjacent
+        for c in laid:
             for n in adjacent[c]:
                 if n in coverable and n not in space:
                     old = touch.get(n, _NONE)
@@ -285,8 +307,10 @@ class Vegetation:
                         touch[n] = old | {fountain}
                         near[fountain] = near.get(fountain, 0) | bit[n]
 
-    def _add_flower(self, cell: Hex) -> None:
-        found = {self.bed_of[n] for n in self.terrain.adjacent[cell] if n in self.bed_of}
+    def _add_flower(self, cell: _Cell) -> None:
+        bed_of: dict[_Cell, int] = self.bed_of
+        adjacent: Mapping[_Cell, tuple[_Cell, ...]] = self.terrain.adjacent
+        found = {bed_of[n] for n in adjacent[cell] if n in bed_of}
         if not found:
             bed = self._next_bed
             self._next_bed += 1
@@ -294,14 +318,14 @@ class Vegetation:
         else:
             bed = max(found, key=lambda b: (len(self.beds[b]), -b))
             for other in sorted(found - {bed}):
-                members = self.beds.pop(other)
+                members: list[_Cell] = self.beds.pop(other)
                 for m in members:
-                    self.bed_of[m] = bed
+                    bed_of[m] = bed
                 self.beds[bed].extend(members)
                 seat = self.bed_owner.pop(other, None)
                 if seat is not None:
                     self.bed_owner[bed] = seat
-        self.bed_of[cell] = bed
+        bed_of[cell] = bed
         self.beds[bed].append(cell)
 
     # ------------------------------------------------------------------ tokens, trees, assistants
@@ -398,10 +422,13 @@ class _Grid:
         rows = max(rs) - self.r0 + 1 + self.PAD
         self.bit: dict[Hex, int] = {}
         self.cell: list[Hex] = []
+        self.at: list[list[int]] = []
+        """Per bit, its space as the ``[q, r]`` list the choices write (never changed)."""
         for r in range(self.r0, self.r0 + rows):
             for q in range(self.q0, self.q0 + self.width):
                 self.bit[(q, r)] = 1 << len(self.cell)
                 self.cell.append((q, r))
+                self.at.append([q, r])
         self.coverable = 0
         for c in terrain.coverable:
             self.coverable |= self.bit[c]

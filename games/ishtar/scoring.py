@@ -22,6 +22,8 @@ from games.ishtar.state import Player, State
 
 CATEGORIES: tuple[str, ...] = ("trees", "flowers", "fountains", "A", "B", "C", "D", "E")
 _ROW: Final = (*CATEGORIES, "total")
+_ZERO: Final[dict[str, int]] = dict.fromkeys(_ROW, 0)
+"""A seat's empty row: each row is a copy of it (a block copy, where ``fromkeys`` is a call)."""
 
 
 def score_position(
@@ -32,56 +34,87 @@ def score_position(
     players: Sequence[Player],
 ) -> list[dict[str, int]]:
     """The breakdown for every seat of a finished position (pure; tests build positions)."""
-    out = [dict.fromkeys(_ROW, 0) for _ in players]
+    seats = len(players)
+    out = [_ZERO.copy() for _ in players]
     cells_of: list[list[Hex]] = [[] for _ in players]
-    spaces: dict[Hex, list[int]] = {f: [0] * len(players) for f in fountain_points}
-    space = veg.space
+    spaces: dict[Hex, list[int]] = {f: [0] * seats for f in fountain_points}
+    space, beds, fountain_of = veg.space, veg.beds, veg.fountain_of
     for bed, seat in veg.bed_owner.items():
-        cells = veg.beds[bed]
+        cells = beds[bed]
         cells_of[seat].extend(cells)
         flowers = 0
         for c in cells:
             flowers += space[c].flowers
         out[seat]["flowers"] += flowers
-        fountain = veg.fountain_of[cells[0]]
-        spaces.setdefault(fountain, [0] * len(players))[seat] += len(cells)
+        fountain = fountain_of[cells[0]]
+        counts = spaces.get(fountain)
+        if counts is None:
+            counts = spaces[fountain] = [0] * seats
+        counts[seat] += len(cells)
     for fountain, counts in spaces.items():
-        best = max(counts)
+        best = 0
+        for k in counts:
+            if k > best:
+                best = k
         if best > 0:
-            for seat, n in enumerate(counts):
-                if n == best:
-                    out[seat]["fountains"] += fountain_points.get(fountain, 0)
+            points = fountain_points.get(fountain, 0)
+            for seat, k in enumerate(counts):
+                if k == best:
+                    out[seat]["fountains"] += points
     skills = edition.skills
     adjacent = terrain.adjacent
+    trees = edition.trees
     for p in players:
         row = out[p.seat]
-        row["trees"] = sum(edition.trees[c].points for c in p.planted)
-        near: set[Hex] = set()
-        if "A" in p.skills or "D" in p.skills:  # (only they score what lies next to the beds)
-            near = {n for c in cells_of[p.seat] for n in adjacent[c]}
-        if "A" in p.skills:
-            per = int(skills["A"].params["points_per_tablet"])
-            row["A"] = per * len(near & terrain.tablets)
-        if "B" in p.skills:
-            row["B"] = int(skills["B"].params["points"])
-        if "C" in p.skills:
-            values = skills["C"].params["points_per_gem"]
-            row["C"] = sum(int(values[c]) * p.gems[c] for c in COLOURS)
-        if "D" in p.skills:
-            per = int(skills["D"].params["points_per_tree"])
-            row["D"] = per * sum(1 for n in near if n in veg.trees)
-        if "E" in p.skills:
-            row["E"] = int(skills["E"].params["points_per_assistant"]) * p.assistants
-        row["total"] = sum(row[k] for k in CATEGORIES)
+        planted = 0
+        for card in p.planted:
+            planted += trees[card].points
+        row["trees"] = planted
+        unlocked = p.skills
+        if unlocked:
+            near: set[Hex] = set()
+            if "A" in unlocked or "D" in unlocked:  # (only they score what lies next to beds)
+                near = {n for c in cells_of[p.seat] for n in adjacent[c]}
+            if "A" in unlocked:
+                per = int(skills["A"].params["points_per_tablet"])
+                row["A"] = per * len(near & terrain.tablets)
+            if "B" in unlocked:
+                row["B"] = int(skills["B"].params["points"])
+            if "C" in unlocked:
+                values = skills["C"].params["points_per_gem"]
+                row["C"] = sum(int(values[c]) * p.gems[c] for c in COLOURS)
+            if "D" in unlocked:
+                per = int(skills["D"].params["points_per_tree"])
+                row["D"] = per * sum(1 for n in near if n in veg.trees)
+            if "E" in unlocked:
+                row["E"] = int(skills["E"].params["points_per_assistant"]) * p.assistants
+        total = 0
+        for category in CATEGORIES:
+            total += row[category]
+        row["total"] = total
     return out
 
 
 def fountain_points(state: State) -> dict[Hex, int]:
+    """The points of the fountain on each fountain space.
+
+    Made once per match and kept on the vegetation (``memo``) with the fountains it was made
+    for (they are drawn at setup and never move): the views' provisional scores ask for it
+    whenever something was laid. The same dict every time: nobody may change it."""
+    key = tuple(state.fountains)
+    memo = state.veg.memo
+    found = memo.get("fountain_points")
+    if found is not None and found[0] == key:
+        kept = found[1]
+        assert isinstance(kept, dict)
+        return kept
     by_id = {f.id: f.points for f in state.edition.fountains}
-    return {
+    points = {
         cell: by_id[fid]
         for cell, fid in zip(state.terrain.fountain_cells, state.fountains, strict=True)
     }
+    memo["fountain_points"] = (key, points)
+    return points
 
 
 def final_scores(state: State) -> list[dict[str, int]]:

@@ -165,13 +165,22 @@ def placements(state: State) -> list[tuple[Hex, int]]:
 
 
 def choices_position(state: State) -> list[Choice]:
+    """Every anchor with a legal rotation (ISH-PLACE-02..-08), each with those rotations.
+
+    Each choice is a copy of one template with its ``at`` and ``rotations`` set: a dict copied
+    from one of the same keys is a block copy, where a dict display inserts key by key, and a
+    position decision lists a hundred choices or more. Their ``at`` and ``rotations`` lists are
+    shared (see :meth:`Vegetation.positions`)."""
     tile = state.turn.tile
     assert tile is not None
     found = state.edition.tiles[tile]
-    out: list[Choice] = [
-        {"kind": "position", "tile": tile, "at": [q, r], "rotations": cast(list[JSON], ks)}
-        for q, r, ks in state.veg.positions(found, shape_rotations(state, found))
-    ]
+    template: Choice = {"kind": "position", "tile": tile, "at": None, "rotations": None}
+    out: list[Choice] = []
+    for at, ks in state.veg.positions(found, shape_rotations(state, found)):
+        choice = template.copy()
+        choice["at"] = cast(list[JSON], at)
+        choice["rotations"] = cast(list[JSON], ks)
+        out.append(choice)
     if not out:
         out.append({"kind": "discard", "tile": tile})
     return out
