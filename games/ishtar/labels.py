@@ -136,7 +136,22 @@ def skill_text(edition: Edition, skill: str) -> str:
 
 
 def _tile(state: State, tile: Any) -> str:
-    return tile_text(state.edition.tiles[str(tile)])
+    """:func:`tile_text` of a tile by its id, written once per match: choices and events name
+    the same tiles again and again."""
+    memo = state.veg.memo
+    found = memo.get("tile_texts")
+    if found is None:
+        texts: dict[str, str] = {}
+        memo["tile_texts"] = (None, texts)
+    else:
+        kept = found[1]
+        assert isinstance(kept, dict)
+        texts = kept
+    tid = str(tile)
+    text = texts.get(tid)
+    if text is None:
+        text = texts[tid] = tile_text(state.edition.tiles[tid])
+    return text
 
 
 def _bed(state: State, cell: Any) -> str:
@@ -177,41 +192,66 @@ def _gem(state: State, c: Mapping[str, Any]) -> str:
     return f"put a {c['colour']} gem on Skill {turn.skill}{more}"
 
 
-_PositionLabels = dict[tuple[Any, Any, int], str]
-"""``(q, r, ways)`` -> a position's label."""
-
-
 def _position(state: State, c: Mapping[str, Any]) -> str:
     """``put the tile's first space on f7 (2 ways to turn it)``."""
-    return _position_label(state, _position_labels(state), c)
-
-
-def _position_label(state: State, table: _PositionLabels, c: Mapping[str, Any]) -> str:
-    """A position's label from ``table`` (:func:`_position_labels`), written there the first
-    time: a position decision lists about 110 choices, and the same spaces come back turn after
-    turn."""
     cell: list[Any] = c["at"]
     rotations: list[Any] = c["rotations"]
-    n = len(rotations)
-    key = (cell[0], cell[1], n)
-    found = table.get(key)
-    if found is None:
-        ways = _WAYS[n] if n < len(_WAYS) else f"{n} ways to turn it"
-        found = table[key] = f"put the tile's first space on {at(state, cell)} ({ways})"
-    return found
+    return _position_labels(state).label(state, cell, len(rotations))
+
+
+def _position_text(state: State, cell: list[Any], n: int) -> str:
+    ways = _WAYS[n] if n < len(_WAYS) else f"{n} ways to turn it"
+    return f"put the tile's first space on {at(state, cell)} ({ways})"
+
+
+class _PositionLabels:
+    """The position labels written so far, by space and number of ways to turn the tile: a
+    position decision lists about 110 choices, and the same spaces come back turn after turn.
+
+    A flat list over the terrain's bounding box (8 slots per space, one per count of
+    rotations), not a dict: a label is found by index arithmetic, without building and hashing
+    a key per choice. Bounded by the terrain's size; a space outside the box (none in play) or
+    a count of 8 or more is written each time instead."""
+
+    __slots__ = ("height", "labels", "qmin", "rmin", "width")
+
+    def __init__(self, state: State) -> None:
+        spaces = list(state.terrain.names)
+        qs = [h[0] for h in spaces] or [0]
+        rs = [h[1] for h in spaces] or [0]
+        self.qmin = min(qs)
+        self.rmin = min(rs)
+        self.width = max(qs) - self.qmin + 1
+        self.height = max(rs) - self.rmin + 1
+        self.labels: list[str | None] = [None] * (self.width * self.height * 8)
+
+    def label(self, state: State, cell: list[Any], n: int) -> str:
+        """The label of a position at ``cell`` (``[q, r]``) with ``n`` rotations."""
+        q = cell[0]
+        r = cell[1]
+        if isinstance(q, int) and isinstance(r, int) and n < 8:
+            col = q - self.qmin
+            row = r - self.rmin
+            if 0 <= col < self.width and 0 <= row < self.height:
+                i = (row * self.width + col) * 8 + n
+                found = self.labels[i]
+                if found is None:
+                    found = self.labels[i] = _position_text(state, cell, n)
+                return found
+        return _position_text(state, cell, n)
 
 
 def _position_labels(state: State) -> _PositionLabels:
-    """The position labels written so far, kept on the vegetation (whose terrain names the
-    spaces) for the whole match."""
+    """The position labels, kept on the vegetation (whose terrain names the spaces) for the
+    whole match."""
     memo = state.veg.memo
     found = memo.get("position_labels")
     if found is None:
-        table: _PositionLabels = {}
+        table = _PositionLabels(state)
         memo["position_labels"] = (None, table)
         return table
     kept = found[1]
-    assert isinstance(kept, dict)
+    assert isinstance(kept, _PositionLabels)
     return kept
 
 
@@ -271,15 +311,21 @@ CHOICES: Final[dict[str, Text]] = {
 def describe(state: State, decision: Decision) -> list[Choice]:
     """The choices with their labels (Ishtar gives no ``effects``: the labels say it all)."""
     out: list[Choice] = []
-    positions = _position_labels(state)
+    positions: _PositionLabels | None = None
     for c in decision.choices:
-        kind = str(c["kind"])
+        kind = c["kind"]
         shown = dict(c)
-        if kind == "position":  # (most choices listed are: no call through the table)
-            shown["label"] = _position_label(state, positions, c)
+        if isinstance(kind, str) and kind == "position":  # (most choices listed are)
+            if positions is None:
+                positions = _position_labels(state)
+            cell = c["at"]
+            rotations = c["rotations"]
+            assert isinstance(cell, list) and isinstance(rotations, list)
+            shown["label"] = positions.label(state, cell, len(rotations))
         else:
-            words = CHOICES.get(kind)
-            shown["label"] = words(state, c) if words else kind
+            name = str(kind)
+            words = CHOICES.get(name)
+            shown["label"] = words(state, c) if words else name
         out.append(shown)
     return out
 

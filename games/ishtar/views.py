@@ -132,10 +132,10 @@ def _laid_entry(state: State, item: dict[str, Any]) -> dict[str, JSON]:
     return entry
 
 
-def _pending(state: State) -> dict[str, JSON]:
+def _pending(state: State, tiles: dict[str, dict[str, JSON]]) -> dict[str, JSON]:
     turn = state.turn
     return {
-        "tile": None if turn.tile is None else _tiles_json(state.edition)[turn.tile],
+        "tile": None if turn.tile is None else tiles[turn.tile],
         "at": None if turn.anchor is None else hx(turn.anchor),
         "placed": None if turn.placed is None else [hx(c) for c in turn.placed],
         "icon": turn.icon,
@@ -147,7 +147,7 @@ def _pending(state: State) -> dict[str, JSON]:
 
 
 def _memo(state: State, name: str, key: object, make: Any) -> Any:
-    """``make()``, kept on the vegetation until ``key`` changes (its ``version`` is in it)."""
+    """``make()``, kept on the vegetation until ``key`` changes."""
     found = state.veg.memo.get(name)
     if found is not None and found[0] == key:
         return found[1]
@@ -156,22 +156,55 @@ def _memo(state: State, name: str, key: object, make: Any) -> Any:
     return value
 
 
-def _beds(state: State) -> tuple[list[JSON], dict[Hex, list[int]]]:
-    """Every flowerbed (cells sorted, beds in the order they were made), and per fountain the flower
-    spaces each seat controls in its gardens (ISH-SCORE fountains); recomputed only when
-    something was laid. The caller must not change what it gets."""
-    found: tuple[list[JSON], dict[Hex, list[int]]] = _memo(
-        state, "beds", state.veg.version, lambda: _beds_now(state)
-    )
-    return found
+class _Beds:
+    """The flowerbeds' view and the fountains' (:func:`_beds`), as of the vegetation's
+    ``version``, with the flower spaces per seat that the fountains' view was made from."""
+
+    __slots__ = ("beds", "fountains", "key", "owned", "spaces", "version")
+
+    def __init__(self) -> None:
+        self.version = -1
+        self.beds: list[JSON] = []
+        self.owned: tuple[JSON, ...] = ()
+        """The entries of the beds with an assistant: all that scores of the vegetation but the
+        trees (:func:`_provisional`)."""
+        self.spaces: dict[Hex, list[int]] = {}
+        self.key: tuple[tuple[int, ...], ...] | None = None
+        self.fountains: list[JSON] = []
 
 
-def _beds_now(state: State) -> tuple[list[JSON], dict[Hex, list[int]]]:
+def _beds(state: State) -> _Beds:
+    """Every flowerbed (cells sorted, beds in the order they were made), per fountain the flower
+    spaces each seat controls in its gardens (ISH-SCORE fountains), and each fountain with them
+    and its leaders: recomputed only when something was laid, the fountains only when those
+    spaces changed (else the very same list). The caller must not change what it gets."""
+    veg = state.veg
+    memo = veg.memo
+    found = memo.get("beds")
+    if found is None:
+        kept = _Beds()
+        memo["beds"] = (None, kept)
+    else:
+        held = found[1]
+        assert isinstance(held, _Beds)
+        kept = held
+    if kept.version != veg.version:
+        kept.beds, kept.spaces, kept.owned = _beds_now(state)
+        key = tuple([tuple(counts) for counts in kept.spaces.values()])
+        if key != kept.key:
+            kept.fountains = _fountains_now(state, kept.spaces)
+            kept.key = key
+        kept.version = veg.version
+    return kept
+
+
+def _beds_now(state: State) -> tuple[list[JSON], dict[Hex, list[int]], tuple[JSON, ...]]:
     veg = state.veg
     players = len(state.players)
     spaces: dict[Hex, list[int]] = {f: [0] * players for f in state.terrain.fountain_cells}
     kept = _bed_entries(state)
     out: list[JSON] = []
+    owned: list[JSON] = []
     # Beds by id, the order they were made in (ids only grow and are never reused; a merge
     # keeps one of the merged beds' ids): a new bed comes last and the others keep their
     # places, so the positional diff (SPEC section 3) adds one entry instead of shifting every
@@ -184,8 +217,9 @@ def _beds_now(state: State) -> tuple[list[JSON], dict[Hex, list[int]]]:
             entry = kept[bed] = _bed_entry(state, cells, owner)
         if owner is not None:
             spaces[entry.fountain][owner] += len(cells)
+            owned.append(entry.json)
         out.append(entry.json)
-    return out, spaces
+    return out, spaces, tuple(owned)
 
 
 class _BedEntry:
@@ -229,15 +263,6 @@ def _bed_entry(state: State, cells: list[Hex], owner: int | None) -> _BedEntry:
     return _BedEntry(len(cells), owner, fountain, json)
 
 
-def _fountains(state: State) -> list[JSON]:
-    """Each fountain with the flower spaces per seat of the beds it waters and its leaders
-    (recomputed only when those spaces changed)."""
-    _, spaces = _beds(state)
-    key = tuple(tuple(counts) for counts in spaces.values())
-    found: list[JSON] = _memo(state, "fountains", key, lambda: _fountains_now(state, spaces))
-    return found
-
-
 def _fountains_now(state: State, spaces: dict[Hex, list[int]]) -> list[JSON]:
     fountains = {f.id: f for f in state.edition.fountains}
     out: list[JSON] = []
@@ -279,7 +304,9 @@ def _rock_gems(state: State) -> dict[str, JSON]:
             if len(out) == len(gems):
                 memo["rock_gems"] = ((gems, len(gems)), _RockGems(kept.entries, out))
                 return out
-    entries = [(cell, f"{cell[0]},{cell[1]}") for cell in sorted(gems)]
+    # (the spaces as objects: the filter above looks them up as they are, without unpacking
+    # and packing each one again)
+    entries: list[tuple[Any, str]] = [(cell, f"{cell[0]},{cell[1]}") for cell in sorted(gems)]
     out = {name: gems[cell] for cell, name in entries}
     memo["rock_gems"] = ((gems, len(gems)), _RockGems(entries, out))
     return out
@@ -290,7 +317,7 @@ class _RockGems:
 
     __slots__ = ("entries", "json")
 
-    def __init__(self, entries: list[tuple[Hex, str]], json: dict[str, JSON]) -> None:
+    def __init__(self, entries: list[tuple[Any, str]], json: dict[str, JSON]) -> None:
         self.entries = entries
         self.json = json
 
@@ -342,9 +369,13 @@ def _player(state: State, tiles: dict[str, dict[str, JSON]], over: bool, seat: i
 def _piles(state: State, tiles: dict[str, dict[str, JSON]]) -> list[JSON]:
     """Each pile's cup shape, tile count and face-up top; kept until one of them changes, and
     then the other piles' entries too (:func:`games.base.memo_entries`)."""
+    cups, piles, top_up = state.cups, state.piles, state.top_up
+    assert len(cups) == len(piles) == len(top_up)
     key = tuple(
-        (shape, len(pile), pile[-1] if pile and up else None)
-        for shape, pile, up in zip(state.cups, state.piles, state.top_up, strict=True)
+        [
+            (cups[i], len(piles[i]), piles[i][-1] if piles[i] and top_up[i] else None)
+            for i in range(len(cups))
+        ]
     )
     return memo_entries(state.veg.memo, "piles", key, lambda i: _pile(key[i], tiles))
 
@@ -386,19 +417,26 @@ def _tokens(state: State) -> list[JSON]:
     return out
 
 
-def _provisional(state: State) -> list[JSON]:
-    """Each seat's score if the game ended now, without the face-down tree cards (recomputed
-    when something was laid or a player's skills changed, or the gems of a player with skill C
-    or the assistants of one with skill E: nothing else of a player scores but the trees)."""
+def _provisional(state: State, beds: _Beds) -> list[JSON]:
+    """Each seat's score if the game ended now, without the face-down tree cards.
+
+    Recomputed only when a flowerbed with an assistant changed (its entry in ``beds``, made
+    again only when the bed grew or got its assistant: cells, flowers, owner and fountain are
+    all that the flowers, fountains and skills A and D read of it), a tree was planted while
+    a player has skill D, a player's skills changed, or the gems of a player with skill C or
+    the assistants of one with skill E: nothing else scores but the trees. A tile or token
+    that joins no bed with an assistant changes none of these."""
+    players = state.players
     key = (
-        state.veg.version,
+        beds.owned,
+        tuple(state.veg.trees) if any("D" in p.skills for p in players) else None,
         tuple(
             (
                 tuple(p.skills),
                 tuple(p.gems.values()) if "C" in p.skills else None,
                 p.assistants if "E" in p.skills else None,
             )
-            for p in state.players
+            for p in players
         ),
     )
     found: list[JSON] = _memo(state, "provisional", key, lambda: _provisional_now(state))
@@ -407,7 +445,7 @@ def _provisional(state: State) -> list[JSON]:
 
 def _provisional_now(state: State) -> list[JSON]:
     rows = score_position(
-        state.edition, state.terrain, state.veg, fountain_points(state), state.players
+        state.edition, state.terrain, state.veg, _fixed(state).fountain_points, state.players
     )
     out: list[JSON] = []
     for row in rows:
@@ -417,24 +455,59 @@ def _provisional_now(state: State) -> list[JSON]:
     return out
 
 
+class _Fixed:
+    """What the views take from the match's fixed parts (edition, terrain, the fountains drawn
+    at setup), made once per match instead of being looked up at every view: the tiles by id,
+    the terrain's rows and the points of the fountain on each fountain space."""
+
+    __slots__ = ("edition", "fountain_points", "fountains", "terrain", "terrain_rows", "tiles")
+
+    def __init__(self, state: State) -> None:
+        self.edition = state.edition
+        self.terrain = state.terrain
+        self.fountains = state.fountains
+        self.tiles = _tiles_json(state.edition)
+        self.terrain_rows: list[JSON] = state.terrain.rows_json()
+        self.fountain_points = fountain_points(state)
+
+
+def _fixed(state: State) -> _Fixed:
+    """The state's :class:`_Fixed`, kept on the vegetation (made again for another edition,
+    terrain or fountains list, which no match changes)."""
+    memo = state.veg.memo
+    found = memo.get("fixed")
+    if found is not None:
+        kept = found[1]
+        assert isinstance(kept, _Fixed)
+        if (
+            kept.edition is state.edition
+            and kept.terrain is state.terrain
+            and kept.fountains is state.fountains
+        ):
+            return kept
+    made = _Fixed(state)
+    memo["fixed"] = (None, made)
+    return made
+
+
 def shared_view(state: State) -> dict[str, JSON]:
     over = state.over
-    edition = state.edition
-    tiles = _tiles_json(edition)
+    fixed = _fixed(state)
+    tiles = fixed.tiles
     rows = final_scores(state) if over else None
     players = _players(state, tiles, over)
-    beds, _ = _beds(state)
+    beds = _beds(state)
     return {
-        "edition": edition.name,
+        "edition": state.edition.name,
         "first": state.first,
         "current": state.current,
         "turn": state.turn_no,
         "turns_played": state.turns_played,
         "triggered": state.triggered,
-        "pending": _pending(state),
-        "terrain": state.terrain.rows_json(),
-        "fountains": _fountains(state),
-        "beds": beds,
+        "pending": _pending(state, tiles),
+        "terrain": fixed.terrain_rows,
+        "fountains": beds.fountains,
+        "beds": beds.beds,
         "rock_gems": _rock_gems(state),
         "laid": _laid(state),
         "piles": _piles(state, tiles),
@@ -447,7 +520,7 @@ def shared_view(state: State) -> dict[str, JSON]:
         "discarded": list(state.discarded),
         "players": players,
         "scores": None if rows is None else [dict(r) for r in rows],
-        "provisional": None if over else _provisional(state),
+        "provisional": None if over else _provisional(state, beds),
     }
 
 
