@@ -445,7 +445,7 @@ def _provisional(state: State, beds: _Beds) -> list[JSON]:
 
 def _provisional_now(state: State) -> list[JSON]:
     rows = score_position(
-        state.edition, state.terrain, state.veg, _fixed(state).fountain_points, state.players
+        state.edition, state.terrain, state.veg, fountain_points(state), state.players
     )
     out: list[JSON] = []
     for row in rows:
@@ -456,34 +456,28 @@ def _provisional_now(state: State) -> list[JSON]:
 
 
 class _Fixed:
-    """What the views take from the match's fixed parts (edition, terrain, the fountains drawn
-    at setup), made once per match instead of being looked up at every view: the tiles by id,
-    the terrain's rows and the points of the fountain on each fountain space."""
+    """What the views take from the match's fixed parts (edition and terrain), made once per
+    match instead of being looked up at every view: the tiles by id and the terrain's rows (the
+    fountains' points are kept by :func:`games.ishtar.scoring.fountain_points`)."""
 
-    __slots__ = ("edition", "fountain_points", "fountains", "terrain", "terrain_rows", "tiles")
+    __slots__ = ("edition", "terrain", "terrain_rows", "tiles")
 
     def __init__(self, state: State) -> None:
         self.edition = state.edition
         self.terrain = state.terrain
-        self.fountains = state.fountains
         self.tiles = _tiles_json(state.edition)
         self.terrain_rows: list[JSON] = state.terrain.rows_json()
-        self.fountain_points = fountain_points(state)
 
 
 def _fixed(state: State) -> _Fixed:
-    """The state's :class:`_Fixed`, kept on the vegetation (made again for another edition,
-    terrain or fountains list, which no match changes)."""
+    """The state's :class:`_Fixed`, kept on the vegetation (made again for another edition or
+    terrain, which no match changes)."""
     memo = state.veg.memo
     found = memo.get("fixed")
     if found is not None:
         kept = found[1]
         assert isinstance(kept, _Fixed)
-        if (
-            kept.edition is state.edition
-            and kept.terrain is state.terrain
-            and kept.fountains is state.fountains
-        ):
+        if kept.edition is state.edition and kept.terrain is state.terrain:
             return kept
     made = _Fixed(state)
     memo["fixed"] = (None, made)
