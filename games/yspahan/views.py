@@ -12,8 +12,6 @@ field: ``protocol/games/yspahan.md``.
 
 from __future__ import annotations
 
-from typing import Any
-
 from games.base import JSON
 from games.rng import Rng
 from games.yspahan import caravan, data
@@ -80,48 +78,63 @@ def _city(state: YState) -> dict[str, JSON]:
     return city
 
 
-def _facts(state: YState) -> tuple[list[Any], ...]:
-    """The player facts an entry of ``players`` is made from, one list per kind indexed by seat:
-    the state's own lists (:func:`_player` reads these and nothing else)."""
-    return (
-        state.gold,
-        state.camels,
-        state.score,
-        state.no_camels,
-        state.no_gold,
-        state.hands,
-        state.built,
-        state.breakdown,
-    )
-
-
-def _fact_copy(value: Any) -> Any:
-    """A copy of one seat's fact that the state's later changes cannot reach."""
-    if isinstance(value, list):
-        return list(value)
-    if isinstance(value, dict):
-        return dict(value)
-    return value
-
-
 class _Seen:
-    """The player facts a ``players`` list was made from (:func:`_facts`): copies, never
-    changed, compared with the state's own lists as they are (a revision that changes no player
-    builds nothing)."""
+    """The player facts a ``players`` list was made from: copies, never changed, compared with
+    the state's own lists as they are (a revision that changes no player builds nothing).
 
-    __slots__ = ("facts", "over")
+    The eight facts are written out in each method on purpose: compiled, typed fields compared
+    one by one cost less than a tuple of them and a generic loop (measured: that form cost
+    0.6 % more of a Yspahan match's instructions)."""
+
+    __slots__ = (
+        "breakdown",
+        "built",
+        "camels",
+        "gold",
+        "hands",
+        "no_camels",
+        "no_gold",
+        "over",
+        "score",
+    )
 
     def __init__(self, state: YState, over: bool) -> None:
         self.over = over
-        self.facts = tuple([_fact_copy(v) for v in kind] for kind in _facts(state))
+        self.gold = list(state.gold)
+        self.camels = list(state.camels)
+        self.score = list(state.score)
+        self.no_camels = list(state.no_camels)
+        self.no_gold = list(state.no_gold)
+        self.hands = [list(h) for h in state.hands]
+        self.built = [list(b) for b in state.built]
+        self.breakdown = [dict(b) for b in state.breakdown]
 
     def same(self, state: YState, over: bool) -> bool:
         """Whether every fact is as it was."""
-        return self.over == over and self.facts == _facts(state)
+        return (
+            self.over == over
+            and self.gold == state.gold
+            and self.camels == state.camels
+            and self.score == state.score
+            and self.no_camels == state.no_camels
+            and self.no_gold == state.no_gold
+            and self.hands == state.hands
+            and self.built == state.built
+            and self.breakdown == state.breakdown
+        )
 
     def same_player(self, state: YState, p: int) -> bool:
         """Whether player ``p``'s facts are as they were (with ``over`` unchanged)."""
-        return all(mine[p] == now[p] for mine, now in zip(self.facts, _facts(state), strict=True))
+        return (
+            self.gold[p] == state.gold[p]
+            and self.camels[p] == state.camels[p]
+            and self.score[p] == state.score[p]
+            and self.no_camels[p] == state.no_camels[p]
+            and self.no_gold[p] == state.no_gold[p]
+            and self.hands[p] == state.hands[p]
+            and self.built[p] == state.built[p]
+            and self.breakdown[p] == state.breakdown[p]
+        )
 
 
 def _players(state: YState, over: bool) -> list[JSON]:
