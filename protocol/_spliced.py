@@ -55,9 +55,25 @@ def encode_patch(
     :func:`~protocol.frames.encode_frame` of it would; only the ops' bytes are reused rather
     than encoded again. ``events`` may be given already encoded (:func:`encode_events`).
     """
-    parts = [_PATCH_HEAD, pack(room), _REV, pack(rev), _OPS, array_header(count), *ops]
+    parts = [_head(room, rev), array_header(count), *ops]
     parts.append(_HASH)
     parts.append(pack(view_hash))
     parts.append(_EVENTS)
     parts.append(events if type(events) is bytes else pack(events))
     return b"".join(parts)
+
+
+_last_head: tuple[str, int, bytes] = ("", -1, b"")
+"""The frame head of the last :func:`encode_patch` (room, revision and their bytes): every
+audience's frame of one revision starts with the same, made once (one tuple, replaced whole)."""
+
+
+def _head(room: str, rev: int) -> bytes:
+    """A patch frame's bytes up to its ops' array header: type, room, revision, ``ops`` key."""
+    global _last_head
+    last = _last_head
+    if last[1] == rev and last[0] == room:
+        return last[2]
+    head = b"".join([_PATCH_HEAD, pack(room), _REV, pack(rev), _OPS])
+    _last_head = (room, rev, head)
+    return head

@@ -138,6 +138,7 @@ class _OpBytes:
 
 
 _NO_SIZES: Mapping[int, int] = {}
+_ABSENT: Any = object()
 _REPLACE_OVERHEAD: Final = len(pack({"op": "replace", "path": "", "value": None})) - 2
 """Bytes of a ``replace`` op besides its path's and its value's encodings."""
 _REMOVE_LEAST: Final = len(pack({"op": "remove", "path": "/0"}))
@@ -236,11 +237,13 @@ def _diff(
     if kind is dict:
         before: dict[str, Any] = old  # (typed: compiled, the dict's own fast operations)
         after: dict[str, Any] = new
+        gone = False
         for key, value in before.items():
-            if key not in after:
+            other = after.get(key, _ABSENT)
+            if other is _ABSENT:
                 ops.append({"op": "remove", "path": path + "/" + escape(key)})
+                gone = True
                 continue
-            other = after[key]
             if value is other:
                 continue
             vt = type(value)
@@ -249,9 +252,10 @@ def _diff(
                     _diff_child(value, other, path + "/" + escape(key), ops, sizes, packed)
             elif vt is not type(other) or value != other or (vt is float and _signed(value, other)):
                 ops.append({"op": "replace", "path": path + "/" + escape(key), "value": other})
-        for key, value in after.items():
-            if key not in before:
-                ops.append({"op": "add", "path": path + "/" + escape(key), "value": value})
+        if gone or len(after) != len(before):  # (else the same keys: none added)
+            for key, value in after.items():
+                if key not in before:
+                    ops.append({"op": "add", "path": path + "/" + escape(key), "value": value})
         return
     if kind is list:
         items: list[Any] = old

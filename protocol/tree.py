@@ -31,6 +31,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from protocol.codec import (
+    array_header,
     array_length,
     canonical,
     canonical_array,
@@ -49,14 +50,21 @@ class Tree:
     """One value as last encoded: its canonical bytes and, above the depth, one tree per child.
 
     ``kids`` is a dict of trees (a map), a list of trees (a list) or None (a *leaf*: a scalar,
-    or a container below the depth, encoded whole).
+    or a container below the depth, encoded whole). ``items``: for a list or map leaf tracked
+    with ``itemized`` (see :func:`track`), the canonical bytes of each of its items (a map's
+    by key, in canonical key order), whose concatenation under the container's header is
+    ``enc``; else None. ``parts``: for a map with kids, the pieces ``enc`` was joined from
+    (its header, then each key's bytes and its kid's), whose keys' bytes the next version with
+    the same keys reuses; else None.
     """
 
-    __slots__ = ("enc", "kids")
+    __slots__ = ("enc", "items", "kids", "parts")
 
     def __init__(self, enc: bytes, kids: dict[str, Tree] | list[Tree] | None) -> None:
         self.enc = enc
         self.kids = kids
+        self.items: list[bytes] | dict[str, bytes] | None = None
+        self.parts: list[bytes] | None = None
 
     def value(self) -> Any:
         """A fresh decoded copy of the value."""
@@ -103,6 +111,7 @@ def track(
     work: Work,
     before: Any = _MISSING,
     small: int = 0,
+    itemized: bool = False,
 ) -> Tree:
     """The tree of ``value``, sharing every unchanged part with ``prev`` (None: no previous).
 
@@ -114,6 +123,12 @@ def track(
     where the caller reused them, which the diff skips by identity). ``small``:
     within two levels of the leaves (``depth`` 1 or 2), a container of at most this many entries
     is a leaf too: one compiled encoding of it costs less than going through its entries.
+    ``itemized``: a list or map leaf whose ``before`` is given keeps its items' encodings
+    (:attr:`Tree.items`), and when it changed only its items that are not the very objects of
+    ``before`` at the same index (or key) are encoded (a kept field of the server's view that
+    grew by one entry, or had one of its entries replaced: the rest is spliced); the same
+    bytes as :func:`protocol.codec.canonical` of the whole value, since a container's canonical
+    encoding is its header and its items' canonical encodings (its keys sorted).
     """
     if before is value and prev is not None:
         return prev
@@ -127,9 +142,18 @@ def track(
         # The kids in canonical key order: the previous node's when the keys are the same (the
         # usual case), so that neither this nor the splice sorts them again.
         mapping: dict[str, Any] = value  # (typed: compiled, the dict's own fast operations)
-        order = known if known and known.keys() == mapping.keys() else sorted(mapping)
+        same = bool(known) and known.keys() == mapping.keys()
+        order = known if same else sorted(mapping)
         kids = {
-            key: track(known.get(key), mapping[key], depth - 1, work, was.get(key, _MISSING), small)
+            key: track(
+                known.get(key),
+                mapping[key],
+                depth - 1,
+                work,
+                was.get(key, _MISSING),
+                small,
+                itemized,
+            )
             for key in order
         }
         if (  # the same map as before (a leaf or a list before is not: even an empty one)
@@ -139,7 +163,7 @@ def track(
             and all(kid is known.get(key) for key, kid in kids.items())
         ):
             return prev
-        return Tree(_spliced_map(kids), kids)
+        return _map_node(kids, prev.parts if same and prev is not None else None)
     if depth and kind is list:
         old = None if prev is None else prev.kids
         had: list[Tree] = old if type(old) is list else []
@@ -155,6 +179,7 @@ def track(
                 work,
                 items_before[i] if i < m else _MISSING,
                 small,
+                itemized,
             )
             for i, child in enumerate(children)
         ]
@@ -166,29 +191,85 @@ def track(
         ):
             return prev
         return Tree(canonical_array([kid.enc for kid in items]), items)
-    enc = canonical(value)
+    if itemized and before is not _MISSING and (kind is list or kind is dict):
+        node = _itemized(prev, value, before)
+        enc = node.enc
+    else:
+        node = None
+        enc = canonical(value)
     if prev is not None and prev.kids is None:
-        if prev.enc == enc:
+        if prev.enc == enc:  # (itemized: its items' bytes are those of the new value too)
             return prev
         if before is not _MISSING:  # (its last value, never edited: the diff need not decode)
             if work.previous is None:
                 work.previous = {}
             work.previous[id(prev)] = before
-    node = Tree(enc, None)
+    if node is None:
+        node = Tree(enc, None)
     work.fresh[id(node)] = value
     if kind is dict or kind is list or kind is tuple:
         work.sizes[id(value)] = len(enc)
     return node
 
 
-def _spliced_map(kids: dict[str, Tree]) -> bytes:
-    """:func:`protocol.codec.canonical_map` of the kids' bytes, whose keys are in canonical
-    order already (:func:`track` keeps them so): the same bytes, without sorting."""
-    parts = [map_header(len(kids))]
-    for key, kid in kids.items():
+def _itemized(prev: Tree | None, value: Any, before: Any) -> Tree:
+    """The leaf of a list or map ``value`` with its items' encodings (:attr:`Tree.items`),
+    those of ``prev`` (made from ``before``, or from a value of the same bytes) reused for the
+    items that are the same objects as in ``before``."""
+    had = None if prev is None or prev.kids is not None else prev.items
+    if type(value) is list:
+        items: list[Any] = value
+        olds: list[bytes] = had if type(had) is list else _NO_BYTES
+        was: list[Any] = before if type(before) is list and len(before) == len(olds) else []
+        m = len(was)
+        encs = [
+            olds[i] if i < m and was[i] is item else canonical(item) for i, item in enumerate(items)
+        ]
+        node = Tree(array_header(len(encs)) + b"".join(encs), None)
+        node.items = encs
+        return node
+    mapping: dict[str, Any] = value
+    known: dict[str, bytes] = had if type(had) is dict else _NO_ENCS
+    prior: dict[str, Any] = before if type(before) is dict and len(known) else _NO_KEYS
+    order = known if known.keys() == mapping.keys() else sorted(mapping)
+    parts = [map_header(len(mapping))]
+    encoded: dict[str, bytes] = {}
+    for key in order:
+        item = mapping[key]
+        enc = known.get(key) if prior.get(key, _MISSING) is item else None
+        if enc is None:
+            enc = canonical(item)
+        encoded[key] = enc
         parts.append(canonical_key(key))
-        parts.append(kid.enc)
-    return b"".join(parts)
+        parts.append(enc)
+    node = Tree(b"".join(parts), None)
+    node.items = encoded
+    return node
+
+
+_NO_BYTES: list[bytes] = []
+_NO_ENCS: dict[str, bytes] = {}
+
+
+def _map_node(kids: dict[str, Tree], had: list[bytes] | None) -> Tree:
+    """The node of a map whose kids are ``kids``, keys in canonical order already (:func:`track`
+    keeps them so): :func:`protocol.codec.canonical_map` of their bytes, without sorting.
+    ``had``: the :attr:`Tree.parts` of the previous node, if it had the same keys in the same
+    order (the usual case): its header's and keys' bytes are reused, only the kids' bytes set."""
+    if had is not None and len(had) == 2 * len(kids) + 1:
+        parts = had.copy()
+        i = 2
+        for kid in kids.values():
+            parts[i] = kid.enc
+            i += 2
+    else:
+        parts = [map_header(len(kids))]
+        for key, kid in kids.items():
+            parts.append(canonical_key(key))
+            parts.append(kid.enc)
+    node = Tree(b"".join(parts), kids)
+    node.parts = parts
+    return node
 
 
 _NOTHING_WHOLE: frozenset[str] = frozenset()
@@ -256,10 +337,12 @@ def _diff_trees(
     start = len(ops)
     if type(nk) is dict:
         assert type(ok) is dict
+        gone = False
         for key, kid in ok.items():
             other = nk.get(key)
             if other is None:
                 ops.append({"op": "remove", "path": path + "/" + escape(key)})
+                gone = True
             elif other is not kid:
                 if key in whole:  # (another node: its bytes changed, track keeps equal ones)
                     at = path + "/" + escape(key)
@@ -269,11 +352,12 @@ def _diff_trees(
                     ops.append(op)
                 else:
                     _diff_trees(kid, other, path + "/" + escape(key), ops, work, True)
-        for key, kid in nk.items():
-            if key not in ok:
-                ops.append(
-                    {"op": "add", "path": path + "/" + escape(key), "value": work.value(kid)}
-                )
+        if gone or len(nk) != len(ok):  # (else the same keys: none added)
+            for key, kid in nk.items():
+                if key not in ok:
+                    ops.append(
+                        {"op": "add", "path": path + "/" + escape(key), "value": work.value(kid)}
+                    )
     else:
         assert type(ok) is list and type(nk) is list
         common = min(len(ok), len(nk))

@@ -29,7 +29,10 @@ that changed, decoding the previous value of just those. The one exception is th
 declares kept (:attr:`games.base.Game.kept_fields`: handed out as the same object until they
 change, never mutated): their last values are held, and one that comes again as the same object
 is not even encoded (Ishtar's terrain, laid pieces, beds, fountains...: over half of its view);
-these are the engine's own objects, alive anyway. No copy of a view outlives its revision:
+these are the engine's own objects, alive anyway. One that changed is encoded item by item, its
+items that are the very objects of its last value spliced from their kept bytes
+(``track``'s ``itemized``: Ishtar's ``laid`` grows by one entry, the engines' memos hand the
+unchanged entries of ``beds`` or ``players`` out again). No copy of a view outlives its revision:
 bytes are invisible to the garbage collector, whereas copies kept from one revision to the next
 were most of the objects it had to scan. Ops are diffed with their final path
 (``/shared/...``, ``/own/...``) so the size rule of :func:`protocol.patch.diff` counts the bytes
@@ -273,7 +276,7 @@ class Views:
         if len(old.enc) < _SHARED_WHOLE_BELOW:  # (a small part: one leaf, never its kept fields)
             tree = track(old, shared, 0, work)
         else:
-            tree = track(old, shared, _SHARED_DEPTH, work, self._kept)
+            tree = track(old, shared, _SHARED_DEPTH, work, self._kept, itemized=True)
         shared_ops = diff_trees(old, tree, "/shared", work)
         self._keep(shared)
         for name, value in (parts or {}).items():

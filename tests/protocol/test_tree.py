@@ -69,23 +69,56 @@ def test_the_ops_spliced_for_the_frames_are_each_op_s_encoding(
 
 
 @settings(max_examples=200, deadline=None)
-@given(versions, st.integers(0, 4), st.sampled_from([0, 1, 3]))
+@given(versions, st.integers(0, 4), st.sampled_from([0, 1, 3]), st.booleans())
 def test_a_caller_that_keeps_its_values_gets_the_same_bytes(
-    docs: list[Any], depth: int, small: int
+    docs: list[Any], depth: int, small: int, itemized: bool
 ) -> None:
-    """Client side (``before``): values are never edited, so an identical subtree is reused."""
+    """Client side (``before``): values are never edited, so an identical subtree is reused;
+    the same bytes with leaves ``itemized`` (their unchanged items spliced)."""
     tree: Tree | None = None
     before: Any = object()
     for doc in docs:
-        tree = track(tree, doc, depth, Work(), before, small)
-        assert tree.enc == canonical(doc)
-        before = doc
+        version = doc if tree is None else _sharing(before, doc)
+        tree = track(tree, version, depth, Work(), before, small, itemized)
+        assert tree.enc == canonical(version)
+        before = version
+
+
+def test_an_itemized_leaf_encodes_only_the_items_it_did_not_have() -> None:
+    """A kept list that grew and a kept map with one entry replaced: the other items' bytes are
+    the very bytes the last node held, and the whole is the canonical encoding."""
+    first, second = {"tile": 3, "at": [0, 1]}, {"tile": 4, "at": [2, 1]}
+    last = {"laid": [first], "gems": {"b": "red", "a": ["x"]}}
+    tree = track(None, last, 1, Work())
+    grown: dict[str, Any] = {"laid": [first, second], "gems": {"b": "red", "a": ["y"]}}
+    one = track(tree, grown, 1, Work(), last, itemized=True)
+    now = {"laid": [first, second, {"tile": 5}], "gems": {"b": grown["gems"]["b"], "a": ["z"]}}
+    two = track(one, now, 1, Work(), grown, itemized=True)
+    assert isinstance(one.kids, dict) and isinstance(two.kids, dict)
+    laid, gems = two.kids["laid"], two.kids["gems"]
+    assert laid.enc == canonical(now["laid"]) and gems.enc == canonical(now["gems"])
+    had, has = one.kids["laid"].items, laid.items
+    assert isinstance(had, list) and isinstance(has, list)
+    assert has[0] is had[0] and has[1] is had[1] and has[2] == canonical({"tile": 5})
+    kept, keeps = one.kids["gems"].items, gems.items
+    assert isinstance(kept, dict) and isinstance(keeps, dict)
+    assert list(keeps) == ["a", "b"] and keeps["b"] is kept["b"]
+
+
+def test_a_map_with_the_same_keys_reuses_the_bytes_of_its_keys() -> None:
+    old = track(None, {"b": 1, "a": [1], "c": "x"}, 1, Work())
+    new = track(old, {"b": 2, "a": [1], "c": "y"}, 1, Work())
+    assert new.enc == canonical({"a": [1], "b": 2, "c": "y"})
+    assert old.parts is not None and new.parts is not None
+    assert all(new.parts[i] is old.parts[i] for i in (0, 1, 3, 5))
+    other = track(new, {"b": 2, "d": None}, 1, Work())
+    assert other.enc == canonical({"b": 2, "d": None})
 
 
 @settings(max_examples=300, deadline=None)
-@given(versions, st.integers(0, 3), st.booleans())
+@given(versions, st.integers(0, 3), st.booleans(), st.booleans())
 def test_the_diff_from_the_values_the_caller_kept_turns_one_version_into_the_next(
-    docs: list[Any], depth: int, below: bool
+    docs: list[Any], depth: int, below: bool, itemized: bool
 ) -> None:
     """Server side with kept fields (``before``: the last version, never edited): a changed
     leaf is diffed from its kept value, not from its decoded bytes, and the parts the new
@@ -98,7 +131,8 @@ def test_the_diff_from_the_values_the_caller_kept_turns_one_version_into_the_nex
         # the next version shares every part of the last one the caller did not replace
         version = {"doc": _sharing(before["doc"], doc)}
         work = Work()
-        new = track(tree, version, depth, work, before)
+        new = track(tree, version, depth, work, before, itemized=itemized)
+        assert new.enc == canonical(version)
         ops = diff_trees(tree, new, "", work, below=below)
         plain = diff_trees(tree, track(tree, version, depth, Work()), "", Work(), below=below)
         assert sorted(map(canonical, ops)) == sorted(map(canonical, plain))
