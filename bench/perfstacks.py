@@ -37,7 +37,15 @@ PARTS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
         ("server___reader___", "protocol___codec___decode", "messages___parse"),
     ),
     ("the store", ("server___store___",)),
-    ("effects: frames handed out", ("server___effector___", "server___fanout___")),
+    (
+        "effects: frames handed out",
+        (
+            "server___effector___execute_Effector",
+            "server___effector___Effector___now",
+            "server___effector____write",
+            "server___fanout___",
+        ),
+    ),
     ("the room core, the rest", ("CPyDef_server___",)),
     ("kernel: the rest (epoll, timers)", ("[kernel]",)),
 )
@@ -45,7 +53,10 @@ PARTS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
 markers; ``[kernel]`` marks any kernel frame; a socket's part counts its libc call with the
 kernel's work under it): a socket write inside a room's effects counts as
 the kernel's write (the store's writes to Redis too), a game's view inside ``Views.advance`` as
-the game's, the store's client inside the effects as the store. A request the reader
+the game's, the store's client inside the effects as the store. The effects are the
+effector's carrying them out (``execute``, ``now``, ``_write``) and the fan-out, not its
+``handle``, under which the core runs as well (the core's own work is the room core's). A
+request the reader
 carries out at once (the lobby's: ``create``, ``join``, ``rematch``...) counts as reading, a
 room's command as the room's."""
 OTHER: Final = "the event loop, the collector, interpreted code"

@@ -22,9 +22,9 @@ system call: the acting seat's patch and its ``ack``, a ``joined`` and the ``roo
 follows it; :mod:`server.room` gathers them); the other audiences get one frame per revision each.
 The direct write is taken only while the protocol is OPEN, with no extension negotiated (the
 server offers none: ``compression=None``), the transport not closing and nothing of websockets'
-own pending (:func:`_direct`); otherwise ``send_bytes`` falls back to ``broadcast`` (which
-skips a connection that is not open) and ``send_framed`` drops the frame. websockets writes its
-own frames (pings, pongs, the close) to the transport synchronously as it makes them
+own pending (:meth:`Connection._direct`); otherwise ``send_bytes`` falls back to ``broadcast``
+(which skips a connection that is not open) and ``send_framed`` drops the frame. websockets
+writes its own frames (pings, pongs, the close) to the transport synchronously as it makes them
 (``send_data``), each one whole, so no frame of ours can land inside one of theirs, nor one of
 theirs inside ours.
 """
@@ -35,7 +35,7 @@ import asyncio
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from enum import Enum
-from typing import Any
+from typing import Any, Final
 
 from websockets.asyncio.server import ServerConnection, broadcast
 from websockets.protocol import OPEN
@@ -45,37 +45,34 @@ from protocol.frames import ServerFrame, encode_frame
 from server.limits import SendBuffer, SendVerdict, TokenBucket
 from server.metrics import Metrics
 
-_SHORT_HEADERS = tuple(bytes((0x82, n)) for n in range(126))
+_OPEN: Final = OPEN
+
+_SHORT_HEADERS: Final = tuple(bytes((0x82, n)) for n in range(126))
 """The headers of binary frames of 0 to 125 bytes: FIN + BINARY, then the length, unmasked."""
+_MEDIUM_HEADERS: Final = tuple(bytes((0x82, 0x7E, high)) for high in range(256))
+"""The headers of binary frames of 126 to 65,535 bytes but their last byte: FIN + BINARY, 126
+(a 16-bit length follows), the length's high byte."""
+_LOW_BYTES: Final = tuple(bytes((n,)) for n in range(256))
+"""(The tables are final names: compiled, read as constants, not looked up among the module's
+globals.)"""
+
+
+def ws_header(n: int) -> bytes:
+    """The header of one final, unmasked, uncompressed binary WebSocket frame of ``n`` bytes
+    (what a server sends), byte for byte what websockets' own ``Frame(BINARY, data)
+    .serialize(mask=False)`` starts with (RFC 6455 5.2: 7-bit length, or 126 + 16 bits, or
+    127 + 64 bits). Taken from tables below 64 KiB: ``int.to_bytes`` made a bytes object of
+    its own (about 450 instructions) for most frames of a revision."""
+    if n < 126:
+        return _SHORT_HEADERS[n]
+    if n < 0x10000:
+        return _MEDIUM_HEADERS[n >> 8] + _LOW_BYTES[n & 0xFF]
+    return b"\x82\x7f" + n.to_bytes(8, "big")
 
 
 def ws_frame(data: bytes) -> bytes:
-    """``data`` as one final, unmasked, uncompressed binary WebSocket frame (what a server
-    sends), byte for byte what websockets' own ``Frame(BINARY, data).serialize(mask=False)``
-    builds (RFC 6455 5.2: 7-bit length, or 126 + 16 bits, or 127 + 64 bits)."""
-    n = len(data)
-    if n < 126:
-        return _SHORT_HEADERS[n] + data
-    if n < 0x10000:
-        return b"\x82\x7e" + n.to_bytes(2, "big") + data
-    return b"\x82\x7f" + n.to_bytes(8, "big") + data
-
-
-def _direct(ws: ServerConnection) -> bool:
-    """Whether a frame of ours may be written straight to ``ws``'s transport now: the protocol
-    is OPEN (not closing: nothing may follow a close frame), no extension was negotiated (a
-    frame of ours is not compressed), the transport is not closing, and nothing websockets
-    serialized waits to be written (it never does between two of its calls: ``send_data``
-    follows each at once; checked all the same so that frames keep their order). No message of
-    websockets' own is ever half sent: the server sends no fragmented message (it never calls
-    ``ws.send``)."""
-    protocol = ws.protocol
-    return (
-        protocol.state is OPEN
-        and not protocol.extensions
-        and not protocol.writes
-        and not ws.transport.is_closing()
-    )
+    """``data`` as one WebSocket frame (:func:`ws_header`, then ``data``)."""
+    return ws_header(len(data)) + data
 
 
 class ConnState(Enum):
@@ -131,6 +128,15 @@ class Connection:
         self.bucket = bucket
         self.send_buffer = send_buffer
         self.metrics = metrics
+        self._protocol = ws.protocol
+        self._transport = ws.transport
+        """``ws``'s protocol and transport, kept: websockets sets both once, before the handler
+        that makes this connection runs (the transport in ``connection_made``, the protocol
+        when the connection is made), and reading them on every frame was two generic
+        attribute lookups each."""
+        self._plain = not ws.protocol.extensions
+        """No extension was negotiated (the server offers none): they are settled by the
+        opening handshake, before this connection exists."""
         self.resync_timeout = resync_timeout
         self.on_lag = on_lag
         self.state = ConnState.AWAITING_HELLO
@@ -160,6 +166,27 @@ class Connection:
             )
         self.state = new
 
+    def _direct(self) -> bool:
+        """Whether a frame of ours may be written straight to the socket's transport now: the
+        protocol is OPEN (not closing: nothing may follow a close frame), no extension was
+        negotiated (a frame of ours is not compressed), the transport is not closing, and
+        nothing websockets serialized waits to be written (it never does between two of its
+        calls: ``send_data`` follows each at once; checked all the same so that frames keep
+        their order). No message of websockets' own is ever half sent: the server sends no
+        fragmented message (it never calls ``ws.send``).
+
+        The state is read from ``protocol._state``, the attribute behind websockets' public
+        ``state`` property (whose getter only returns it and whose setter only sets it, but
+        as a Python property it ran interpreted on every frame, about 1,000 instructions);
+        ``tests/server/test_connection.py`` fails if websockets stops keeping it there."""
+        protocol = self._protocol
+        return (
+            protocol._state is _OPEN
+            and self._plain
+            and not protocol.writes
+            and not self._transport.is_closing()
+        )
+
     def frames_waiting(self) -> bool:
         """Whether websockets holds frames of this connection not yet received (``recv``)."""
         return bool(self.ws.recv_messages.frames)
@@ -172,7 +199,7 @@ class Connection:
         return self.send_bytes(encode_frame(frame))
 
     def send_bytes(self, data: bytes, then: bytes | None = None) -> bool:
-        """Write one frame now (framed here, straight to the transport when :func:`_direct`,
+        """Write one frame now (framed here, straight to the transport when :meth:`_direct`,
         else through websockets' ``broadcast``); False if it was dropped (closed or lagging
         connection). ``then``: a second frame right after it, as :meth:`send_all` writes
         them (a seat's ``ack`` after its patch: one write)."""
@@ -180,15 +207,15 @@ class Connection:
             return self.send_all((data, then))
         if self.state is ConnState.CLOSED or self.send_buffer.lagging:
             return False
-        ws = self.ws
-        if _direct(ws):
-            ws.transport.write(ws_frame(data))
+        transport = self._transport
+        if self._direct():
+            transport.write(ws_frame(data))
         else:
-            broadcast((ws,), data)
+            broadcast((self.ws,), data)
         metrics = self.metrics
         metrics.frames_out.inc()
         metrics.bytes_out.inc(len(data))
-        buffered = ws.transport.get_write_buffer_size()
+        buffered = transport.get_write_buffer_size()
         if buffered > self.send_buffer.limit:
             self._overflowed(buffered)
         return True
@@ -203,9 +230,14 @@ class Connection:
             return self.send_bytes(frames[0])
         if self.state is ConnState.CLOSED or self.send_buffer.lagging:
             return False
-        ws = self.ws
-        framed = b"".join([ws_frame(data) for data in frames]) if _direct(ws) else b""
-        transport = ws.transport
+        framed = b""
+        if self._direct():  # (each frame's bytes copied once: into the write's)
+            parts: list[bytes] = []
+            for data in frames:
+                parts.append(ws_header(len(data)))
+                parts.append(data)
+            framed = b"".join(parts)
+        transport = self._transport
         if not framed or transport.get_write_buffer_size() + len(framed) > self.send_buffer.limit:
             sent = self.send_bytes(frames[0])
             for data in frames[1:]:
@@ -221,14 +253,13 @@ class Connection:
         """Write one message already framed for WebSocket (:func:`ws_frame`) straight to the
         socket's transport: the fan-out's path, the same bytes for every socket, no frame
         built per socket. Same policy as :meth:`send_bytes`; the metrics are the caller's
-        (counted once per fan-out). False if not written (closed, lagging, not :func:`_direct`:
+        (counted once per fan-out). False if not written (closed, lagging, not :meth:`_direct`:
         the connection is closing, so the frame could not be sent anyway)."""
         if self.state is ConnState.CLOSED or self.send_buffer.lagging:
             return False
-        ws = self.ws
-        if not _direct(ws):
+        if not self._direct():
             return False
-        transport = ws.transport
+        transport = self._transport
         transport.write(framed)
         buffered = transport.get_write_buffer_size()
         if buffered > self.send_buffer.limit:

@@ -56,10 +56,10 @@ from server.effects import (
     Done,
     Effect,
     Failed,
+    Handling,
     Outbox,
     Post,
     Publish,
-    Steps,
 )
 from server.membership import Membership
 from server.metrics import Metrics
@@ -260,7 +260,9 @@ class RoomCore:
             return self.driver.resume(command)
         return self.driver.run(self._dispatch(conn, command), conn, command)
 
-    def _dispatch(self, conn: Member | None, command: Command | Internal) -> Steps:
+    def _dispatch(self, conn: Member | None, command: Command | Internal) -> Handling:
+        """The steps of ``command``, then None (the driver's sign that it is done without a
+        ``StopIteration``: :mod:`server.steps`)."""
         play, membership = self.play, self.membership
         if isinstance(command, m.Act):  # (the command of nearly every revision, looked up first)
             assert conn is not None
@@ -316,6 +318,7 @@ class RoomCore:
                 self.upkeep.present(membership.here())
             elif isinstance(command, m.Rematch):
                 membership.again(conn, command)
+        yield None
 
     # Lifecycle --------------------------------------------------------------------------------
 

@@ -226,6 +226,9 @@ Effect = Send | Watch | Publish | Arm | Post | Forward | Revised | Closed | Stor
 Answer = Done | Failed
 Steps = Generator[Effect, Any, None]
 """A command being handled: yields the store effects it waits for, gets their answers."""
+Handling = Generator[Effect | None, Any, None]
+"""A command's steps as the core's driver runs them (:class:`server.steps.Driver`): its store
+effects, then None once it is done (it never returns: see the driver)."""
 
 
 class Outbox:

@@ -22,7 +22,6 @@ the client library's own, with their labelled children bound once (:class:`Bound
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from typing import Generic, TypeVar
 
@@ -102,18 +101,27 @@ class Tallies:
 
 
 class Spread:
-    """One histogram's buckets, count and sum: plain numbers (``observe`` is a bisection and
-    two additions)."""
+    """One histogram's buckets, count and sum: plain numbers (``observe`` finds the bucket and
+    makes two additions)."""
 
     __slots__ = ("bounds", "counts", "total")
 
     def __init__(self, bounds: Sequence[float]) -> None:
-        self.bounds = bounds
+        self.bounds = tuple(bounds)
         self.counts = [0] * (len(bounds) + 1)
         self.total = 0.0
 
     def observe(self, amount: float) -> None:
-        self.counts[bisect_left(self.bounds, amount)] += 1
+        """Count ``amount`` in the first bucket whose bound is not below it (``bisect_left``'s
+        index), found by walking the dozen bounds: compiled, a walk over unboxed floats costs
+        a fraction of a call to ``bisect_left``, which compares boxed ones (three of these per
+        choice: its time, its patch's size, its request's time)."""
+        index = 0
+        for bound in self.bounds:
+            if not bound < amount:
+                break
+            index += 1
+        self.counts[index] += 1
         self.total += amount
 
 

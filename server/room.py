@@ -1,9 +1,10 @@
 """One room: an actor (one asyncio task, one inbox) that is the single authority over a match.
 
-The actor is thin: it runs the inbox (:mod:`server.inbox`), hands each command and the time to
-the room's core (:class:`server.core.RoomCore`, which decides everything and does no I/O) and
-carries out the effects the core returns, in order (:mod:`server.effects`), through its
-:class:`~server.effector.Effector`: frames to sockets (written without awaiting,
+The actor is thin: it runs the inbox (:mod:`server.inbox`) and, through its
+:class:`~server.effector.Effector` (compiled: :meth:`~server.effector.Effector.handle`), hands
+each command and the time to the room's core (:class:`server.core.RoomCore`, which decides
+everything and does no I/O) and carries out the effects the core returns, in order
+(:mod:`server.effects`): frames to sockets (written without awaiting,
 :mod:`server.limits`; one write per socket per list of effects), timers to the inbox, store
 calls through the keeper (:mod:`server.keeper`: what it stores when, and what each store
 failure means), whose answer it hands back to the core (but a revision's snapshot, which the
@@ -334,19 +335,15 @@ class Room:
             self.inbox.cancel_timers()
 
     async def _serve(self) -> None:
-        core = self.core
+        core, inbox = self.core, self.inbox
+        clock = asyncio.get_running_loop().time  # (what _now reads, once the task runs)
         while True:
-            conn, command, t0 = await self.inbox.get()
+            conn, command, t0 = await inbox.get()
             if isinstance(command, Stop):
                 return
             started = time.perf_counter()
             try:
-                effects = core.handle(command, self._now(), conn)
-                while effects:
-                    answer = await self.effector.execute(effects, t0)
-                    if answer is None:
-                        break
-                    effects = core.handle(answer, self._now())
+                await self.effector.handle(conn, command, t0, clock)
             except Exception:
                 self._failed(conn, command)
                 return

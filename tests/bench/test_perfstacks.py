@@ -76,6 +76,15 @@ def test_every_sample_counts_in_one_part_the_first_its_stack_reaches() -> None:
     append = "CPyDef_server___store___writes___fenced_Writes_gen_____mypyc_generator_helper__"
     assert part_of(["_PyEval_EvalFrameDefault", append, RUN]) == "the store"
     assert part_of(["[kernel] ksys_write", append, RUN]) == "kernel: socket writes"
+    # the room's command runs under the effector's ``handle``, which carries out its effects
+    # too: the core's own work is the core's, the effects' the effects'
+    handle = "CPyDef_server___effector___handle_Effector_gen_____mypyc_generator_helper__"
+    core = "CPyDef_server___core___RoomCore___handle"
+    driven = ["CPyDef_server___steps___Driver____drive", core, handle]
+    assert part_of(["_int_malloc", *driven]) == "the room core, the rest"
+    assert part_of(["Py_DECREF", RUN, handle]) == "effects: frames handed out"
+    now = "CPyDef_server___effector___Effector___now"
+    assert part_of(["PyObject_Malloc", now, RUN, handle]) == "effects: frames handed out"
 
 
 def test_inclusive_shares_count_a_function_once_per_sample_under_its_readable_name() -> None:

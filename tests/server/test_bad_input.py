@@ -356,13 +356,13 @@ async def test_names_and_chat_are_relayed_without_control_characters(
 
 
 class _BrokenEffector:
-    """An effector with a bug: carrying out any effects raises, once ``go`` is set (so that
+    """An effector with a bug: carrying out any command raises, once ``go`` is set (so that
     commands can queue behind the one it is on)."""
 
     def __init__(self) -> None:
         self.go = asyncio.Event()
 
-    async def execute(self, effects: Any, t0: float) -> None:
+    async def handle(self, conn: Any, command: Any, t0: float, clock: Any) -> None:
         await self.go.wait()
         raise RuntimeError("a bug in carrying out effects")
 

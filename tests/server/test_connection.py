@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from websockets.asyncio.server import broadcast
 from websockets.frames import Frame, Opcode
-from websockets.protocol import OPEN
+from websockets.protocol import CLOSED, CLOSING, CONNECTING, OPEN
+from websockets.server import ServerProtocol
 
 from games import registry
 from games.base import JSON, Choice, Decision, Event, Game, Result
@@ -150,8 +151,8 @@ def _conn(app: App, name: str) -> Connection:
 
 def test_a_frame_is_framed_as_websockets_frames_it_at_every_length_boundary() -> None:
     """rules-checklist: none (transport). The 7-bit, 16-bit and 64-bit length forms, on both
-    sides of each boundary."""
-    for n in (0, 1, 125, 126, 127, 65_535, 65_536, 70_000):
+    sides of each boundary, and every high byte of a 16-bit length (its headers are tables)."""
+    for n in (0, 1, 125, 126, 127, 255, 256, *range(300, 65_536, 251), 65_535, 65_536, 70_000):
         data = os.urandom(n)
         assert ws_frame(data) == Frame(Opcode.BINARY, data).serialize(mask=False), n
 
@@ -295,6 +296,21 @@ async def test_a_connection_with_frames_queued_takes_turns_with_the_others(
     assert answers.order.index(("other", 99)) < answers.order.index(("busy", 10))
 
 
+def test_websockets_keeps_its_protocol_state_in_the_attribute_the_send_path_reads() -> None:
+    """rules-checklist: none (transport). ``Connection._direct`` reads ``protocol._state``, not
+    websockets' ``state`` property (interpreted, on every frame): the property must stay a
+    plain read of that attribute, and every change of state go through it, or a frame of ours
+    could follow a close frame."""
+    protocol = ServerProtocol()
+    assert protocol.state is CONNECTING and protocol._state is protocol.state
+    protocol.state = OPEN  # (what the handshake does)
+    assert protocol._state is OPEN
+    protocol.send_close(1000)
+    assert protocol.state is CLOSING and protocol._state is CLOSING
+    protocol.receive_eof()
+    assert protocol.state is CLOSED and protocol._state is CLOSED
+
+
 class _Transport:
     """A transport whose peer reads nothing past ``takes`` bytes: the rest stays buffered."""
 
@@ -318,7 +334,7 @@ class _Transport:
 
 def _stand_in(limit: int, takes: int) -> tuple[Connection, _Transport]:
     transport = _Transport(takes)
-    protocol = SimpleNamespace(state=OPEN, extensions=[], writes=[])
+    protocol = SimpleNamespace(_state=OPEN, extensions=[], writes=[])
     ws: Any = SimpleNamespace(protocol=protocol, transport=transport)
     conn = Connection(
         "s", ws, "ip", TokenBucket(10, 10), SendBuffer(limit, 60.0), Metrics(), 1.0, lambda c: None
