@@ -1,12 +1,13 @@
 """What undo costs the engine path: per push, and per undo, for both games.
 
 :meth:`games.base.Match.push` keeps the current turn's steps: a ``dump`` of the state before
-the turn's first step, then each step's seat, choice and the public texts of its events. Plays
+the first step of a turn every few turns (``games.base._Turn``), then each step's seat, choice
+and the public texts of its events. Plays
 seeded random 4-seat matches twice, step for step: once through ``Match.push`` and once
 through the bare engine (``narrate(apply(...))``, what ``push`` did before undo), and prints
 the mean CPU time per push of each and the difference; then, in the same matches, times
-``Match.undo`` (a ``load`` of the turn's copy and a replay of the turn's other steps) at every
-point where one is possible, and prints how many steps the turn held. Times are CPU time of
+``Match.undo`` (a ``load`` of the copy and a replay of every other step since) at every point
+where one is possible, and prints how many steps the copy's record held. Times are CPU time of
 this process (``time.process_time_ns``: other processes on the machine do not count), best of
 ``--repeat`` runs.
 
@@ -40,7 +41,6 @@ def pushes(game: Game[Any], seed: int) -> tuple[int, int, int, int]:
     while (decision := match.decision) is not None:
         legal = decision.choices[chooser.below(len(decision.choices))]
         record = match._turn
-        opened = record is None or record.turns != game.turn_count(match.state)
         t0 = clock()
         match.push(decision.seat, legal)
         t1 = clock()
@@ -48,13 +48,14 @@ def pushes(game: Game[Any], seed: int) -> tuple[int, int, int, int]:
         t2 = clock()
         tracked += t1 - t0
         bare += t2 - t1
-        starts += opened
+        starts += match._turn is not record  # (a new copy of the state taken)
         steps += 1
     return steps, tracked, bare, starts
 
 
 def undos(game: Game[Any], seed: int) -> tuple[list[int], list[int]]:
-    """Time an undo at every point one is possible (then redo the step): (ns, turn lengths)."""
+    """Time an undo at every point one is possible (then redo the step): (ns, steps held since
+    the copy it loads)."""
     match = Match.new(game, 4, {}, seed)
     chooser = Rng.from_seed(seed ^ 0x5EED)
     times: list[int] = []
@@ -107,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{name}: {len(times)} undos: median {statistics.median(times) / 1000:.0f} us, "
             f"p95 {times[len(times) * 95 // 100] / 1000:.0f} us, max {times[-1] / 1000:.0f} us; "
-            f"steps in the turn: median {statistics.median(lengths):.0f}, "
+            f"steps since the copy: median {statistics.median(lengths):.0f}, "
             f"max {max(lengths)}"
         )
     return 0

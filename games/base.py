@@ -45,9 +45,10 @@ revealed something hidden (:meth:`Game.revealed`: an event with a private part, 
 or one of the game's :attr:`Game.revealing` kinds, a tile turned face up), or ended the turn
 (:meth:`Game.turn_count` moved), and when another seat decides. Only the seat to move may undo.
 :meth:`Match.undo` rebuilds the position before the seat's last open step from a copy taken at
-the start of the turn (``dump``) and the turn's other choices, so the state after an undo
-equals, byte for byte, the state before the undone step, and nobody learns anything: every step
-that is taken back showed only what its public events told everyone.
+the start of a turn (``dump``; of this turn or of one a few turns back, see :class:`_Turn`) and
+every other choice since, so the state after an undo equals, byte for byte, the state before
+the undone step, and nobody learns anything: every step that is taken back showed only what its
+public events told everyone.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, TypeAlias, TypeVar
+from typing import Any, ClassVar, Final, Generic, TypeAlias, TypeVar
 
 from games.errors import (
     GameOverError,
@@ -123,6 +124,10 @@ def generic_text(event: Mapping[str, JSON]) -> str:
 @dataclass(slots=True, init=False)
 class Decision:
     """Who must decide now, what kind of decision it is, and the legal choices in order.
+
+    ``choices`` is a sequence, not always a list: an engine may make each map when it is first
+    asked for (Ishtar's position decisions, :class:`games.ishtar.turn.Positions`), so a reader
+    indexes or iterates it and does not count on list methods.
 
     Never changed once made (nor :class:`Event`): not frozen dataclasses all the same, whose
     generated ``__init__`` is interpreted and sets each field through ``object.__setattr__``
@@ -451,20 +456,31 @@ def own_part(
     return {"seat": seat, "private": game.own_view(state, seat), "choices": choices}
 
 
+_REBASE: Final = 32
+"""Steps after which the next turn takes a new copy of the state (:class:`_Turn`): what an undo
+replays at most, besides the steps of its own turn."""
+
+
 @dataclass(slots=True)
 class _Turn:
-    """The steps of the current turn, to take the open ones back: a copy of the state before
-    the turn's first step (``turns``: :meth:`Game.turn_count` then), each step's seat, choice
-    and the public texts of its events, and ``open``: the steps from this index on can be
-    undone (every earlier one is final: a barrier, or another seat's).
+    """The steps since a copy of the state, to take the open ones back: a copy of the state
+    before the first step of a turn (``base``), each step since with its seat, choice and the
+    public texts of its events, ``turns`` (:meth:`Game.turn_count` in the current turn),
+    ``first`` (the index of the current turn's first step) and ``open``: the steps from this
+    index on can be undone (every earlier one is final: a barrier, another seat's, or one of an
+    earlier turn).
 
-    One copy per turn, not one per step: an undo loads it and replays the turn's other steps
-    through the trusted ``apply``, which gives the same bytes (the generator is in the copy)."""
+    One copy every few turns, not one per turn nor per step: an undo loads it and replays every
+    other step since through the trusted ``apply``, which gives the same bytes (the generator
+    is in the copy). A turn that starts with :data:`_REBASE` steps or more held takes a new
+    copy, so an undo replays a bounded number of steps (the copy was the bookkeeping's main
+    cost per turn: a ``dump`` made and freed)."""
 
     base: dict[str, JSON]
     turns: int
     steps: list[tuple[int, Choice, list[str]]] = field(default_factory=list)
     open: int = 0
+    first: int = 0
 
 
 class Match(Generic[S]):
@@ -569,9 +585,10 @@ class Match(Generic[S]):
         :meth:`Game.seat_to_move` otherwise: a choice pushed for the wrong seat or after the
         end raises and changes nothing.
 
-        It also keeps the turn's steps for :meth:`undo` (module doc "Undo"): a ``dump`` before
-        the turn's first step, then each step's seat, choice and public texts, and where the
-        last barrier stands (what it adds per push: ``bench/undo.py``, figures in BENCHMARKS.md).
+        It also keeps the steps for :meth:`undo` (module doc "Undo"): a ``dump`` before the
+        first step of a turn every few turns (:class:`_Turn`), then each step's seat, choice and
+        public texts, and where the last barrier stands (what it adds per push:
+        ``bench/undo.py``, figures in BENCHMARKS.md).
         """
         to_move = self.to_move
         if to_move != seat:
@@ -587,7 +604,11 @@ class Match(Generic[S]):
         drawn, turns = rng.state, game.turn_count(state)
         record = self._turn
         if record is None or record.turns != turns:
-            record = self._turn = _Turn(game.dump(state), turns)
+            if record is None or len(record.steps) >= _REBASE:
+                record = self._turn = _Turn(game.dump(state), turns)
+            else:  # (the last turn's steps stay, final, to be replayed from the same copy)
+                record.turns = turns
+                record.first = record.open = len(record.steps)
         steps = record.steps
         if steps and steps[-1][0] != seat:
             record.open = len(steps)
@@ -614,7 +635,7 @@ class Match(Generic[S]):
         record = self._turn
         if record is None:
             return self._barrier
-        if not record.steps:
+        if len(record.steps) == record.first:
             return "nothing left to take back this turn"
         if record.steps[-1][0] != seat:
             return "another seat decided after your last step"
@@ -644,8 +665,8 @@ class Match(Generic[S]):
         """Take back ``seat``'s last undoable step, or raise :class:`UndoRefused` and change
         nothing.
 
-        The position is rebuilt from the turn's copy and the turn's other steps (the engine's
-        trusted ``apply`` replays them exactly). The one event, ``undone``, names the seat, the
+        The position is rebuilt from the copy and the other steps since (the engine's trusted
+        ``apply`` replays them exactly). The one event, ``undone``, names the seat, the
         decision it is back at and the texts of the events taken back (public: a step that
         showed anyone more than its public events is a barrier), for every audience alike.
         """

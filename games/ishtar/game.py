@@ -7,7 +7,7 @@ decision. Match has already checked the choice, so appliers trust it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar
 
 from games.base import JSON, Choice, Decision, Event, Game, Result
@@ -19,7 +19,7 @@ from games.ishtar.setup import check_options, new_match
 from games.ishtar.state import State
 from games.rng import Rng
 
-Lister = Callable[[State], list[Choice]]
+Lister = Callable[[State], Sequence[Choice]]
 Applier = Callable[[State, Choice], list[Event]]
 
 _STEPS: dict[str, tuple[Lister, Applier]] = {

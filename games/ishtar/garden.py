@@ -148,20 +148,23 @@ class Vegetation:
     ) -> list[tuple[Hex, int]]:
         """Every legal (anchor, rotation) of ``tile``, by anchor (row, then column), then
         rotation."""
-        return [((at[0], at[1]), k) for at, ks in self.positions(tile, shape_rotations) for k in ks]
+        anchors, legal = self.positions(tile, shape_rotations)
+        return [((at[0], at[1]), k) for at, ks in zip(anchors, legal, strict=True) for k in ks]
 
     def positions(
         self, tile: Tile, shape_rotations: Sequence[Sequence[Hex]]
-    ) -> list[tuple[list[int], list[int]]]:
-        """Every anchor where ``tile`` has a legal rotation, by row, then column, each with its
-        legal rotations in increasing order (:meth:`placements`, grouped by anchor).
+    ) -> tuple[list[list[int]], list[list[int]]]:
+        """Every anchor where ``tile`` has a legal rotation, by row, then column, and beside it
+        (same index) its legal rotations in increasing order (:meth:`placements`, grouped by
+        anchor).
 
         The anchor comes as the ``[q, r]`` the choices write, not as a space: one list per space
         of the grid, made once and handed out by every call (:attr:`_Grid.at`), so that a
         decision of a hundred positions or more makes none and frees none. The rotations of an
         anchor are read from the six masks' bytes at once, as a 6-bit set (bit ``k``: rotation
         ``k``), and anchors with the same set share one list of them (a few sets). Both go into
-        the choices as they are: nobody changes a list handed out.
+        the choices as they are: nobody changes a list handed out. Two lists side by side, not
+        a list of pairs: no pair to make and free per anchor.
         """
         grid = self._bitgrid
         masks = self._legal(grid, tile, shape_rotations)
@@ -171,7 +174,8 @@ class Vegetation:
         size = (union.bit_length() + 7) // 8
         m0, m1, m2, m3, m4, m5 = [mask.to_bytes(size, "little") for mask in masks]
         at = grid.at
-        out: list[tuple[list[int], list[int]]] = []
+        anchors: list[list[int]] = []
+        legal: list[list[int]] = []
         shared: list[list[int] | None] = [None] * len(_ROTATION_SETS)
         for i, byte in enumerate(union.to_bytes(size, "little")):
             if byte:
@@ -188,8 +192,9 @@ class Vegetation:
                     rotations = shared[ks]
                     if rotations is None:
                         rotations = shared[ks] = list(_ROTATION_SETS[ks])
-                    out.append((at[i * 8 + j], rotations))
-        return out
+                    anchors.append(at[i * 8 + j])
+                    legal.append(rotations)
+        return anchors, legal
 
     def _legal(
         self, grid: _Grid, tile: Tile, shape_rotations: Sequence[Sequence[Hex]]

@@ -23,6 +23,7 @@ from games.base import JSON, Choice, Decision, Event, seat_name
 from games.ishtar import state as st
 from games.ishtar.edition import COLOURS, Edition, Skill, Tile
 from games.ishtar.state import State
+from games.ishtar.turn import Positions
 
 Text = Callable[[State, Mapping[str, Any]], str]
 
@@ -310,22 +311,40 @@ CHOICES: Final[dict[str, Text]] = {
 
 def describe(state: State, decision: Decision) -> list[Choice]:
     """The choices with their labels (Ishtar gives no ``effects``: the labels say it all)."""
+    choices = decision.choices
+    if type(choices) is Positions:
+        return _describe_positions(state, choices)
     out: list[Choice] = []
-    positions: _PositionLabels | None = None
-    for c in decision.choices:
-        kind = c["kind"]
+    for c in choices:
         shown = dict(c)
-        if isinstance(kind, str) and kind == "position":  # (most choices listed are)
-            if positions is None:
-                positions = _position_labels(state)
-            cell = c["at"]
-            rotations = c["rotations"]
-            assert isinstance(cell, list) and isinstance(rotations, list)
-            shown["label"] = positions.label(state, cell, len(rotations))
-        else:
-            name = str(kind)
-            words = CHOICES.get(name)
-            shown["label"] = words(state, c) if words else name
+        name = str(c["kind"])
+        words = CHOICES.get(name)
+        shown["label"] = words(state, c) if words else name
+        out.append(shown)
+    return out
+
+
+def _describe_positions(state: State, choices: Positions) -> list[Choice]:
+    """A position decision's choices with their labels, made from its anchors and rotations
+    (no bare map made first to be copied): each a copy of one template, with ``label`` last
+    as :func:`describe` adds it to the others."""
+    positions = _position_labels(state)
+    anchors, rotations = choices.anchors, choices.rotations
+    template: Choice = {
+        "kind": "position",
+        "tile": choices.tile,
+        "at": None,
+        "rotations": None,
+        "label": None,
+    }
+    out: list[Choice] = []
+    for i in range(len(anchors)):
+        cell: list[Any] = anchors[i]
+        ways: list[Any] = rotations[i]
+        shown = template.copy()
+        shown["at"] = cell
+        shown["rotations"] = ways
+        shown["label"] = positions.label(state, cell, len(ways))
         out.append(shown)
     return out
 

@@ -27,13 +27,20 @@ VERSION = 1
 
 
 def dump(state: State) -> dict[str, JSON]:
+    """The state as plain data (module doc); also the copy an undo starts from, taken at the
+    start of a turn every few turns (:class:`games.base.Match`).
+
+    What never changes is shared instead of copied: the laid items with ``state.laid`` (an
+    item never changes once laid; ``load`` makes its own) and the layout with every other
+    dump of the match. So nobody may change a dump: copy it first (as the tests that spoil
+    one do)."""
     t = state.turn
     return {
         "game": "ishtar",
         "version": VERSION,
         "edition": state.edition.name,
         "rng": state.rng.state,
-        "layout": [p.to_json() for p in state.layout],
+        "layout": _layout(state),
         "fountains": list(state.fountains),
         "rock_gems": [[h[0], h[1], c] for h, c in state.rock_gems.items()],
         "stock": dict(state.stock),
@@ -79,7 +86,7 @@ def dump(state: State) -> dict[str, JSON]:
             "take_left": t.take_left,
             "buying": t.buying,
         },
-        "laid": [_copy_laid(item) for item in state.laid],
+        "laid": list(state.laid),
         "discarded": list(state.discarded),
         "reserved_marker": list(state.reserved_marker),
         "triggered": state.triggered,
@@ -87,16 +94,17 @@ def dump(state: State) -> dict[str, JSON]:
     }
 
 
-def _copy_laid(item: dict[str, Any]) -> dict[str, JSON]:
-    """A copy of a laid item (``{"tile", "at", "rotation"}``, ``{"token", "cells"}``, ...: scalars,
-    ``[q, r]`` lists and lists of them): what ``copy.deepcopy`` made, without its generic walk."""
-    out: dict[str, JSON] = {}
-    for key, value in item.items():
-        if type(value) is list:
-            out[key] = [list(v) if type(v) is list else v for v in value]
-        else:
-            out[key] = value
-    return out
+def _layout(state: State) -> list[JSON]:
+    """The layout as a dump writes it, made once per match (kept on the vegetation)."""
+    memo = state.veg.memo
+    found = memo.get("layout")
+    if found is not None and found[0] is state.layout:
+        kept = found[1]
+        assert isinstance(kept, list)
+        return kept
+    made: list[JSON] = [p.to_json() for p in state.layout]
+    memo["layout"] = (state.layout, made)
+    return made
 
 
 def _int(v: Any) -> int:

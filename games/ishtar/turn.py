@@ -14,7 +14,8 @@ then ``rotation`` (one of those). A tile that fits nowhere offers a single
 from __future__ import annotations
 
 import functools
-from typing import Any, cast
+from collections.abc import Iterator, Sequence
+from typing import Any, cast, overload
 
 from games.base import JSON, Choice, Event
 from games.ishtar import state as st
@@ -164,26 +165,69 @@ def placements(state: State) -> list[tuple[Hex, int]]:
     return found
 
 
-def choices_position(state: State) -> list[Choice]:
-    """Every anchor with a legal rotation (ISH-PLACE-02..-08), each with those rotations.
+class Positions(Sequence[Choice]):
+    """The legal choices of a position decision, ``{"kind": "position", "tile", "at",
+    "rotations"}`` in the order of :meth:`Vegetation.positions`, each map made when it is first
+    asked for (and the same map every time after).
 
-    Each choice is a copy of one template with its ``at`` and ``rotations`` set: a dict copied
-    from one of the same keys is a block copy, where a dict display inserts key by key, and a
-    position decision lists a hundred choices or more. Their ``at`` and ``rotations`` lists are
-    shared (see :meth:`Vegetation.positions`)."""
+    A position decision lists a hundred choices or more, and a match uses one of them (the
+    server answers by index): the maps are not all made with the decision and freed with it.
+    The labelled choices the deciding seat is shown are made from ``anchors`` and
+    ``rotations`` directly (:func:`games.ishtar.labels.describe`). ``anchors`` and
+    ``rotations`` are :meth:`Vegetation.positions`' own lists, shared and never changed."""
+
+    __slots__ = ("_made", "anchors", "rotations", "tile")
+
+    def __init__(self, tile: str, anchors: list[list[int]], rotations: list[list[int]]) -> None:
+        self.tile = tile
+        self.anchors = anchors
+        self.rotations = rotations
+        self._made: dict[int, Choice] = {}
+
+    def __len__(self) -> int:
+        return len(self.anchors)
+
+    @overload
+    def __getitem__(self, index: int) -> Choice: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Choice]: ...
+
+    def __getitem__(self, index: int | slice) -> Choice | list[Choice]:
+        if isinstance(index, slice):
+            return [self._choice(i) for i in range(len(self.anchors))[index]]
+        return self._choice(index)
+
+    def __iter__(self) -> Iterator[Choice]:
+        for i in range(len(self.anchors)):
+            yield self._choice(i)
+
+    def __repr__(self) -> str:
+        return f"Positions({list(self)!r})"
+
+    def _choice(self, index: int) -> Choice:
+        i = range(len(self.anchors))[index]  # (a negative index counts from the end)
+        found = self._made.get(i)
+        if found is None:
+            found = self._made[i] = {
+                "kind": "position",
+                "tile": self.tile,
+                "at": cast(list[JSON], self.anchors[i]),
+                "rotations": cast(list[JSON], self.rotations[i]),
+            }
+        return found
+
+
+def choices_position(state: State) -> Sequence[Choice]:
+    """Every anchor with a legal rotation (ISH-PLACE-02..-08), each with those rotations
+    (:class:`Positions`), or the one ``discard`` where the tile fits nowhere (ISH-OPEN-2)."""
     tile = state.turn.tile
     assert tile is not None
     found = state.edition.tiles[tile]
-    template: Choice = {"kind": "position", "tile": tile, "at": None, "rotations": None}
-    out: list[Choice] = []
-    for at, ks in state.veg.positions(found, shape_rotations(state, found)):
-        choice = template.copy()
-        choice["at"] = cast(list[JSON], at)
-        choice["rotations"] = cast(list[JSON], ks)
-        out.append(choice)
-    if not out:
-        out.append({"kind": "discard", "tile": tile})
-    return out
+    anchors, legal = state.veg.positions(found, shape_rotations(state, found))
+    if not anchors:
+        return [{"kind": "discard", "tile": tile}]
+    return Positions(tile, anchors, legal)
 
 
 def apply_position(state: State, choice: Choice) -> list[Event]:

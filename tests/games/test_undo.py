@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from games.base import Event, Game, Match, own_part, shared_part
+from games.base import _REBASE, Event, Game, Match, own_part, shared_part
 from games.errors import UndoRefused
 from games.ishtar import GAME as ISHTAR
 from games.rng import Rng
@@ -254,3 +254,44 @@ def test_a_game_without_a_generator_has_no_undo() -> None:
     if seat == decision.seat:
         assert "no undo" in _refused(match, seat)
     assert not match.can_undo(decision.seat)
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_the_copy_for_undo_is_taken_again_only_after_a_few_turns(name: str) -> None:
+    """``Match.push`` copies the state at the start of a turn only once the steps since its
+    last copy reach ``_REBASE`` (in between, the last turns' steps stay, final): and an undo
+    from a copy several turns old still gives back the state before the undone step, byte for
+    byte, with the same refusal once nothing of this turn is left."""
+    game = GAMES[name]
+    match = Match.new(game, 3, {}, 21)
+    chooser = Rng.from_seed(21)
+    before: list[bytes] = []  # the state before each step of the current turn
+    copies = turns = old_undos = 0
+    base = None
+    while (decision := match.decision) is not None:
+        seat = decision.seat
+        if match.can_undo(seat) and chooser.below(3) == 0:
+            record = match._turn
+            assert record is not None
+            old_undos += record.first > 0
+            match.undo(seat)
+            assert canonical(game.dump(match.state)) == before.pop()
+            if match._turn is not None and len(match._turn.steps) == match._turn.first:
+                assert _refused(match, seat) == "nothing left to take back this turn"
+            continue
+        turn = game.turn_count(match.state)
+        if match._turn is None or match._turn.turns != turn:
+            before.clear()
+            turns += 1
+        before.append(canonical(game.dump(match.state)))
+        last = match._turn
+        held = 0 if last is None else len(last.steps)
+        match.act(seat, chooser.below(len(decision.choices)))
+        record = match._turn
+        assert record is not None
+        if record.base is not base:
+            assert last is None or held >= _REBASE
+            copies += 1
+            base = record.base
+    assert old_undos > 5
+    assert copies * 4 < turns

@@ -1,11 +1,15 @@
 """What the cheaper hot paths share or keep between moves, proved on seeded playouts: the
-position choices' shared ``[q, r]`` lists, the kept fountain points, and that neither changes
-what a player sees."""
+position choices' shared ``[q, r]`` lists and their maps made when asked for, the kept fountain
+points, the laid items a dump shares, and that none changes what a player sees."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
+import pytest
+
+from games.ishtar import GAME
 from games.ishtar.scoring import fountain_points, score_position
 from games.ishtar.state import State
 from games.ishtar.turn import placements
@@ -16,8 +20,6 @@ from tests.games.ishtar.helpers import new_match
 def _positions_of_a_playout(seed: int) -> list[tuple[State, list[dict[str, Any]]]]:
     """Each position decision of a seeded random 4-seat match, with the state it was listed on
     (a snapshot taken then: the match goes on)."""
-    from games.ishtar import GAME
-
     match = new_match(4, seed)
     chooser = Rng.from_seed(seed)
     found: list[tuple[State, list[dict[str, Any]]]] = []
@@ -66,3 +68,51 @@ def test_ish_score_05_to_09_kept_fountain_points_equal_the_drawn_fountains() -> 
     result = match.result()
     assert result is not None
     assert tuple(r["total"] for r in rows) == result.scores
+
+
+def test_ish_place_01_to_05_a_position_choice_is_made_once_and_shown_with_its_label_last() -> None:
+    """ISH-PLACE-01..05: a position decision's legal list, whose maps are made when first asked
+    for, gives one map per index, the same by index, from the end, by slice and by iteration;
+    an answer names it; and the seat is shown exactly those maps, each with its label last."""
+    match = new_match(4, 7)
+    chooser = Rng.from_seed(7)
+    seen = 0
+    while (decision := match.decision) is not None:
+        choices = decision.choices
+        if decision.kind == "position" and choices[0]["kind"] == "position":
+            listed = list(choices)
+            assert len(listed) == len(choices) > 2
+            assert all(choices[i] is c for i, c in enumerate(listed))
+            assert choices[-1] is listed[-1]
+            assert all(a is b for a, b in zip(choices[1:3], listed[1:3], strict=True))
+            with pytest.raises(IndexError):
+                choices[len(listed)]
+            shown = GAME.describe(match.state, decision)
+            assert [list(c) for c in shown] == [[*c, "label"] for c in listed]
+            assert [{k: v for k, v in c.items() if k != "label"} for c in shown] == listed
+            pick = chooser.below(len(listed))
+            assert match.resolve(decision.seat, dict(listed[pick])) is listed[pick]
+            seen += 1
+        match.act(decision.seat, chooser.below(len(choices)))
+    assert seen > 10
+
+
+def test_a_dump_shares_the_laid_items_which_never_change_once_laid() -> None:
+    """A dump shares ``state.laid``'s items instead of copying them (snapshot.dump): each item
+    stays the very same, unchanged, from the move that lays it to the end, and a loaded state
+    makes its own."""
+    match = new_match(4, 9)
+    chooser = Rng.from_seed(9)
+    kept: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    while (decision := match.decision) is not None:
+        laid = match.state.laid
+        kept += [(item, copy.deepcopy(item)) for item in laid[len(kept) :]]
+        dumped = GAME.dump(match.state)["laid"]
+        assert isinstance(dumped, list) and dumped is not laid
+        assert all(a is b for a, b in zip(dumped, laid, strict=True))
+        match.act(decision.seat, chooser.below(len(decision.choices)))
+    laid = match.state.laid
+    assert len(laid) == len(kept) > 30
+    assert all(item is was and item == then for item, (was, then) in zip(laid, kept, strict=True))
+    loaded = GAME.load(GAME.dump(match.state)).laid
+    assert loaded == laid and not any(a is b for a, b in zip(loaded, laid, strict=True))
