@@ -19,13 +19,13 @@ buildings, steward, caravan and cards, and its component tables, ``data.py``, wh
 compiled modules then read as constants, not as attributes of a module; not Ishtar's edition,
 either's setup, static data and explanations, built once or read on an error only); the
 server's room core and the shell's hot path (a frame read, dispatched, queued in the room's
-inbox, its effects carried out, frames written to sockets and spectators, the metrics
-counted); the Redis store's write path (the group commit, its pipelined connection, the script
-calls, records and keys).
+inbox, its effects carried out, the keeper's store calls among them, frames written to sockets
+and spectators, the metrics counted); the Redis store's write path (the group commit, its
+pipelined connection, the script calls, records and keys).
 Not compiled: ``server/room.py``, the actor around the core (a native class cannot be weakly
 referenced, which ``tests/server/test_memory.py`` proves freed rooms by; it does little per
-action), ``server/gate.py`` (it subclasses websockets' classes), ``server/keeper.py`` (no gain
-measured) and ``server/store/redis.py`` (a test subclasses the store; it hands each call on).
+action: its command loop is the effector's), ``server/gate.py`` (it subclasses websockets'
+classes) and ``server/store/redis.py`` (a test subclasses the store; it hands each call on).
 
 Two mypyc mistakes the compiled modules keep clear of, each held by a check of their sources in
 ``tests/test_compiled.py``: an ``except A as e`` followed by ``except B as e`` in one function,
@@ -118,6 +118,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
         # The shell's hot path: a frame read, dispatched, queued, carried out and written.
         # (Not server/member.py: a Protocol for types only, never imported at run time.)
         "server/effector.py",
+        "server/keeper.py",
         "server/fanout.py",
         "server/connection.py",
         "server/reader.py",

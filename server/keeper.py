@@ -103,10 +103,10 @@ class Keeper:
                 await self.store.append(self.room, action, meta)
             else:
                 await self.store.append(self.room, action)
-        except NotOwnerError as exc:  # the lease moved or lapsed: the cluster sorts it out
-            raise RequestError(ErrorCode.UNAVAILABLE, str(exc)) from None
-        except RoomGoneError as exc:
-            self.log.error("room_storage_lost", rev=action.rev - 1, error=str(exc))
+        except NotOwnerError as moved:  # the lease moved or lapsed: the cluster sorts it out
+            raise RequestError(ErrorCode.UNAVAILABLE, str(moved)) from None
+        except RoomGoneError as gone:
+            self.log.error("room_storage_lost", rev=action.rev - 1, error=str(gone))
             raise lost_error(self.room, action.rev - 1) from None
         except StoreError as exc:
             self.log.warning("append_failed", rev=action.rev, error=str(exc))
@@ -124,14 +124,14 @@ class Keeper:
         ``storage_lost``). Not required: True if the store no longer has the room."""
         try:
             await self.store.update_room(self.room, meta.to_json())
-        except NotOwnerError as exc:
+        except NotOwnerError as moved:
             if required:
-                raise RequestError(ErrorCode.UNAVAILABLE, str(exc)) from None
-            self.log.warning("seats_not_stored", error=str(exc))
-        except RoomGoneError as exc:
+                raise RequestError(ErrorCode.UNAVAILABLE, str(moved)) from None
+            self.log.warning("seats_not_stored", error=str(moved))
+        except RoomGoneError as gone:
             if required:
                 raise lost_error(self.room, meta.rev) from None
-            self.log.warning("seats_not_stored", error=str(exc))
+            self.log.warning("seats_not_stored", error=str(gone))
             return True
         except StoreError as exc:
             if required:

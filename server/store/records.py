@@ -39,14 +39,21 @@ UNDO: dict[str, Any] = {"undo": True}
 ``kind``, which no legal choice is, so the log stays ``[seat, choice]`` pairs."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, init=False)
 class Action:
     """One log entry: ``seat`` chose ``choice`` at ``rev``, or took back its last step
-    (:attr:`undo`: ``choice`` is :data:`UNDO`)."""
+    (:attr:`undo`: ``choice`` is :data:`UNDO`).
+
+    Never changed once made; not a frozen dataclass, whose generated ``__init__`` runs
+    interpreted and sets each field through ``object.__setattr__`` (about 4,800 instructions
+    per choice): its own ``__init__``, compiled, as :mod:`server.effects`' effects."""
 
     rev: int
     seat: int
     choice: dict[str, Any]
+
+    def __init__(self, rev: int, seat: int, choice: dict[str, Any]) -> None:
+        self.rev, self.seat, self.choice = rev, seat, choice
 
     @property
     def undo(self) -> bool:
