@@ -1,13 +1,18 @@
-"""``patch`` frames spliced from parts encoded once: the names :mod:`protocol.frames` exports
-for them (:func:`encode_patch`, :func:`encode_ops`, :func:`encode_events`).
+"""``patch`` and ``ack`` frames spliced from parts encoded once: the names :mod:`protocol.frames`
+exports for them (:func:`encode_patch`, :func:`encode_ops`, :func:`encode_events`,
+:func:`ack_head`, :func:`encode_ack`).
 
 A revision's frames differ from one audience to the next in their own ops, their hash and
 sometimes their events only, so the server encodes the shared ops and the public events once
 and splices each audience's frame around them (DESIGN "Where the time goes"). The bytes decode
-to exactly :class:`protocol.frames.Patch`'s map, keys in its order.
+to exactly :class:`protocol.frames.Patch`'s map, keys in its order. A choice's ``ack`` differs
+from the room's last one in its revision and request id only: the rest is encoded once per room
+(:func:`ack_head`).
 
 A module of its own so that the compiled build includes it (``scripts/build_compiled.py``:
-five calls per revision, each an interpreted call with a dozen encodings in it before);
+five calls per revision, each an interpreted call with a dozen encodings in it before; an
+``ack`` through the frozen :class:`~protocol.frames.Ack` and its ``to_wire``, interpreted, cost
+about 15,000 instructions per choice, spliced here about 2,000);
 :mod:`protocol.frames` cannot be compiled (mypyc's dataclasses take its ``ClassVar`` constants
 for fields).
 """
@@ -17,8 +22,9 @@ from __future__ import annotations
 from typing import Any, Final
 
 from protocol.codec import array_header, map_header, pack
+from protocol.messages import RequestId
 
-__all__ = ["encode_events", "encode_ops", "encode_patch"]
+__all__ = ["ack_head", "encode_ack", "encode_events", "encode_ops", "encode_patch"]
 
 
 def encode_ops(ops: list[dict[str, Any]]) -> bytes:
@@ -77,3 +83,23 @@ def _head(room: str, rev: int) -> bytes:
     head = b"".join([_PATCH_HEAD, pack(room), _REV, pack(rev), _OPS])
     _last_head = (room, rev, head)
     return head
+
+
+_ACK_TYPE: Final = pack("type") + pack("ack") + pack("room")
+_ACK_SHORT: Final = map_header(3)
+_ACK_LONG: Final = map_header(4)
+_ID: Final = pack("id")
+
+
+def ack_head(room: str) -> bytes:
+    """The bytes every ``ack`` of a choice in ``room`` shares after its map header (type, room,
+    the ``rev`` key), for :func:`encode_ack`: made once per room."""
+    return b"".join((_ACK_TYPE, pack(room), _REV))
+
+
+def encode_ack(head: bytes, rev: int, rid: RequestId) -> bytes:
+    """``encode_frame(Ack(rid, room, rev))``, spliced from the room's :func:`ack_head`: the same
+    bytes, keys in ``to_wire``'s order (the id last, absent when None)."""
+    if rid is None:
+        return b"".join((_ACK_SHORT, head, pack(rev)))
+    return b"".join((_ACK_LONG, head, pack(rev), _ID, pack(rid)))

@@ -10,9 +10,10 @@ ignored, so a newer server can add some). ``to_wire()`` gives the map a frame tr
 
 ``patch`` frames are many and mostly the same for every audience of a revision:
 :func:`encode_patch` splices them from ops encoded once (DESIGN "Where the time goes"); the bytes
-decode to exactly :class:`Patch`'s map. It and its two helpers live in ``protocol._spliced``, a
-module of their own that the compiled build includes (this one it cannot: mypyc's dataclasses),
-and are this module's names.
+decode to exactly :class:`Patch`'s map. A choice's ``ack`` is spliced the same way from its
+room's part encoded once (:func:`ack_head`, :func:`encode_ack`). They and their helpers live in
+``protocol._spliced``, a module of their own that the compiled build includes (this one it
+cannot: mypyc's dataclasses), and are this module's names.
 
 This module imports nothing of the project outside ``protocol``.
 """
@@ -23,7 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeAlias
 
-from protocol._spliced import encode_events, encode_ops, encode_patch
+from protocol._spliced import ack_head, encode_ack, encode_events, encode_ops, encode_patch
 from protocol.codec import encode, map_header, pack
 from protocol.errors import ErrorCode, ServerFrameError
 from protocol.messages import RequestId
@@ -44,6 +45,8 @@ __all__ = [
     "ServerFrame",
     "State",
     "Welcome",
+    "ack_head",
+    "encode_ack",
     "encode_events",
     "encode_frame",
     "encode_frame_with",

@@ -21,12 +21,11 @@ script take the same path.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from games.base import Match
 from protocol import frames as f
 from protocol import messages as m
-from protocol.codec import map_header, pack
 from protocol.errors import ErrorCode, RequestError
 from server.autoplay import Autoplay
 from server.effects import (
@@ -58,32 +57,6 @@ from server.views import Views
 
 if TYPE_CHECKING:
     from server.member import Member
-
-
-_ID: Final = pack("id")
-
-
-class Acks:
-    """The ``ack`` frames of one room's choices, byte for byte
-    ``encode_frame(Ack(id, room, rev))``: the part every one of them shares (the map's header,
-    its type, the room and the ``rev`` key) encoded once per room, the rev and the request's id
-    after it (``to_wire``'s order: the id last). The frozen ``Ack`` and its ``to_wire`` run
-    interpreted (``protocol/frames.py`` is not compiled): about 15,000 instructions per choice,
-    where this splice costs about 2,000. A request with no id is acked by ``encode_frame``
-    (its map has no ``id``); ``tests/server/core/test_room_core.py`` holds the two equal."""
-
-    __slots__ = ("head", "room")
-
-    def __init__(self, room: str) -> None:
-        self.room = room
-        self.head = b"".join(
-            (map_header(4), pack("type"), pack("ack"), pack("room"), pack(room), pack("rev"))
-        )
-
-    def frame(self, rid: m.RequestId, rev: int) -> bytes:
-        if rid is None:
-            return f.encode_frame(f.Ack(rid, self.room, rev))
-        return b"".join((self.head, pack(rev), _ID, pack(rid)))
 
 
 class Play:
@@ -141,7 +114,8 @@ class Play:
         self._quotas = quotas
         self._log = log
         self._room = room_id
-        self._acks = Acks(room_id)
+        self._ack_head = f.ack_head(room_id)
+        """(A choice's ``ack`` spliced from it: :func:`protocol.frames.encode_ack`.)"""
 
     # Starting ---------------------------------------------------------------------------------
 
@@ -278,7 +252,7 @@ class Play:
         # (refused: the error goes to the asker; a lost room was paused before, see the core)
         yield Append(Action(self.rev + 1, seat, legal), self._stored_with(seat, legal, at))
         if not self._advance(seat, legal, at, asker) and asker is not None:
-            self._out.add(Send((asker[0],), self._acks.frame(asker[1], self.rev)))
+            self._out.add(Send((asker[0],), f.encode_ack(self._ack_head, self.rev, asker[1])))
         yield from self._settle()
 
     def _stored_with(self, seat: int, legal: dict[str, Any], at: float) -> dict[str, Any] | None:
@@ -327,7 +301,9 @@ class Play:
             if conn is None:
                 continue
             if conn is acking and asker is not None:
-                out.add(Send((conn,), frames[index], self._acks.frame(asker[1], self.rev)))
+                out.add(
+                    Send((conn,), frames[index], f.encode_ack(self._ack_head, self.rev, asker[1]))
+                )
                 acked = True
             else:
                 out.add(Send((conn,), frames[index]))

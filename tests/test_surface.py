@@ -74,6 +74,8 @@ SURFACES: dict[str, set[str]] = {
         "ServerFrame",
         "State",
         "Welcome",
+        "ack_head",
+        "encode_ack",
         "encode_events",
         "encode_frame",
         "encode_frame_with",

@@ -143,6 +143,21 @@ def test_a_spliced_patch_frame_decodes_like_the_plain_encoding(
     assert spliced == f.encode_frame(f.Patch(room, rev, shared_ops + own_ops, "0" * 16, events))
 
 
+def test_the_ack_of_a_choice_is_spliced_byte_for_byte_as_its_frame_encodes() -> None:
+    """A choice's ``ack`` spliced from its room's head encoded once: the same bytes as
+    ``encode_frame(Ack(...))`` for every kind of request id (none, ints of every msgpack width,
+    strings of every length form) and rev."""
+    ids: list[int | str | None] = [None, 0, 1, 127, 128, 255, 256, 65_536, 2**32, 2**53]
+    ids += [-1, -32, -33, -(2**53)]
+    ids += ["", "a", "é" * 20, "i" * 40, "j" * 300]
+    for room in ("r1", "room-" + "x" * 40, "sàlle"):
+        head = f.ack_head(room)
+        for rid in ids:
+            for rev in (0, 1, 127, 128, 70_000, 2**32):
+                wire = f.encode_ack(head, rev, rid)
+                assert wire == f.encode_frame(f.Ack(rid, room, rev)), (room, rid, rev)
+
+
 def test_many_ops_use_the_long_array_headers() -> None:
     ops = [{"op": "add", "path": f"/{i}", "value": i} for i in range(70_000)]
     frame = f.encode_patch(

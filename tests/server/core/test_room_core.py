@@ -12,7 +12,6 @@ import pytest
 from games.base import Match
 from protocol.codec import decode
 from protocol.errors import ErrorCode, RequestError
-from protocol.frames import Ack, encode_frame
 from server.effects import (
     Append,
     AppendChat,
@@ -24,7 +23,6 @@ from server.effects import (
     StoreSeats,
     Watch,
 )
-from server.play import Acks
 from server.room_state import (
     Evict,
     Gone,
@@ -214,20 +212,6 @@ def test_a_choice_is_stored_then_fanned_out_and_acknowledged_then_snapshotted() 
     assert isinstance(append, Append) and append.action.rev == 1
     for member in members:
         assert member.rev == 1 and member.of_type("patch")[-1]["rev"] == 1
-
-
-def test_the_ack_of_a_choice_is_spliced_byte_for_byte_as_its_frame_encodes() -> None:
-    """The acting seat's ``ack`` is spliced from its room's share encoded once (server.play's
-    ``Acks``): the same bytes as ``encode_frame(Ack(...))`` for every kind of request id
-    (none, ints of every msgpack width, strings of every length form) and rev."""
-    ids: list[int | str | None] = [None, 0, 1, 127, 128, 255, 256, 65_536, 2**32, 2**53]
-    ids += [-1, -32, -33, -(2**53)]
-    ids += ["", "a", "é" * 20, "i" * 40, "j" * 300]
-    for room in ("r1", "room-" + "x" * 40, "sàlle"):
-        acks = Acks(room)
-        for rid in ids:
-            for rev in (0, 1, 127, 128, 70_000, 2**32):
-                assert acks.frame(rid, rev) == encode_frame(Ack(rid, room, rev)), (room, rid, rev)
 
 
 def test_a_choice_takes_two_rounds_through_the_core_and_only_the_end_waits_for_its_keep() -> None:
