@@ -149,6 +149,9 @@ class Connection:
         self.last_frame = 0.0
         """Loop time of the last frame received (or handled): the idle timer reads it."""
         self.idle_timer: asyncio.TimerHandle | None = None
+        self.held: list[bytes] | None = None
+        """Frames a room's effector gathered for one write, not yet written
+        (:mod:`server.effector`, which writes them with :meth:`flush` before it awaits)."""
         self.spawner: Callable[[Coroutine[Any, Any, None]], None] | None = None
         """Starts the connection's own tasks (a drain watcher, a close) instead of the loop: a
         test's seam (a compiled class takes no patched method)."""
@@ -248,6 +251,17 @@ class Connection:
         metrics.frames_out.inc(len(frames))
         metrics.bytes_out.inc(sum(len(data) for data in frames))
         return True
+
+    def flush(self) -> None:
+        """Write the frames :attr:`held` (one write: :meth:`send_all`), if any."""
+        frames = self.held
+        if frames is None:
+            return
+        self.held = None
+        if len(frames) == 1:  # (most sockets: one frame, no list to join)
+            self.send_bytes(frames[0])
+        else:
+            self.send_all(frames)
 
     def send_framed(self, framed: bytes) -> bool:
         """Write one message already framed for WebSocket (:func:`ws_frame`) straight to the

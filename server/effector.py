@@ -109,47 +109,74 @@ class Effector:
         effect the core waits for (only the last of a list may be one; a snapshot nobody waits
         for is stored where it stands and answered to nobody). ``t0``: when the command came
         into the inbox; a revision's time (``oasis_action_seconds``) is taken once its frames
-        are written."""
-        held: dict[Connection, list[bytes]] = {}
+        are written.
+
+        A socket's frames are gathered on its connection (:attr:`Connection.held`), the
+        sockets that have some in ``touched``: no dict per list, no lookup per frame. Nothing
+        awaits between gathering and writing (each write comes before any await), so no other
+        room's list can find a frame of this one held; if carrying one out raises, what was
+        gathered is dropped. Effects are told apart by their exact type (``type(e) is``): a
+        failed ``isinstance`` walks the class's bases, and most effects of a list failed
+        several."""
+        touched: list[Connection] = []
         revised = False
-        for effect in effects:
-            if isinstance(effect, Send):
-                data, then = effect.data, effect.then
-                for conn in cast("Sequence[Connection]", effect.to):
-                    frames = held.get(conn)
-                    if frames is None:
-                        held[conn] = [data] if then is None else [data, then]
-                    else:
-                        frames.append(data)
-                        if then is not None:
-                            frames.append(then)
-                continue
-            if isinstance(effect, Revised):
-                self._revised(effect)
-                revised = True
-                continue
-            if held and isinstance(effect, Watch):
-                members = self._fanout.members
-                for conn in [conn for conn in held if conn in members]:
-                    conn.send_all(held.pop(conn))
-            if self.now(effect):
-                continue
-            if held:
-                _write(held)
-            if revised:
-                revised = False
-                self._metrics.action_seconds.observe(time.perf_counter() - t0)
-            if isinstance(effect, Keep) and not effect.waits:
-                if not self._keeper.due(effect.rev, self._core.play.match):
-                    continue  # (nothing to store: no store call, no answer)
-                answer = await self._store(effect)
-                if isinstance(answer, Failed):  # (the keeper logs the store's own)
-                    error = answer.error
-                    self._log.error("snapshot_error", rev=effect.rev, exc_info=error)
-                continue
-            return await self._store(effect)
-        if held:
-            _write(held)
+        try:
+            for effect in effects:
+                kind = type(effect)
+                if kind is Send:
+                    send = cast(Send, effect)
+                    data, then = send.data, send.then
+                    for conn in cast("Sequence[Connection]", send.to):
+                        frames = conn.held
+                        if frames is None:
+                            conn.held = [data] if then is None else [data, then]
+                            touched.append(conn)
+                        else:
+                            frames.append(data)
+                            if then is not None:
+                                frames.append(then)
+                    continue
+                if kind is Watch:
+                    if touched:  # (a spectator's frames first: see the module doc)
+                        members = self._fanout.members
+                        for conn in touched:
+                            if conn in members:
+                                conn.flush()
+                    self._fanout.send(cast(Watch, effect).data)
+                    continue
+                if kind is Publish:
+                    if self.publish is not None:
+                        publish = cast(Publish, effect)
+                        self.publish(self._room, publish.kind, publish.data)
+                    continue
+                if kind is Revised:
+                    self._revised(cast(Revised, effect))
+                    revised = True
+                    continue
+                if self.now(effect):
+                    continue
+                if touched:
+                    _write(touched)
+                    touched = []
+                if revised:
+                    revised = False
+                    self._metrics.action_seconds.observe(time.perf_counter() - t0)
+                if kind is Keep and not cast(Keep, effect).waits:
+                    keep = cast(Keep, effect)
+                    if not self._keeper.due(keep.rev, self._core.play.match):
+                        continue  # (nothing to store: no store call, no answer)
+                    answer = await self._store(keep)
+                    if isinstance(answer, Failed):  # (the keeper logs the store's own)
+                        error = answer.error
+                        self._log.error("snapshot_error", rev=keep.rev, exc_info=error)
+                    continue
+                return await self._store(effect)
+        except BaseException:
+            for conn in touched:
+                conn.held = None
+            raise
+        if touched:
+            _write(touched)
         if revised:
             self._metrics.action_seconds.observe(time.perf_counter() - t0)
         return None
@@ -157,24 +184,29 @@ class Effector:
     def now(self, effect: Effect) -> bool:
         """Carry out one effect that waits for nothing, at once (its frames written now);
         False if it is a store effect."""
-        if isinstance(effect, Send):
-            for conn in cast("Sequence[Connection]", effect.to):
-                conn.send_bytes(effect.data, effect.then)
-        elif isinstance(effect, Watch):
-            self._fanout.send(effect.data)
-        elif isinstance(effect, Publish):
+        kind = type(effect)
+        if kind is Send:
+            send = cast(Send, effect)
+            for conn in cast("Sequence[Connection]", send.to):
+                conn.send_bytes(send.data, send.then)
+        elif kind is Watch:
+            self._fanout.send(cast(Watch, effect).data)
+        elif kind is Arm:
+            arm = cast(Arm, effect)
+            self._inbox.later(arm.delay, arm.command)
+        elif kind is Publish:
             if self.publish is not None:
-                self.publish(self._room, effect.kind, effect.data)
-        elif isinstance(effect, Arm):
-            self._inbox.later(effect.delay, effect.command)
-        elif isinstance(effect, Post):
-            self._inbox.post(effect.command)
-        elif isinstance(effect, Forward):
+                publish = cast(Publish, effect)
+                self.publish(self._room, publish.kind, publish.data)
+        elif kind is Post:
+            self._inbox.post(cast(Post, effect).command)
+        elif kind is Forward:
             if self.forward is not None:
-                self.forward(effect.room, effect.command)
-        elif isinstance(effect, Revised):
-            self._revised(effect)
-        elif isinstance(effect, Closed):
+                forward = cast(Forward, effect)
+                self.forward(forward.room, forward.command)
+        elif kind is Revised:
+            self._revised(cast(Revised, effect))
+        elif kind is Closed:
             if self._on_close is not None:
                 self._on_close(self._room)
         else:
@@ -195,11 +227,7 @@ class Effector:
         return await self._keeper.carry_out(effect, self._core.play.match)
 
 
-def _write(held: dict[Connection, list[bytes]]) -> None:
+def _write(touched: list[Connection]) -> None:
     """Write the gathered frames, one write per socket (see the module doc)."""
-    for conn, frames in held.items():
-        if len(frames) == 1:  # (most sockets: one frame, no list to join)
-            conn.send_bytes(frames[0])
-        else:
-            conn.send_all(frames)
-    held.clear()
+    for conn in touched:
+        conn.flush()

@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -195,32 +194,52 @@ class Seating:
 
 
 class PatchBuffer:
-    """The frames of a room's last ``size`` revisions, kept for resumes: one deque of bytes per
-    audience (the seats', then the spectators'), one of the revisions' numbers, and one per
-    seat of the view hash rule each of its frames was made with (SPEC section 4).
+    """The frames of a room's last ``size`` revisions, kept for resumes: a ring of ``size``
+    slots, the revision in slot ``rev % size`` (revisions come one after the other, those
+    kept being :attr:`first` to :attr:`last`): per slot its frame for each audience
+    (:attr:`frames`: the seats', then the spectators'), and the view hash rule each seat's
+    frame was made with (:attr:`rules`: the revision's byte per seat, SPEC section 4).
 
-    Nothing kept here is an object the garbage collector tracks or counts: a revision kept as
-    an object (and its tuple of frames) was two of them per action, each alive for ``size``
-    actions of its room, so every young collection found them alive, walked them and promoted
-    them (BENCHMARKS.md, the young collections of the paced tail)."""
+    Lists of fixed length written in place, not deques: compiled, a list's item is set
+    natively, where a deque's ``append`` was a generic method call (about 200 instructions,
+    ten of them per revision of a four-seat room). Nothing kept here is an object the garbage
+    collector tracks or counts: a revision kept as an object (and its tuple of frames) was two
+    of them per action, each alive for ``size`` actions of its room, so every young collection
+    found them alive, walked them and promoted them (BENCHMARKS.md, the young collections of
+    the paced tail)."""
 
-    __slots__ = ("frames", "revs", "rules")
+    __slots__ = ("first", "frames", "last", "rules", "size")
 
     def __init__(self, players: int, size: int) -> None:
-        self.revs: deque[int] = deque(maxlen=size)
-        self.frames: list[deque[bytes]] = [deque(maxlen=size) for _ in range(players + 1)]
-        self.rules: list[deque[int]] = [deque(maxlen=size) for _ in range(players)]
+        self.size = size
+        self.first = 0
+        """The oldest revision kept (0: none kept)."""
+        self.last = 0
+        """The newest revision kept."""
+        self.frames: list[list[bytes]] = [[b""] * size for _ in range(players + 1)]
+        self.rules: list[bytes] = [b""] * size
 
     def append(self, revision: Revision) -> None:
-        self.revs.append(revision.rev)
-        frames, rules = self.frames, self.rules
-        for index, frame in enumerate(revision.seat_frames):
-            frames[index].append(frame)
-            rules[index].append(revision.seat_rules[index])
-        frames[-1].append(revision.spectator_frame)
+        """Keep ``revision`` (the one after the newest kept, or a first one), in place of the
+        oldest when the ring is full."""
+        rev = revision.rev
+        size = self.size
+        slot = rev % size
+        if self.first == 0 or rev != self.last + 1:
+            self.first = rev  # (a first revision, or one that does not follow: start again)
+        elif rev - self.first >= size:
+            self.first = rev - size + 1
+        self.last = rev
+        self.rules[slot] = revision.seat_rules
+        frames = self.frames
+        index = 0
+        for frame in revision.seat_frames:
+            frames[index][slot] = frame
+            index += 1
+        frames[index][slot] = revision.spectator_frame
 
     def __len__(self) -> int:
-        return len(self.revs)
+        return 0 if self.first == 0 else self.last - self.first + 1
 
 
 def missed(
@@ -233,16 +252,17 @@ def missed(
         return None
     if since == upto:
         return []
-    revs = buffer.revs
-    if not revs or revs[0] > since + 1:
+    if not buffer.first or buffer.first > since + 1:
         return None
+    size = buffer.size
+    revs = range(since + 1, min(upto, buffer.last) + 1)
     if seat is None:
         frames = buffer.frames[-1]
-        return [frame for rev, frame in zip(revs, frames, strict=True) if since < rev <= upto]
+        return [frames[rev % size] for rev in revs]
+    seat_frames, rules = buffer.frames[seat], buffer.rules
     out = []
-    for rev, frame, made in zip(revs, buffer.frames[seat], buffer.rules[seat], strict=True):
-        if since < rev <= upto:
-            if made != rule:
-                return None
-            out.append(frame)
+    for rev in revs:
+        if rules[rev % size][seat] != rule:
+            return None
+        out.append(seat_frames[rev % size])
     return out

@@ -191,11 +191,14 @@ def test_the_patch_buffer_keeps_the_last_frames_of_every_audience_as_bytes_alone
     assert missed(buffer, 0, 4, 4) == []
     assert missed(buffer, 0, 1, 5) is None  # revision 2 is no longer kept: the full view
     assert missed(buffer, 0, None, 5) is None
+    # A revision that does not follow the newest kept starts the buffer again.
+    buffer.append(Revision(9, (b"seat0-9", b"seat1-9"), b"\x01\x01", b"spec-9", b"", 0, "h"))
+    assert len(buffer) == 1
+    assert missed(buffer, 0, 5, 9) is None and missed(buffer, 0, 8, 9) == [b"seat0-9"]
     # What a revision leaves behind is bytes and ints: nothing the collector tracks or counts.
-    kept = [*buffer.revs, *(frame for frames in buffer.frames for frame in frames)]
-    kept += [rule for rules in buffer.rules for rule in rules]
+    kept = [*(frame for frames in buffer.frames for frame in frames), *buffer.rules]
     assert kept and not any(gc.is_tracked(x) for x in kept)
-    assert {type(x) for x in kept} == {int, bytes}
+    assert {type(x) for x in kept} == {bytes}
 
 
 def test_start_up_objects_are_frozen_out_of_the_collectors_reach() -> None:
