@@ -1,7 +1,7 @@
 """The client frames of protocol v1 (SPEC section 7): requests parsed from untrusted maps.
 
 Client frames arrive as maps already checked by :func:`protocol.codec.decode` (types, depth,
-sizes). :func:`parse` turns one into a typed, frozen request or raises
+sizes). :func:`parse` turns one into a typed request (frozen, but for :class:`Act`) or raises
 :class:`~protocol.errors.RequestError`: ``unknown_type`` for a type this version does not know,
 ``bad_request`` naming the first wrong field. Unknown extra fields are ignored so that newer
 clients can talk to this server. Inside the server only the parsed requests travel (the untrusted
@@ -167,8 +167,13 @@ class Start:
     bots: bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, init=False)
 class Act:
+    """A choice (SPEC section 7): the one request of every action. Not frozen like the others,
+    whose frozen ``__init__`` runs as interpreted Python, one ``object.__setattr__`` per field
+    (about 7,000 instructions a request, compiled or not): its own ``__init__``, compiled. It
+    is never changed once parsed all the same."""
+
     id: RequestId
     room: str
     rev: int
@@ -178,6 +183,11 @@ class Act:
     ``builtins.object``: compiled, a dataclass looks a bare builtin up among the module's
     globals.)"""
     seat: int | None
+
+    def __init__(
+        self, id: RequestId, room: str, rev: int, choice: builtins.object, seat: int | None
+    ) -> None:
+        self.id, self.room, self.rev, self.choice, self.seat = id, room, rev, choice, seat
 
 
 @dataclass(frozen=True, slots=True)
