@@ -61,12 +61,12 @@ def encode_patch(
     :func:`~protocol.frames.encode_frame` of it would; only the ops' bytes are reused rather
     than encoded again. ``events`` may be given already encoded (:func:`encode_events`).
     """
-    parts = [_head(room, rev), array_header(count), *ops]
-    parts.append(_HASH)
-    parts.append(pack(view_hash))
-    parts.append(_EVENTS)
-    parts.append(events if type(events) is bytes else pack(events))
-    return b"".join(parts)
+    head = _head(room, rev)
+    digest = pack(view_hash)
+    seen = events if type(events) is bytes else pack(events)
+    if len(ops) == 1:  # (the usual frame: the shared ops only; one list made whole)
+        return b"".join([head, array_header(count), ops[0], _HASH, digest, _EVENTS, seen])
+    return b"".join([head, array_header(count), *ops, _HASH, digest, _EVENTS, seen])
 
 
 _last_head: tuple[str, int, bytes] = ("", -1, b"")

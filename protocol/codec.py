@@ -97,11 +97,14 @@ def pack(value: Any) -> bytes:
     msgpack's Packer on a patch's ops and frames (BENCHMARKS.md, "The wire through ormsgpack");
     anything it refuses (:data:`_PLAIN`) goes through one reused msgpack Packer per thread
     (``msgpack.packb`` builds a new Packer at every call, which costs more than encoding a
-    small value). A string or an int is written by :func:`_scalar`, as in :func:`canonical`.
+    small value). A string or an int is written by :func:`_scalar`, nil and the booleans are
+    constants, as in :func:`canonical`.
     """
     kind = type(value)
     if kind is str or kind is int:
         return _scalar(value)
+    if value is None or kind is bool:
+        return _NIL if value is None else _TRUE if value else _FALSE
     try:
         return _packb(value, option=_PLAIN)
     except TypeError:
@@ -257,11 +260,14 @@ def canonical(value: Any) -> bytes:
     reference path, msgpack of :func:`_sorted`'s copy (tested value by value, edge sizes
     included). A value ormsgpack refuses (a non-string key, an int beyond 64 bits, another type)
     takes the reference path, which encodes it or raises as msgpack does. A string or an int is
-    written by :func:`_scalar` (the call to ormsgpack would cost more than its encoding).
+    written by :func:`_scalar`, nil and the booleans are constants (the call to ormsgpack would
+    cost more than their encoding: a view's ``result``, a seat's ``undo``).
     """
     kind = type(value)
     if kind is str or kind is int:
         return _scalar(value)
+    if value is None or kind is bool:
+        return _NIL if value is None else _TRUE if value else _FALSE
     try:
         return _packb(value, option=_CANONICAL)
     except TypeError:
@@ -284,6 +290,10 @@ def canonical_copy(value: Any) -> tuple[Any, bytes]:
     return _sorted(value), canonical(value)
 
 
+_NIL: Final = b"\xc0"
+_FALSE: Final = b"\xc2"
+_TRUE: Final = b"\xc3"
+"""msgpack's nil, false and true (one byte each)."""
 _FIX: Final = tuple(bytes([i]) for i in range(256))
 """Every one-byte string, for the fix headers."""
 

@@ -31,7 +31,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
-from protocol.codec import canonical, pack
+from protocol.codec import array_header, canonical, pack
 from protocol.pointer import PointerError, escape
 from protocol.pointer import index as _index
 from protocol.pointer import parse as _parse
@@ -98,8 +98,9 @@ def diff(old: Any, new: Any, path: str = "", sizes: Mapping[int, int] | None = N
 
 class _OpBytes:
     """The encodings of the ops of one diff, each made once: the size rule weighs the ops of a
-    container again at every enclosing container (``_collapse``), and the server splices the
-    surviving ones into its frames (:meth:`protocol.tree.Work.encode_ops`).
+    container again at every enclosing container (``_collapse``, by :meth:`size`: an op with a
+    scalar value is counted, not encoded), and the server splices the surviving ones into its
+    frames (:meth:`protocol.tree.Work.encode_ops`).
 
     By ``id`` of the op, each op kept alive beside (``keep``) so that no id is reused while
     the diff runs, by a new op after the size rule dropped one. Ops are never edited once
@@ -127,14 +128,106 @@ class _OpBytes:
         self.enc[id(op)] = enc
         self.keep.append(op)
 
+    def size(self, op: Op) -> int:
+        """``len(pack(op))``: counted without encoding it for an op whose value is a string, an
+        int, a bool or nil, or that has none (most ops, which the size rule weighs and most
+        often keeps: they are encoded once, with the others of their frame, by :meth:`join`);
+        else :meth:`of`'s bytes.
+
+        Counts msgpack's forms as :func:`protocol.codec.pack` writes them, for the ops this
+        module and :mod:`protocol.tree` make: a map of ``op``, ``path`` and perhaps ``value``.
+        """
+        n = len(op)
+        name = op.get("op")
+        path = op.get("path")
+        if type(path) is str and (n == 3 or (n == 2 and name == "remove")):
+            head = _OP_SIZES.get(name, 0) if type(name) is str else 0
+            if head:
+                if n == 2:
+                    return head + _str_size(path)
+                value = op.get("value", _ABSENT)
+                kind = type(value)
+                if kind is str:
+                    return head + _str_size(path) + _str_size(value)
+                if kind is int:
+                    size = _int_size(value)
+                    if size:
+                        return head + _str_size(path) + size
+                elif kind is bool or value is None:
+                    return head + _str_size(path) + 1
+        return len(self.of(op))
+
     def join(self, ops: list[Op]) -> bytes:
-        """The concatenated encodings of ``ops`` (:func:`protocol.frames.encode_ops`'s bytes)."""
+        """The concatenated encodings of ``ops`` (:func:`protocol.frames.encode_ops`'s bytes).
+
+        Those not encoded yet are encoded together, each run of them as one list whose array
+        header is cut off (msgpack writes a list's items one after the other, each as alone):
+        one call to the encoder for the few ops of a revision instead of one per op."""
         known = self.enc
         parts: list[bytes] = []
+        run: list[Op] = []
         for op in ops:
             enc = known.get(id(op))
-            parts.append(pack(op) if enc is None else enc)
+            if enc is None:
+                run.append(op)
+            else:
+                if run:
+                    parts.append(_pack_run(run))
+                    run = []
+                parts.append(enc)
+        if run:
+            parts.append(_pack_run(run))
         return b"".join(parts)
+
+
+def _pack_run(ops: list[Op]) -> bytes:
+    """The concatenated ``pack`` of each of ``ops``, from one call to the encoder."""
+    n = len(ops)
+    if n == 1:
+        return pack(ops[0])
+    return pack(ops)[len(array_header(n)) :]
+
+
+_OP_SIZES: Final = {
+    name: len(pack({"op": name, "path": ""})) - 1 + (len(pack("value")) if name != "remove" else 0)
+    for name in ("replace", "add", "remove")
+}
+"""Bytes of an op besides its path's and its value's encodings (map header, keys, name)."""
+
+
+def _str_size(text: str) -> int:
+    """``len(pack(text))``: msgpack's string header and the UTF-8 bytes."""
+    n = len(text) if text.isascii() else len(text.encode())
+    if n < 32:
+        return n + 1
+    if n < 0x100:
+        return n + 2
+    if n < 0x10000:
+        return n + 3
+    return n + 5
+
+
+def _int_size(n: int) -> int:
+    """``len(pack(n))``, or 0 beyond 64 bits (which ``pack`` refuses)."""
+    if n >= 0:
+        if n < 0x80:
+            return 1
+        if n < 0x100:
+            return 2
+        if n < 0x10000:
+            return 3
+        if n < 0x100000000:
+            return 5
+        return 9 if n < 0x10000000000000000 else 0
+    if n >= -32:
+        return 1
+    if n >= -0x80:
+        return 2
+    if n >= -0x8000:
+        return 3
+    if n >= -0x80000000:
+        return 5
+    return 9 if n >= -0x8000000000000000 else 0
 
 
 _NO_SIZES: Mapping[int, int] = {}
@@ -167,7 +260,7 @@ def _collapse(
     budget = _REPLACE_OVERHEAD + len(pack(path)) + size
     total = 0
     for i in range(start, len(ops)):
-        total += len(packed.of(ops[i]))
+        total += packed.size(ops[i])
         if total > budget:
             del ops[start:]
             ops.append({"op": "replace", "path": path, "value": value()})

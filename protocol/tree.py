@@ -54,8 +54,8 @@ class Tree:
     with ``itemized`` (see :func:`track`), the canonical bytes of each of its items (a map's
     by key, in canonical key order), whose concatenation under the container's header is
     ``enc``; else None. ``parts``: for a map with kids, the pieces ``enc`` was joined from
-    (its header, then each key's bytes and its kid's), whose keys' bytes the next version with
-    the same keys reuses; else None.
+    (its header, then each key's bytes and its kid's), which the next version with the same
+    keys copies, replacing the bytes of its changed kids only; else None.
     """
 
     __slots__ = ("enc", "items", "kids", "parts")
@@ -139,11 +139,42 @@ def track(
         old = None if prev is None else prev.kids
         known: dict[str, Tree] = old if type(old) is dict else {}
         was = before if type(before) is dict else _NO_KEYS
-        # The kids in canonical key order: the previous node's when the keys are the same (the
-        # usual case), so that neither this nor the splice sorts them again.
         mapping: dict[str, Any] = value  # (typed: compiled, the dict's own fast operations)
-        same = bool(known) and known.keys() == mapping.keys()
-        order = known if same else sorted(mapping)
+        # The kids in canonical key order: the previous node's when the keys are the same (the
+        # usual case), so that neither this nor the splice sorts them again; each kid then
+        # comes with its previous node from one walk of them (no look-up by key), and the map
+        # is the same as before when every kid is.
+        same = len(known) == len(mapping) and prev is not None and len(known) > 0
+        if same:
+            for key in known:
+                if key not in mapping:
+                    same = False
+                    break
+        pieces = None if prev is None else prev.parts
+        if same and prev is not None and pieces is not None and len(pieces) == 2 * len(known) + 1:
+            # (and the pieces of the previous node's bytes, in which only a changed kid's are
+            # replaced; a kid given again as the very object it was made from is not visited)
+            kids: dict[str, Tree] = {}
+            parts: list[bytes] | None = None
+            at = 2
+            for key, last in known.items():
+                child = mapping[key]
+                was_child = was.get(key, _MISSING)
+                if was_child is child:
+                    kid = last
+                else:
+                    kid = track(last, child, depth - 1, work, was_child, small, itemized)
+                    if kid is not last:
+                        if parts is None:
+                            parts = pieces.copy()
+                        parts[at] = kid.enc
+                kids[key] = kid
+                at += 2
+            if parts is None:
+                return prev
+            joined = Tree(b"".join(parts), kids)
+            joined.parts = parts
+            return joined
         kids = {
             key: track(
                 known.get(key),
@@ -154,7 +185,7 @@ def track(
                 small,
                 itemized,
             )
-            for key in order
+            for key in sorted(mapping)
         }
         if (  # the same map as before (a leaf or a list before is not: even an empty one)
             prev is not None
@@ -163,7 +194,7 @@ def track(
             and all(kid is known.get(key) for key, kid in kids.items())
         ):
             return prev
-        return _map_node(kids, prev.parts if same and prev is not None else None)
+        return _map_node(kids)
     if depth and kind is list:
         old = None if prev is None else prev.kids
         had: list[Tree] = old if type(old) is list else []
@@ -251,22 +282,15 @@ _NO_BYTES: list[bytes] = []
 _NO_ENCS: dict[str, bytes] = {}
 
 
-def _map_node(kids: dict[str, Tree], had: list[bytes] | None) -> Tree:
+def _map_node(kids: dict[str, Tree]) -> Tree:
     """The node of a map whose kids are ``kids``, keys in canonical order already (:func:`track`
-    keeps them so): :func:`protocol.codec.canonical_map` of their bytes, without sorting.
-    ``had``: the :attr:`Tree.parts` of the previous node, if it had the same keys in the same
-    order (the usual case): its header's and keys' bytes are reused, only the kids' bytes set."""
-    if had is not None and len(had) == 2 * len(kids) + 1:
-        parts = had.copy()
-        i = 2
-        for kid in kids.values():
-            parts[i] = kid.enc
-            i += 2
-    else:
-        parts = [map_header(len(kids))]
-        for key, kid in kids.items():
-            parts.append(canonical_key(key))
-            parts.append(kid.enc)
+    keeps them so): :func:`protocol.codec.canonical_map` of their bytes, without sorting. (The
+    next version with the same keys copies its :attr:`Tree.parts` and replaces only the bytes
+    of the kids that changed, in :func:`track`.)"""
+    parts = [map_header(len(kids))]
+    for key, kid in kids.items():
+        parts.append(canonical_key(key))
+        parts.append(kid.enc)
     node = Tree(b"".join(parts), kids)
     node.parts = parts
     return node

@@ -323,3 +323,50 @@ def test_any_patch_applies_or_raises_patch_error_and_nothing_else(doc: Any, ops:
     with contextlib.suppress(PatchError):
         apply(doc, ops)
     assert doc == frozen
+
+
+_EDGES: list[Any] = [None, True, False, 0.5, [1], {"a": 1}, "", "a" * 31, "a" * 32, "é" * 20]
+_EDGES += ["x" * 255, "x" * 256, "y" * 65535, "y" * 65536, 2**64, -(2**63) - 1]
+for _bound in (0x80, 0x100, 0x10000, 0x100000000, 0x10000000000000000):
+    _EDGES += [_bound - 1, _bound]
+for _bound in (32, 0x80, 0x8000, 0x80000000, 0x8000000000000000):
+    _EDGES += [-_bound, -_bound - 1]
+
+
+def test_the_size_rule_weighs_each_op_at_its_encoded_size() -> None:
+    """An op weighed without being encoded (a scalar value, or none) counts exactly the bytes
+    that ``pack`` writes for it, every boundary of msgpack's forms included; the others too."""
+    packed = patch._OpBytes()
+    for path in ("", "/a", "/é" * 20, "/x" * 200):
+        assert packed.size({"op": "remove", "path": path}) == len(
+            msgpack.packb({"op": "remove", "path": path})
+        )
+        for name in ("replace", "add"):
+            for value in _EDGES:
+                op = {"op": name, "path": path, "value": value}
+                try:
+                    expected = len(msgpack.packb(op))
+                except (OverflowError, ValueError):
+                    with pytest.raises((OverflowError, ValueError)):
+                        packed.size(op)
+                    continue
+                assert packed.size(op) == expected, op
+
+
+class _Str(str):
+    """A string that ormsgpack refuses (a subclass): ``pack`` hands it to msgpack."""
+
+
+def test_joined_ops_are_each_op_s_encoding_in_order() -> None:
+    """Runs of ops not encoded yet are encoded together; the bytes are still each op's own,
+    in order, beside the ops whose bytes were given (``put``) or weighed (``of``)."""
+    ops: list[dict[str, Any]] = [{"op": "replace", "path": f"/{i}", "value": i} for i in range(40)]
+    ops.append({"op": "add", "path": "/sub", "value": _Str("x")})  # (msgpack's own path)
+    packed = patch._OpBytes()
+    packed.put(ops[3], b"\x01")
+    packed.of(ops[20])
+    expected = b"".join(
+        b"\x01" if i == 3 else msgpack.packb(op, use_bin_type=True) for i, op in enumerate(ops)
+    )
+    assert packed.join(ops) == expected
+    assert packed.join(ops[4:20]) == b"".join(msgpack.packb(op) for op in ops[4:20])
