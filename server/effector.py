@@ -9,7 +9,8 @@ revisions in the metrics, tells the lobby a room closed, and makes the store cal
 keeper (:meth:`server.keeper.Keeper.carry_out`), whose answer goes back to the core. The
 actor's loop hands it each command whole (:meth:`Effector.handle`: the command to the core,
 its effects carried out, the store's answers back to the core), so that the round runs
-compiled (the actor, :mod:`server.room`, is not: about 6,000 instructions a choice).
+compiled (the actor, :mod:`server.room`, is not: about 6,000 instructions a choice; its loop
+is :func:`server.dispatch.serve_room`, compiled too).
 
 Frames are gathered per socket while a list is carried out and written together, one
 ``transport.write`` (one system call) per socket (:meth:`Connection.send_all`): before the task
@@ -95,7 +96,7 @@ class Effector:
         """Hand ``command`` (from ``conn``, queued at ``t0``) to the core at ``clock()``, carry
         out the effects it returns, and hand each answer of the store back to the core at its
         time, until the core waits for nothing more: one command of the actor's loop
-        (:meth:`server.room.Room._serve`), here so that it runs compiled."""
+        (:func:`server.dispatch.serve_room`), here so that it runs compiled."""
         core = self._core
         effects = core.handle(command, clock(), conn)
         while effects:

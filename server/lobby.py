@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import secrets
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -45,7 +46,7 @@ from server.metrics import Metrics
 from server.quotas import Holdings, Quotas
 from server.recovery import rebuild
 from server.room import Room
-from server.room_state import Admit, Internal, RoomSettings, RoomState
+from server.room_state import Admit, Internal, RoomSettings, RoomState, Tuning
 from server.store import (
     ArchiveRecord,
     CorruptRecordError,
@@ -82,6 +83,24 @@ class Lobby:
         self.publish: Callable[[Room, bytes, bytes], None] | None = None
         """The relay's publisher (:mod:`server.relay`), given to every stored room."""
         self.log = oasis_logging.get(component="lobby")
+        c = config
+        self._tuning = Tuning(
+            patch_buffer=c.patch_buffer,
+            chat_per_minute=c.chat_per_minute,
+            chat_log=c.chat_log,
+            room_chat_per_minute=c.room_chat_per_minute,
+            bot_delay=c.bot_delay,
+            idle_ttl=c.room_idle_ttl,
+            finished_ttl=c.finished_room_ttl,
+            takeover_grace=c.takeover_grace,
+        )
+        """The node's numbers for its rooms, made once (the config does not change)."""
+        self._replay_tuning = dataclasses.replace(self._tuning, idle_ttl=0.0)
+        """A replay room's: it closes as soon as its last spectator leaves."""
+        self._rooms_log: Any = None
+        """What each room's logger is bound from (:meth:`_room_log`)."""
+        self._rooms_stderr: object = None
+        """The ``sys.stderr`` that :attr:`_rooms_log` writes to."""
         self._recoveries: set[asyncio.Task[Room | None]] = set()
         """Failed rooms being brought back (:meth:`recover`)."""
         self._failures: dict[str, int] = {}
@@ -361,28 +380,32 @@ class Lobby:
         seed: int,
         store: Store | None = None,
     ) -> Room:
-        c = self.config
         return Room(
             room_id,
             settings,
             match,
             store=self.store if store is None else store,
             metrics=self.metrics,
-            patch_buffer=c.patch_buffer,
-            inbox_size=c.inbox_size,
-            chat_per_minute=c.chat_per_minute,
-            chat_log=c.chat_log,
-            bot_delay=c.bot_delay,
-            idle_ttl=0.0 if settings.replay_of is not None else c.room_idle_ttl,
+            tuning=self._replay_tuning if settings.replay_of is not None else self._tuning,
+            inbox_size=self.config.inbox_size,
             seed=seed,
-            snapshot_every=c.snapshot_every,
+            snapshot_every=self.config.snapshot_every,
             on_close=self._closed,
             on_fail=self._failed,
-            takeover_grace=c.takeover_grace,
             quotas=self.quotas,
-            room_chat_per_minute=c.room_chat_per_minute,
-            finished_ttl=c.finished_room_ttl,
+            log=self._room_log(room_id, settings.game),
         )
+
+    def _room_log(self, room_id: str, game: str) -> Any:
+        """A room's logger (its id and game bound), bound from one logger of the lobby's:
+        binding a bound logger costs a fifth of making one (structlog's configuration read
+        again, its output opened), and a rematch makes a room every few actions. That one is
+        made again when ``sys.stderr`` is another object (a test's capture swaps it), as a
+        logger writes to the ``sys.stderr`` of its making."""
+        if self._rooms_stderr is not sys.stderr:
+            self._rooms_stderr = sys.stderr
+            self._rooms_log = oasis_logging.get()
+        return self._rooms_log.bind(room=room_id, game=game)
 
     def _add(self, room: Room) -> None:
         self.rooms[room.id] = room

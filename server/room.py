@@ -1,15 +1,15 @@
 """One room: an actor (one asyncio task, one inbox) that is the single authority over a match.
 
-The actor is thin: it runs the inbox (:mod:`server.inbox`) and, through its
-:class:`~server.effector.Effector` (compiled: :meth:`~server.effector.Effector.handle`), hands
-each command and the time to the room's core (:class:`server.core.RoomCore`, which decides
-everything and does no I/O) and carries out the effects the core returns, in order
-(:mod:`server.effects`): frames to sockets (written without awaiting,
-:mod:`server.limits`; one write per socket per list of effects), timers to the inbox, store
-calls through the keeper (:mod:`server.keeper`: what it stores when, and what each store
-failure means), whose answer it hands back to the core (but a revision's snapshot, which the
-core does not wait for: :class:`~server.effects.Keep`). So the task only ever waits on its
-inbox and on the store.
+The actor is thin: its task (:func:`server.dispatch.serve_room`, compiled) runs the inbox
+(:mod:`server.inbox`) and, through its :class:`~server.effector.Effector` (compiled:
+:meth:`~server.effector.Effector.handle`), hands each command and the time to the room's
+core (:class:`server.core.RoomCore`, which decides everything and does no I/O) and carries
+out the effects the core returns, in order (:mod:`server.effects`): frames to sockets (written
+without awaiting, :mod:`server.limits`; one write per socket per list of effects), timers to
+the inbox, store calls through the keeper (:mod:`server.keeper`: what it stores when, and what
+each store failure means), whose answer it hands back to the core (but a revision's snapshot,
+which the core does not wait for: :class:`~server.effects.Keep`). So the task only ever waits
+on its inbox and on the store.
 
 The core owns the room's parts as components (:mod:`server.core` names them): membership
 (:mod:`server.membership`: seats, spectators, stand-ins), play (:mod:`server.play`: choices, undo,
@@ -78,6 +78,7 @@ from protocol.errors import ErrorCode
 from server import logging as oasis_logging
 from server.connection import Connection
 from server.core import RoomCore
+from server.dispatch import serve_room
 from server.effector import Effector
 from server.effects import Effect
 from server.fanout import Fanout
@@ -100,11 +101,9 @@ from server.store import Action, RoomMeta, Store
 from server.timekeeping import Timekeeper
 from server.views import Views
 
-SLOW_COMMAND_SECONDS = 0.05
-"""A command the room task took longer than this to handle (Redis waits included, the time it
-queued in the inbox not) is logged as ``slow_command``, with how long it had queued: at most one
-line per room every ``SLOW_LOG_EVERY`` seconds, counting the slow commands since the last."""
 SLOW_LOG_EVERY = 10.0
+"""A slow command (:data:`server.dispatch.SLOW_COMMAND_SECONDS`) is logged as ``slow_command``
+at most once per room every this many seconds, counting the slow commands since the last."""
 
 
 class Room:
@@ -118,21 +117,19 @@ class Room:
         *,
         store: Store,
         metrics: Metrics,
-        patch_buffer: int,
+        tuning: Tuning,
         inbox_size: int,
-        chat_per_minute: int,
-        chat_log: int,
-        bot_delay: float,
-        idle_ttl: float,
         seed: int,
         snapshot_every: int = 50,
         on_close: Any = None,
         on_fail: Callable[[Room, list[Connection]], None] | None = None,
-        takeover_grace: float = -1.0,
         quotas: Quotas | None = None,
-        room_chat_per_minute: int = 0,
-        finished_ttl: float | None = None,
+        log: Any = None,
     ) -> None:
+        """``tuning``: the node's numbers for its rooms (the lobby makes it once, not once per
+        room); ``log``: the room's logger, bound with its id and game (None: bound here; the
+        lobby binds it from a logger of its own, which costs a fifth of making one: a rematch
+        makes a room every few actions)."""
         self.id = room_id
         self.settings = settings
         self.store = store
@@ -140,18 +137,8 @@ class Room:
         self.created = time.time()
         self._loop: asyncio.AbstractEventLoop | None = None
         """The loop the task runs in (see :meth:`_now`), from :meth:`start_task` on."""
-        self.log = oasis_logging.get(room=room_id, game=settings.game)
+        self.log = oasis_logging.get(room=room_id, game=settings.game) if log is None else log
         self.keeper = Keeper(store, room_id, snapshot_every, self.log)
-        tuning = Tuning(
-            patch_buffer=patch_buffer,
-            chat_per_minute=chat_per_minute,
-            chat_log=chat_log,
-            room_chat_per_minute=room_chat_per_minute,
-            bot_delay=bot_delay,
-            idle_ttl=idle_ttl,
-            finished_ttl=finished_ttl,
-            takeover_grace=takeover_grace,
-        )
         self.core = RoomCore(
             room_id,
             settings,
@@ -277,7 +264,7 @@ class Room:
 
     def start_task(self) -> None:
         loop = self._loop = asyncio.get_running_loop()
-        self._task = loop.create_task(self._run(), name=f"room-{self.id}")
+        self._task = loop.create_task(serve_room(self), name=f"room-{self.id}")
         self._now_effects(self.core.open(self._now()))
 
     def post(self, command: Internal) -> None:
@@ -327,31 +314,6 @@ class Room:
             return asyncio.get_running_loop().time()
         except RuntimeError:
             return time.monotonic()
-
-    async def _run(self) -> None:
-        try:
-            await self._serve()
-        finally:
-            self.inbox.cancel_timers()
-
-    async def _serve(self) -> None:
-        core, inbox = self.core, self.inbox
-        clock = asyncio.get_running_loop().time  # (what _now reads, once the task runs)
-        while True:
-            conn, command, t0 = await inbox.get()
-            if isinstance(command, Stop):
-                return
-            started = time.perf_counter()
-            try:
-                await self.effector.handle(conn, command, t0, clock)
-            except Exception:
-                self._failed(conn, command)
-                return
-            took = time.perf_counter() - started
-            if took > SLOW_COMMAND_SECONDS:
-                self._slow_command(command, started, took, t0)
-            if core.state is RoomState.CLOSED:
-                return
 
     def _failed(self, conn: Connection | None, command: object) -> None:
         """The task dies of a bug (in the core, an effect, the store's use): said at once in the
