@@ -115,10 +115,10 @@ class Effector:
         A socket's frames are gathered on its connection (:attr:`Connection.held`), the
         sockets that have some in ``touched``: no dict per list, no lookup per frame. Nothing
         awaits between gathering and writing (each write comes before any await), so no other
-        room's list can find a frame of this one held; if carrying one out raises, what was
-        gathered is dropped. Effects are told apart by their exact type (``type(e) is``): a
-        failed ``isinstance`` walks the class's bases, and most effects of a list failed
-        several."""
+        room's list can find a frame of this one held; if carrying one out raises (a write
+        among them), what was gathered and not yet written is dropped. Effects are told apart
+        by their exact type (``type(e) is``): a failed ``isinstance`` walks the class's bases,
+        and most effects of a list failed several."""
         touched: list[Connection] = []
         revised = False
         try:
@@ -172,12 +172,12 @@ class Effector:
                         self._log.error("snapshot_error", rev=keep.rev, exc_info=error)
                     continue
                 return await self._store(effect)
-        except BaseException:
+            if touched:
+                _write(touched)
+        except BaseException:  # (a frame left held would be written with another list's)
             for conn in touched:
                 conn.held = None
             raise
-        if touched:
-            _write(touched)
         if revised:
             self._metrics.action_seconds.observe(time.perf_counter() - t0)
         return None
