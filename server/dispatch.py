@@ -9,17 +9,12 @@ request, awaiting what must be awaited (the store, the cluster, the relay). Cost
 spend their quota (:mod:`server.quotas`) before any work. Errors are raised (``RequestError``
 and the others): the caller turns them into one ``error`` frame
 (:func:`server.errors.wire_error`).
-
-:func:`serve_room` is the other end of the inbox: a room's task, each command to the room's
-effector (here, compiled: :mod:`server.room` is not).
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from games import registry
 from protocol import PROTOCOL_MINOR, PROTOCOL_VERSION
@@ -28,20 +23,12 @@ from protocol import messages as m
 from protocol.errors import ErrorCode, RequestError
 from protocol.hashing import HASH_RULES
 from server.connection import Connection
-from server.core import RoomCore
-from server.inbox import Inbox
-from server.room_state import Command, Internal, RoomState, Stop
 from server.store import StoreError
 
 if TYPE_CHECKING:
     from server.app import App
 
 SERVER_NAME = "oasis/0.1"
-SLOW_COMMAND_SECONDS = 0.05
-"""A command the room task took longer than this to handle (Redis waits included, the time it
-queued in the inbox not) is logged as ``slow_command``, with how long it had queued
-(:meth:`server.room.Room._slow_command`: at most one line per room every ``SLOW_LOG_EVERY``
-seconds)."""
 
 _AWAITED = (m.Create, m.Replay, m.Quick, m.Rematch)
 """Requests that always await (the store, the lobby's quick search)."""
@@ -180,64 +167,3 @@ async def _relayed(app: App, conn: Connection, req: m.RoomRequest) -> bool:
     if holder is None or holder.node == cluster.node:
         return False
     return await relay.handle(conn, req, holder.node)
-
-
-class Handles(Protocol):
-    """A room's effector as :func:`serve_room` calls it (:class:`server.effector.Effector`;
-    typed by what it does, so that compiled code does not check its class: a test swaps in a
-    broken one)."""
-
-    def handle(
-        self,
-        conn: Connection | None,
-        command: Command | Internal,
-        t0: float,
-        clock: Callable[[], float],
-    ) -> Awaitable[None]: ...
-
-
-class Served(Protocol):
-    """What :func:`serve_room` reads of a room's actor (:class:`server.room.Room`, which is not
-    compiled: a native class cannot be weakly referenced)."""
-
-    core: RoomCore
-    inbox: Inbox[Command | Internal]
-
-    @property
-    def effector(self) -> Handles: ...
-
-    def _failed(self, conn: Connection | None, command: object) -> None: ...
-
-    def _slow_command(self, command: object, started: float, took: float, t0: float) -> None: ...
-
-
-async def serve_room(room: Served) -> None:
-    """A room's task (:meth:`server.room.Room.start_task`): each command of its inbox, in
-    order, to its effector, until a :class:`~server.room_state.Stop`, the room closed or a bug
-    (``room._failed``: the room fails, its lobby rebuilds it); then the inbox's timers are
-    cancelled.
-
-    Here, compiled, rather than in the room: the loop runs once per command, and an
-    interpreted coroutine costs its frame at every resume (the actor's loop was 0.5 % of an
-    action of the tiny game). The effector is read from the room at each command (the tests
-    swap it for a broken one)."""
-    core, inbox = room.core, room.inbox
-    clock = asyncio.get_running_loop().time
-    try:
-        while True:
-            conn, command, t0 = await inbox.get()
-            if isinstance(command, Stop):
-                return
-            started = time.perf_counter()
-            try:
-                await room.effector.handle(conn, command, t0, clock)
-            except Exception:
-                room._failed(conn, command)
-                return
-            took = time.perf_counter() - started
-            if took > SLOW_COMMAND_SECONDS:
-                room._slow_command(command, started, took, t0)
-            if core.state is RoomState.CLOSED:
-                return
-    finally:
-        inbox.cancel_timers()

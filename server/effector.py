@@ -9,8 +9,8 @@ revisions in the metrics, tells the lobby a room closed, and makes the store cal
 keeper (:meth:`server.keeper.Keeper.carry_out`), whose answer goes back to the core. The
 actor's loop hands it each command whole (:meth:`Effector.handle`: the command to the core,
 its effects carried out, the store's answers back to the core), so that the round runs
-compiled (the actor, :mod:`server.room`, is not: about 6,000 instructions a choice; its loop
-is :func:`server.dispatch.serve_room`, compiled too).
+compiled (the actor, :mod:`server.room`, is not: about 6,000 instructions a choice), as does
+the actor's loop itself (:func:`serve_room`).
 
 Frames are gathered per socket while a list is carried out and written together, one
 ``transport.write`` (one system call) per socket (:meth:`Connection.send_all`): before the task
@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from server.connection import Connection
 from server.core import RoomCore
@@ -50,10 +50,17 @@ from server.fanout import Fanout
 from server.inbox import Inbox
 from server.keeper import Keeper
 from server.metrics import Metrics
+from server.room_state import Command, Internal, RoomState, Stop
 
 if TYPE_CHECKING:
     from server.room import Room
-    from server.room_state import Command, Internal
+
+
+SLOW_COMMAND_SECONDS = 0.05
+"""A command the room task took longer than this to handle (Redis waits included, the time it
+queued in the inbox not) is logged as ``slow_command``, with how long it had queued
+(:meth:`server.room.Room._slow_command`: at most one line per room every ``SLOW_LOG_EVERY``
+seconds)."""
 
 
 class Effector:
@@ -96,7 +103,7 @@ class Effector:
         """Hand ``command`` (from ``conn``, queued at ``t0``) to the core at ``clock()``, carry
         out the effects it returns, and hand each answer of the store back to the core at its
         time, until the core waits for nothing more: one command of the actor's loop
-        (:func:`server.dispatch.serve_room`), here so that it runs compiled."""
+        (:func:`serve_room`), here so that it runs compiled."""
         core = self._core
         effects = core.handle(command, clock(), conn)
         while effects:
@@ -232,3 +239,64 @@ def _write(touched: list[Connection]) -> None:
     """Write the gathered frames, one write per socket (see the module doc)."""
     for conn in touched:
         conn.flush()
+
+
+class Handles(Protocol):
+    """A room's effector as :func:`serve_room` calls it (:class:`server.effector.Effector`;
+    typed by what it does, so that compiled code does not check its class: a test swaps in a
+    broken one)."""
+
+    def handle(
+        self,
+        conn: Connection | None,
+        command: Command | Internal,
+        t0: float,
+        clock: Callable[[], float],
+    ) -> Awaitable[None]: ...
+
+
+class Served(Protocol):
+    """What :func:`serve_room` reads of a room's actor (:class:`server.room.Room`, which is not
+    compiled: a native class cannot be weakly referenced)."""
+
+    core: RoomCore
+    inbox: Inbox[Command | Internal]
+
+    @property
+    def effector(self) -> Handles: ...
+
+    def _failed(self, conn: Connection | None, command: object) -> None: ...
+
+    def _slow_command(self, command: object, started: float, took: float, t0: float) -> None: ...
+
+
+async def serve_room(room: Served) -> None:
+    """A room's task (:meth:`server.room.Room.start_task`): each command of its inbox, in
+    order, to its effector, until a :class:`~server.room_state.Stop`, the room closed or a bug
+    (``room._failed``: the room fails, its lobby rebuilds it); then the inbox's timers are
+    cancelled.
+
+    Here, compiled, rather than in the room: the loop runs once per command, and an
+    interpreted coroutine costs its frame at every resume (the actor's loop was 0.5 % of an
+    action of the tiny game). The effector is read from the room at each command (the tests
+    swap it for a broken one)."""
+    core, inbox = room.core, room.inbox
+    clock = asyncio.get_running_loop().time
+    try:
+        while True:
+            conn, command, t0 = await inbox.get()
+            if isinstance(command, Stop):
+                return
+            started = time.perf_counter()
+            try:
+                await room.effector.handle(conn, command, t0, clock)
+            except Exception:
+                room._failed(conn, command)
+                return
+            took = time.perf_counter() - started
+            if took > SLOW_COMMAND_SECONDS:
+                room._slow_command(command, started, took, t0)
+            if core.state is RoomState.CLOSED:
+                return
+    finally:
+        inbox.cancel_timers()

@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import secrets
-import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -97,10 +96,6 @@ class Lobby:
         """The node's numbers for its rooms, made once (the config does not change)."""
         self._replay_tuning = dataclasses.replace(self._tuning, idle_ttl=0.0)
         """A replay room's: it closes as soon as its last spectator leaves."""
-        self._rooms_log: Any = None
-        """What each room's logger is bound from (:meth:`_room_log`)."""
-        self._rooms_stderr: object = None
-        """The ``sys.stderr`` that :attr:`_rooms_log` writes to."""
         self._recoveries: set[asyncio.Task[Room | None]] = set()
         """Failed rooms being brought back (:meth:`recover`)."""
         self._failures: dict[str, int] = {}
@@ -393,19 +388,7 @@ class Lobby:
             on_close=self._closed,
             on_fail=self._failed,
             quotas=self.quotas,
-            log=self._room_log(room_id, settings.game),
         )
-
-    def _room_log(self, room_id: str, game: str) -> Any:
-        """A room's logger (its id and game bound), bound from one logger of the lobby's:
-        binding a bound logger costs a fifth of making one (structlog's configuration read
-        again, its output opened), and a rematch makes a room every few actions. That one is
-        made again when ``sys.stderr`` is another object (a test's capture swaps it), as a
-        logger writes to the ``sys.stderr`` of its making."""
-        if self._rooms_stderr is not sys.stderr:
-            self._rooms_stderr = sys.stderr
-            self._rooms_log = oasis_logging.get()
-        return self._rooms_log.bind(room=room_id, game=game)
 
     def _add(self, room: Room) -> None:
         self.rooms[room.id] = room

@@ -1,6 +1,6 @@
 """One room: an actor (one asyncio task, one inbox) that is the single authority over a match.
 
-The actor is thin: its task (:func:`server.dispatch.serve_room`, compiled) runs the inbox
+The actor is thin: its task (:func:`server.effector.serve_room`, compiled) runs the inbox
 (:mod:`server.inbox`) and, through its :class:`~server.effector.Effector` (compiled:
 :meth:`~server.effector.Effector.handle`), hands each command and the time to the room's
 core (:class:`server.core.RoomCore`, which decides everything and does no I/O) and carries
@@ -78,8 +78,7 @@ from protocol.errors import ErrorCode
 from server import logging as oasis_logging
 from server.connection import Connection
 from server.core import RoomCore
-from server.dispatch import serve_room
-from server.effector import Effector
+from server.effector import Effector, serve_room
 from server.effects import Effect
 from server.fanout import Fanout
 from server.inbox import Inbox
@@ -102,7 +101,7 @@ from server.timekeeping import Timekeeper
 from server.views import Views
 
 SLOW_LOG_EVERY = 10.0
-"""A slow command (:data:`server.dispatch.SLOW_COMMAND_SECONDS`) is logged as ``slow_command``
+"""A slow command (:data:`server.effector.SLOW_COMMAND_SECONDS`) is logged as ``slow_command``
 at most once per room every this many seconds, counting the slow commands since the last."""
 
 
@@ -124,12 +123,9 @@ class Room:
         on_close: Any = None,
         on_fail: Callable[[Room, list[Connection]], None] | None = None,
         quotas: Quotas | None = None,
-        log: Any = None,
     ) -> None:
         """``tuning``: the node's numbers for its rooms (the lobby makes it once, not once per
-        room); ``log``: the room's logger, bound with its id and game (None: bound here; the
-        lobby binds it from a logger of its own, which costs a fifth of making one: a rematch
-        makes a room every few actions)."""
+        room)."""
         self.id = room_id
         self.settings = settings
         self.store = store
@@ -137,7 +133,7 @@ class Room:
         self.created = time.time()
         self._loop: asyncio.AbstractEventLoop | None = None
         """The loop the task runs in (see :meth:`_now`), from :meth:`start_task` on."""
-        self.log = oasis_logging.get(room=room_id, game=settings.game) if log is None else log
+        self.log = oasis_logging.get(room=room_id, game=settings.game)
         self.keeper = Keeper(store, room_id, snapshot_every, self.log)
         self.core = RoomCore(
             room_id,
