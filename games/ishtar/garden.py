@@ -12,7 +12,9 @@ The structures are incremental so that legality checks stay cheap (DESIGN.md, "R
   never split (nothing is ever removed), so labels only merge.
 - the covered spaces and, per fountain, the frontier spaces that touch it, as bit sets of the
   terrain's grid (:class:`_Grid`), updated with ``space`` and ``touch``: what
-  :meth:`Vegetation.positions` shifts for all anchors at once.
+  :meth:`Vegetation.positions` shifts for all anchors at once. What it shifts a fountain's
+  frontier to, per tile shape and rotation, is kept while that frontier is the same number (a
+  laid tile changes the frontier of the one fountain it joins).
 
 Nothing here is saved: a snapshot stores what was laid, in order, and :meth:`Vegetation.replay`
 rebuilds the same structures. ``version`` grows with every change, so what is derived from the
@@ -31,6 +33,15 @@ from games.ishtar.edition import Space, Tile
 from games.ishtar.hexes import DIRECTIONS, Hex, rotate
 
 _NONE: frozenset[Hex] = frozenset()
+
+_Shifts: TypeAlias = tuple[tuple[int, ...], ...]
+"""Per rotation of a tile, the bit offset of each of its spaces from its anchor."""
+
+_Bits: TypeAlias = Any
+"""A bit set of the grid (:class:`_Grid`), an int of some 800 bits, in the hot operations of
+:meth:`Vegetation._legal`: compiled, an ``int`` goes through mypyc's own bitwise operations,
+which also check whether each result would fit a machine integer; a typed ``Any`` goes
+straight to CPython's (a tenth fewer instructions in ``_legal``, measured)."""
 
 _Cell: TypeAlias = Any
 """A space (a ``Hex``) in the hot loops of :meth:`Vegetation.place`: compiled, a local typed
@@ -60,6 +71,7 @@ class Vegetation:
         "_covered",
         "_near",
         "_next_bed",
+        "_reach",
         "assistants",
         "bed_of",
         "bed_owner",
@@ -99,6 +111,9 @@ class Vegetation:
         self._covered = 0
         self._counted = 0  # how many spaces ``_covered`` holds
         self._near: dict[Hex, int] = {}
+        # Per tile shape (its shifts, :meth:`_Grid.shifts`) and fountain, the frontier it was
+        # made from and per rotation the anchors whose spaces touch it (:meth:`_legal`).
+        self._reach: dict[_Shifts, dict[Hex, tuple[_Bits, list[_Bits]]]] = {}
         self._bitgrid = _grid(terrain)
         bit = self._bitgrid.bit
         coverable = terrain.coverable
@@ -162,38 +177,43 @@ class Vegetation:
         of the grid, made once and handed out by every call (:attr:`_Grid.at`), so that a
         decision of a hundred positions or more makes none and frees none. The rotations of an
         anchor are read from the six masks' bytes at once, as a 6-bit set (bit ``k``: rotation
-        ``k``), and anchors with the same set share one list of them (a few sets). Both go into
-        the choices as they are: nobody changes a list handed out. Two lists side by side, not
-        a list of pairs: no pair to make and free per anchor.
+        ``k``), and anchors with the same set share one list of them, made once for every match
+        (:data:`_ROTATION_LISTS`). Both go into the choices as they are: nobody changes a list
+        handed out. Two lists side by side, not a list of pairs: no pair to make and free per
+        anchor.
         """
         grid = self._bitgrid
         masks = self._legal(grid, tile, shape_rotations)
-        union = 0
+        union: _Bits = 0
         for mask in masks:
             union |= mask
-        size = (union.bit_length() + 7) // 8
+        length: int = union.bit_length()
+        size = (length + 7) // 8
         m0, m1, m2, m3, m4, m5 = [mask.to_bytes(size, "little") for mask in masks]
+        count: int = union.bit_count()
         at = grid.at
-        anchors: list[list[int]] = []
-        legal: list[list[int]] = []
-        shared: list[list[int] | None] = [None] * len(_ROTATION_SETS)
-        for i, byte in enumerate(union.to_bytes(size, "little")):
+        spread = _SPREAD
+        sets_of = _ROTATION_LISTS
+        # (filled by index: as many anchors as bits in the union)
+        anchors: list[list[int]] = [_UNSET] * count
+        legal: list[list[int]] = [_UNSET] * count
+        n = 0
+        for i, byte in enumerate(int(union).to_bytes(size, "little")):
             if byte:
-                b0, b1, b2, b3, b4, b5 = m0[i], m1[i], m2[i], m3[i], m4[i], m5[i]
+                # The six bytes at once: byte ``j`` of ``sets`` is the rotation set of bit ``j``
+                # (below 2 ** 62: a machine integer compiled).
+                sets = (
+                    spread[m0[i]]
+                    | spread[m1[i]] << 1
+                    | spread[m2[i]] << 2
+                    | spread[m3[i]] << 3
+                    | spread[m4[i]] << 4
+                    | spread[m5[i]] << 5
+                )
                 for j in _BYTE_BITS[byte]:
-                    ks = (
-                        (b0 >> j & 1)
-                        | (b1 >> j & 1) << 1
-                        | (b2 >> j & 1) << 2
-                        | (b3 >> j & 1) << 3
-                        | (b4 >> j & 1) << 4
-                        | (b5 >> j & 1) << 5
-                    )
-                    rotations = shared[ks]
-                    if rotations is None:
-                        rotations = shared[ks] = list(_ROTATION_SETS[ks])
-                    anchors.append(at[i * 8 + j])
-                    legal.append(rotations)
+                    anchors[n] = at[i * 8 + j]
+                    legal[n] = sets_of[sets >> 8 * j & 63]
+                    n += 1
         return anchors, legal
 
     def _legal(
@@ -214,46 +234,60 @@ class Vegetation:
             for c in self.space:
                 self._covered |= bit[c]
             self._counted = len(self.space)
-        free = grid.coverable & ~self._covered
-        touching = [mask for mask in self._near.values() if mask]
+        # (The sets are :data:`_Bits`: CPython's own operations on them, see there.)
+        free: _Bits = grid.coverable & ~self._covered
+        every = grid.shifts(tuple(map(tuple, shape_rotations)))
+        # Per fountain whose frontier is not empty, the anchors whose spaces touch it, per
+        # rotation: kept for the shape while that frontier is the very same number (a laid
+        # tile changes the frontier of the one fountain it joins; nothing else changes any).
+        reach = self._reach.get(every)
+        if reach is None:
+            reach = self._reach[every] = {}
+        touching: list[list[_Bits]] = []
+        for fountain, frontier in self._near.items():
+            if frontier:
+                known = reach.get(fountain)
+                if known is None or known[0] is not frontier:
+                    known = reach[fountain] = (frontier, _touching(frontier, every))
+                touching.append(known[1])
         # Per bed with an assistant, the spaces next to it (two of them or more: else no tile
         # can join two), and the tile's flower spaces (only they join beds).
-        owned: list[int] = []
+        owned: list[_Bits] = []
         flowers: list[int] = []
         if len(self.bed_owner) > 1 and tile.flower_groups:
             for bed in self.bed_owner:
-                near = 0
+                around: _Bits = 0
                 for cell in self.beds[bed]:
-                    near |= grid.around(cell)
-                owned.append(near)
+                    around |= grid.around(cell)
+                owned.append(around)
             flowers = sorted({i for group in tile.flower_groups for i in group})
-        masks: list[int] = []
+        masks: list[_Bits] = []
         checks: list[tuple[int, int]] = []
-        for k, shifts in enumerate(grid.shifts(tuple(map(tuple, shape_rotations)))):
+        for k, shifts in enumerate(every):
             # (Each space's shift in turn, starting from the first instead of from 0 or -1: a
             # tile's first space is its anchor, shift 0, which leaves a set as it is.)
             first, rest = shifts[0], shifts[1:]
-            legal = _moved(free, first)
+            legal: _Bits = _moved(free, first)
             for s in rest:
                 legal &= _moved(free, s)
             if legal:
-                once = twice = 0
-                for mask in touching:
-                    near = _moved(mask, first)
-                    for s in rest:
-                        near |= _moved(mask, s)
+                once: _Bits = 0
+                twice: _Bits = 0
+                for nears in touching:
+                    near: _Bits = nears[k]
                     twice |= once & near
                     once |= near
                 legal &= once & ~twice
             if legal and owned:
-                once = twice = 0
+                once = 0
+                twice = 0
                 for mask in owned:
                     near = 0
                     for i in flowers:
                         near |= _moved(mask, shifts[i])
                     twice |= once & near
                     once |= near
-                risky = legal & twice
+                risky: _Bits = legal & twice
                 if risky:
                     legal ^= risky
                     checks += [(a, k) for a in _bits(risky)]
@@ -470,12 +504,25 @@ _BYTE_BITS: Final[tuple[tuple[int, ...], ...]] = tuple(
 )
 """The set bits of each byte value, in increasing order."""
 
+_SPREAD: Final[tuple[int, ...]] = tuple(
+    sum(1 << 8 * j for j in range(8) if b >> j & 1) for b in range(256)
+)
+"""Each byte value with its bit ``j`` moved to bit ``8 * j``: six of them, shifted by 0 to 5
+and or-ed, give each of 8 anchors its 6-bit set of rotations in a byte of its own."""
+
 _ROTATION_SETS: Final[tuple[tuple[int, ...], ...]] = _BYTE_BITS[:64]
 """The rotations in each 6-bit set of rotations (bit ``k``: rotation ``k``), in increasing
 order: the set bits of the number, as for a byte."""
 
+_ROTATION_LISTS: Final[tuple[list[int], ...]] = tuple(list(ks) for ks in _ROTATION_SETS)
+""":data:`_ROTATION_SETS` as the lists the position choices hand out, made once for every
+match: nobody changes a list handed out (views and choices are never mutated)."""
 
-def _moved(mask: int, s: int) -> int:
+_UNSET: Final[list[int]] = []
+"""What :meth:`Vegetation.positions` fills its lists with before it sets each item."""
+
+
+def _moved(mask: _Bits, s: int) -> _Bits:
     """``mask`` shifted ``s`` bits towards bit 0 (away from it where ``s`` is negative): the
     anchors whose space at bit offset ``s`` from them lies in ``mask`` (see :class:`_Grid`).
     A shift by 0 gives ``mask`` itself, not a copy of it."""
@@ -484,6 +531,19 @@ def _moved(mask: int, s: int) -> int:
     if s < 0:
         return mask << -s
     return mask
+
+
+def _touching(frontier: _Bits, every: _Shifts) -> list[_Bits]:
+    """Per rotation (``every``: each one's shifts), the anchors where a tile covers a space of
+    ``frontier``."""
+    out: list[_Bits] = []
+    for shifts in every:
+        first, rest = shifts[0], shifts[1:]
+        near: _Bits = _moved(frontier, first)
+        for s in rest:
+            near |= _moved(frontier, s)
+        out.append(near)
+    return out
 
 
 def _bits(mask: int) -> list[int]:

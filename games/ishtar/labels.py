@@ -16,11 +16,13 @@ of a tree bought or planted is named in the owner's private text only (the share
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from games.base import JSON, Choice, Decision, Event, seat_name
 from games.ishtar import state as st
+from games.ishtar.board import Terrain
 from games.ishtar.edition import COLOURS, Edition, Skill, Tile
 from games.ishtar.state import State
 from games.ishtar.turn import Positions
@@ -47,13 +49,19 @@ def plural(n: int, word: str, many: str | None = None) -> str:
 
 def gems_text(gems: Mapping[str, Any]) -> str:
     """``{"purple": 1, "red": 2}`` -> ``1 purple and 2 red gems``; nothing -> ``no gem``."""
-    counts = [(int(gems.get(c, 0) or 0), c) for c in COLOURS]
+    counts = [(_count_of(gems.get(c, 0) or 0), c) for c in COLOURS]
     parts = [f"{n} {c}" for n, c in counts if n]
     if not parts:
         return "no gem"
     last = [n for n, _ in counts if n][-1]
     listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
     return f"{listed} gem{'s' * (last != 1)}"
+
+
+def _count_of(value: Any) -> int:
+    """``int(value)``, without calling ``int`` on what is one already (a call of the type
+    costs more than the test, compiled)."""
+    return value if type(value) is int else int(value)
 
 
 def space_text(flowers: int, icon: str | None) -> str:
@@ -88,12 +96,22 @@ def pile_name(index: Any) -> str:
 
 
 def at(state: State, raw: Any) -> str:
-    """A space ``[q, r]`` by its name on the terrain (``f7``, :mod:`games.ishtar.names`)."""
+    """A space ``[q, r]`` by its name on the terrain (``f7``, :mod:`games.ishtar.names`).
+
+    Two ints are looked up in the terrain's flat table of names (:class:`_PositionLabels`):
+    no key to make and hash, as the terrain's dict of names would need (rotation labels and
+    event texts name three spaces each)."""
+    q = raw[0]
+    r = raw[1]
+    if type(q) is int and type(r) is int:
+        named = _position_labels(state).name(q, r)
+        if named:
+            return named
     names = state.terrain.names
-    found = names.get((raw[0], raw[1]))  # (the ints of a listed choice, with no conversion)
+    found = names.get((q, r))  # (the ints of a listed choice, with no conversion)
     if found:
         return found
-    h = (int(raw[0]), int(raw[1]))
+    h = (int(q), int(r))
     return names.get(h) or f"({h[0]},{h[1]})"
 
 
@@ -137,12 +155,12 @@ def skill_text(edition: Edition, skill: str) -> str:
 
 
 def _tile(state: State, tile: Any) -> str:
-    """:func:`tile_text` of a tile by its id, written once per match: choices and events name
-    the same tiles again and again."""
+    """:func:`tile_text` of a tile by its id, written once per edition (:func:`_tile_texts`):
+    choices and events name the same tiles again and again, match after match."""
     memo = state.veg.memo
     found = memo.get("tile_texts")
     if found is None:
-        texts: dict[str, str] = {}
+        texts = _tile_texts(state.edition)
         memo["tile_texts"] = (None, texts)
     else:
         kept = found[1]
@@ -153,6 +171,14 @@ def _tile(state: State, tile: Any) -> str:
     if text is None:
         text = texts[tid] = tile_text(state.edition.tiles[tid])
     return text
+
+
+@functools.lru_cache(maxsize=16)
+def _tile_texts(edition: Edition) -> dict[str, str]:
+    """The tile texts written so far for ``edition``, by tile id, for every match on it (a text
+    says what the edition prints on the tile, nothing of a match); filled as they are asked
+    for, bounded by the edition's tiles."""
+    return {}
 
 
 def _bed(state: State, cell: Any) -> str:
@@ -207,17 +233,18 @@ def _position_text(state: State, cell: list[Any], n: int) -> str:
 
 class _PositionLabels:
     """The position labels written so far, by space and number of ways to turn the tile: a
-    position decision lists about 110 choices, and the same spaces come back turn after turn.
+    position decision lists about 110 choices, and the same spaces come back turn after turn;
+    and the spaces' names (:func:`at`).
 
-    A flat list over the terrain's bounding box (8 slots per space, one per count of
-    rotations), not a dict: a label is found by index arithmetic, without building and hashing
-    a key per choice. Bounded by the terrain's size; a space outside the box (none in play) or
-    a count of 8 or more is written each time instead."""
+    Flat lists over the terrain's bounding box (8 slots per space for the labels, one per count
+    of rotations; one per space for the names), not dicts: a label or a name is found by index
+    arithmetic, without building and hashing a key. Bounded by the terrain's size; a space
+    outside the box (none in play) or a count of 8 or more is written each time instead."""
 
-    __slots__ = ("height", "labels", "qmin", "rmin", "width")
+    __slots__ = ("height", "labels", "names", "qmin", "rmin", "width")
 
-    def __init__(self, state: State) -> None:
-        spaces = list(state.terrain.names)
+    def __init__(self, terrain: Terrain) -> None:
+        spaces = list(terrain.names)
         qs = [h[0] for h in spaces] or [0]
         rs = [h[1] for h in spaces] or [0]
         self.qmin = min(qs)
@@ -225,6 +252,17 @@ class _PositionLabels:
         self.width = max(qs) - self.qmin + 1
         self.height = max(rs) - self.rmin + 1
         self.labels: list[str | None] = [None] * (self.width * self.height * 8)
+        self.names: list[str | None] = [None] * (self.width * self.height)
+        for (q, r), name in terrain.names.items():
+            self.names[(r - self.rmin) * self.width + q - self.qmin] = name
+
+    def name(self, q: int, r: int) -> str | None:
+        """The name of space ``(q, r)``, or None off the terrain."""
+        col = q - self.qmin
+        row = r - self.rmin
+        if 0 <= col < self.width and 0 <= row < self.height:
+            return self.names[row * self.width + col]
+        return None
 
     def label(self, state: State, cell: list[Any], n: int) -> str:
         """The label of a position at ``cell`` (``[q, r]``) with ``n`` rotations."""
@@ -243,17 +281,25 @@ class _PositionLabels:
 
 
 def _position_labels(state: State) -> _PositionLabels:
-    """The position labels, kept on the vegetation (whose terrain names the spaces) for the
-    whole match."""
+    """The position labels, kept on the vegetation for the whole match and made once per
+    terrain (:func:`_terrain_labels`): every match on the same layout names the spaces alike."""
     memo = state.veg.memo
     found = memo.get("position_labels")
     if found is None:
-        table = _PositionLabels(state)
+        table = _terrain_labels(state.terrain)
         memo["position_labels"] = (None, table)
         return table
     kept = found[1]
     assert isinstance(kept, _PositionLabels)
     return kept
+
+
+@functools.lru_cache(maxsize=64)
+def _terrain_labels(terrain: Terrain) -> _PositionLabels:
+    """The position labels of ``terrain`` (its spaces' names are all they read), shared by the
+    matches on it: a terrain is built once per layout and kept (:func:`games.ishtar.board.
+    build_terrain`), and a label written in one match is read in the next."""
+    return _PositionLabels(terrain)
 
 
 _WAYS: Final = tuple("1 way to turn it" if n == 1 else f"{n} ways to turn it" for n in range(7))
@@ -265,7 +311,7 @@ def _rotation(state: State, c: Mapping[str, Any]) -> str:
     text = f"rotation {k}: the tile {TURNS[k]}, on {cells_text(state, c['cells'])}"
     gains: dict[str, int] = {}
     for cell in c["cells"]:
-        colour = state.rock_gems.get((int(cell[0]), int(cell[1])))
+        colour = state.rock_gems.get((_count_of(cell[0]), _count_of(cell[1])))
         if colour is not None:
             gains[colour] = gains.get(colour, 0) + 1
     return text + (f", collecting {gems_text(gains)}" if gains else "")
@@ -327,7 +373,7 @@ def describe(state: State, decision: Decision) -> list[Choice]:
 def _describe_positions(state: State, choices: Positions) -> list[Choice]:
     """A position decision's choices with their labels, made from its anchors and rotations
     (no bare map made first to be copied): each a copy of one template, with ``label`` last
-    as :func:`describe` adds it to the others."""
+    as :func:`describe` adds it to the others (a copy costs less than a new map of five)."""
     positions = _position_labels(state)
     anchors, rotations = choices.anchors, choices.rotations
     template: Choice = {

@@ -116,3 +116,20 @@ def test_a_dump_shares_the_laid_items_which_never_change_once_laid() -> None:
     assert all(item is was and item == then for item, (was, then) in zip(laid, kept, strict=True))
     loaded = GAME.load(GAME.dump(match.state)).laid
     assert loaded == laid and not any(a is b for a, b in zip(loaded, laid, strict=True))
+
+
+def test_ish_place_01_to_05_rotation_lists_are_made_once_for_every_match() -> None:
+    """ISH-PLACE-01..05: the legal rotations of a position are one of the lists made once per
+    set of rotations for every match, in increasing order, and no play changes them."""
+    from games.ishtar.garden import _ROTATION_LISTS, _ROTATION_SETS
+
+    seen = 0
+    for seed in (5, 6):
+        for _, listed in _positions_of_a_playout(seed):
+            for c in listed:
+                if c["kind"] == "position":
+                    assert any(c["rotations"] is made for made in _ROTATION_LISTS)
+                    assert c["rotations"] == sorted(set(c["rotations"]))
+                    seen += 1
+    assert seen > 1000
+    assert all(list(ks) == made for ks, made in zip(_ROTATION_SETS, _ROTATION_LISTS, strict=True))

@@ -57,3 +57,33 @@ def test_tile_texts_from_the_table_read_as_written_afresh() -> None:
     for tid, tile in EDITION.tiles.items():
         assert words._tile(state, tid) == tile_text(tile)
         assert words._tile(state, tid) == tile_text(tile)
+
+
+def test_matches_on_one_layout_share_the_position_labels_and_the_tile_texts() -> None:
+    """The label tables read only the terrain's names and the edition's tiles: two matches on
+    the same layout share one position table, two on another layout do not, and a match on the
+    same edition reads the tile texts another one wrote."""
+    first, second = new_match(4, 1).state, new_match(4, 2).state
+    other = new_match(2, 1).state
+    assert first.terrain is second.terrain and other.terrain is not first.terrain
+    table = words._position_labels(first)
+    assert words._position_labels(second) is table
+    assert words._position_labels(other) is not table
+    tid = next(iter(EDITION.tiles))
+    text = words._tile(first, tid)
+    assert words._tile_texts(EDITION)[tid] is text
+    assert words._tile(other, tid) is text
+
+
+def test_spaces_are_named_from_the_table_as_the_terrain_names_them() -> None:
+    """``at`` reads a space's name from the terrain's flat table: the name the terrain gives
+    every space, as a listed ``[q, r]`` or a space, and ``(q,r)`` off the terrain."""
+    for players in (2, 3, 4):
+        state = new_match(players).state
+        names = state.terrain.names
+        for (q, r), name in names.items():
+            assert words.at(state, [q, r]) == name
+            assert words.at(state, (q, r)) == name
+        assert words.at(state, [99, -99]) == "(99,-99)"
+        q, r = next(iter(names))
+        assert words.at(state, [float(q), r]) == names[(q, r)]
