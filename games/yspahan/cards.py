@@ -65,7 +65,9 @@ def playable(state: YState, seat: int) -> list[str]:
     The one-good card is offered only when some shop is legal for that player.
     """
     hand = state.hands[seat]
-    out = []
+    out: list[str] = []
+    if not hand:  # (most hands, most decisions: no kind to look for)
+        return out
     for kind in data.CARD_KINDS:
         if kind in hand:
             if kind == "place_board" and not legal_shops_anywhere(state, seat):

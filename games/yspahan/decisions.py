@@ -118,19 +118,35 @@ def group_size(state: YState, floor: int) -> int:
     return tower.size_for(state.tower[floor], state.actor == state.order[0], state.players)
 
 
+_TAKES: tuple[tuple[Choice, Choice, Choice, Choice], ...] = tuple(
+    (
+        {"kind": "take", "floor": name, "action": "floor"},
+        {"kind": "take", "floor": name, "action": "steward"},
+        {"kind": "take", "floor": name, "action": "card"},
+        {"kind": "take", "floor": name, "action": "build"},
+    )
+    for name in data.FLOORS
+)
+"""Per floor, the models of its take choices, never handed out: each choice is a copy of one
+(compiled, copying a small map costs less than building it: a third of the instructions), so
+that no two decisions share a map (a legal choice goes to the log and the undo steps as it
+is). Not for the choices with a field to set: setting it costs what the copy saves."""
+
+
 def turn_choices(state: YState) -> list[Choice]:
     """Take a group (one of its actions), or draw/pass with no group; plus card plays."""
     seat = state.actor
     can_build = state.players == 2 and bool(buildings.affordable(state, seat))
     out: list[Choice] = []
-    for floor, name in enumerate(data.FLOORS):
+    for floor in range(len(data.FLOORS)):
         if not group_size(state, floor):
             continue
-        out.append({"kind": "take", "floor": name, "action": "floor"})
-        out.append({"kind": "take", "floor": name, "action": "steward"})
-        out.append({"kind": "take", "floor": name, "action": "card"})
+        takes = _TAKES[floor]
+        out.append(takes[0].copy())
+        out.append(takes[1].copy())
+        out.append(takes[2].copy())
         if can_build:
-            out.append({"kind": "take", "floor": name, "action": "build"})
+            out.append(takes[3].copy())
     if not out:
         out.append({"kind": "draw"} if cards.can_draw(state) else {"kind": "pass"})
     out.extend({"kind": "play", "card": k} for k in cards.playable(state, seat))

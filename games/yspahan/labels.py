@@ -85,8 +85,12 @@ _SOUK_TEXT: Final[dict[str, str]] = {
 """Souk id -> :func:`souk_text` (static: written once)."""
 
 
+_DICE: Final[tuple[str, ...]] = tuple(plural(n, "die", "dice") for n in range(64))
+"""``n`` -> :func:`_dice` (static: written once; a group holds fewer dice)."""
+
+
 def _dice(n: int) -> str:
-    return plural(n, "die", "dice")
+    return _DICE[n] if 0 <= n < len(_DICE) else plural(n, "die", "dice")
 
 
 # --------------------------------------------------------------------------- choices
@@ -125,14 +129,25 @@ def _gain_text(floor: str, size: int, bonus: bool) -> str:
 
 _FLOOR_INDEX: Final[dict[str, int]] = {floor: i for i, floor in enumerate(data.FLOORS)}
 
-_ACTION_CODE: Final[dict[str, int]] = {"floor": 0, "steward": 1, "card": 2, "build": 3}
+_TAKE_TEXTS: dict[int, tuple[str, str, str, str]] = {}
+"""The take labels of a group already written, by what they say (the arguments of
+:func:`_take_text` but the action, packed in one number by :func:`_take_texts`): one per action,
+in :func:`_action_code`'s order. The same few dozen groups recur all match long, and looking
+one up costs a fraction of writing it. The same for every match (a pure function of the key,
+never of a state), filled as they are first asked for, and bounded (a few thousand keys at
+most: floors, dice, values)."""
 
-_TAKE_TEXTS: dict[int, str] = {}
-"""Take labels already written, by what they say (the arguments of :func:`_take_text`, packed
-in one number by :func:`_take`): the same few dozen recur all match long, and looking one up
-costs a fraction of writing it. The same for every match (a pure function of the key, never of
-a state), filled as they are first asked for, and bounded (a few thousand keys at most: floors,
-actions, dice, values)."""
+
+def _action_code(action: str) -> int:
+    """An action's place in a group's take texts (:data:`_TAKE_TEXTS`): floor, steward, card,
+    build (literal tests: cheaper than a map, compiled)."""
+    if action == "floor":
+        return 0
+    if action == "steward":
+        return 1
+    if action == "card":
+        return 2
+    return 3
 
 
 def _take(s: YState, c: Mapping[str, Any]) -> str:
@@ -140,20 +155,29 @@ def _take(s: YState, c: Mapping[str, Any]) -> str:
 
 
 def _take_label(s: YState, floor: str, action: str) -> str:
+    return _take_texts(s, floor)[_action_code(action)]
+
+
+def _take_texts(s: YState, floor: str) -> tuple[str, str, str, str]:
+    """The labels of taking the group of ``floor`` for each action (:data:`_TAKE_TEXTS`): its
+    size and value, and for the floor action its building's bonus and whether cards may add
+    dice (the others' texts read neither)."""
     index = _FLOOR_INDEX[floor]
     size = decisions.group_size(s, index)
     value = s.tower[index][0]
-    code = _ACTION_CODE[action]
-    bonus = more = False
-    if code == 0:
-        bonus = buildings.has(s, s.actor, _BONUS_AT[index])
-        more = bool(s.hands[s.actor])
+    bonus = buildings.has(s, s.actor, _BONUS_AT[index])
+    more = bool(s.hands[s.actor])
     # (size < 64: 12 dice at most, plus one die per card; value 1 to 6.)
-    key = ((((index * 4 + code) * 64 + size) * 8 + value) * 2 + bonus) * 2 + more
-    text = _TAKE_TEXTS.get(key)
-    if text is None:
-        text = _TAKE_TEXTS[key] = _take_text(floor, action, size, value, bonus, more)
-    return text
+    key = (((index * 64 + size) * 8 + value) * 2 + bonus) * 2 + more
+    texts = _TAKE_TEXTS.get(key)
+    if texts is None:
+        texts = _TAKE_TEXTS[key] = (
+            _take_text(floor, "floor", size, value, bonus, more),
+            _take_text(floor, "steward", size, value, bonus, more),
+            _take_text(floor, "card", size, value, bonus, more),
+            _take_text(floor, "build", size, value, bonus, more),
+        )
+    return texts
 
 
 _BONUS_AT: Final[tuple[int, ...]] = tuple(_BONUS_BUILDING[floor] for floor in data.FLOORS)
@@ -375,13 +399,17 @@ CHOICES: dict[str, Text] = {
 }
 
 
+_NO_TEXTS: Final[tuple[str, str, str, str]] = ("", "", "", "")
+
+
 def describe(state: YState, decision: Decision) -> list[Choice]:
     """Each choice with its ``label`` added last (and ``effects`` for a move or a placement).
 
     The frequent kinds are written here without going through :data:`CHOICES` (the same
-    texts, called directly; a placement or a move looks its shop or square up once for both its
-    label and its effects)."""
+    texts, called directly; the takes of one group find its texts once, a placement or a move
+    looks its shop or square up once for both its label and its effects)."""
     out: list[Choice] = []
+    group, texts = "", _NO_TEXTS
     for c in decision.choices:
         kind = c["kind"]
         assert isinstance(kind, str)
@@ -389,7 +417,9 @@ def describe(state: YState, decision: Decision) -> list[Choice]:
         if kind == "take":
             floor, action = c["floor"], c["action"]
             assert isinstance(floor, str) and isinstance(action, str)
-            shown["label"] = _take_label(state, floor, action)
+            if floor != group:  # (a group's takes come one after the other: its texts once)
+                group, texts = floor, _take_texts(state, floor)
+            shown["label"] = texts[_action_code(action)]
         elif kind == "place":
             _place_choice(state, c, shown)
         elif kind == "move":
@@ -477,12 +507,21 @@ def _who(e: Mapping[str, Any]) -> str:
     return _SEAT_NAMES[int(e["seat"])]
 
 
+_FACES: Final[tuple[str, ...]] = tuple(str(v) for v in range(7))
+"""A die's value (1 to 6) -> its digit (static: written once)."""
+
+
+def _faces(dice: list[int]) -> str:
+    """``1, 4, 4``: the values of rolled dice (their digits looked up, not written)."""
+    return ", ".join([_FACES[v] for v in dice])
+
+
 def _roll(s: YState, e: Mapping[str, Any]) -> str:
-    white = ", ".join(map(str, e["white"]))
-    text = f"{_who(e)} rolls {plural(len(e['white']), 'white die', 'white dice')} ({white})"
-    if e["yellow"]:
-        yellow = ", ".join(map(str, e["yellow"]))
-        text += f" and {plural(len(e['yellow']), 'yellow die', 'yellow dice')} ({yellow})"
+    whites: list[int] = e["white"]
+    yellows: list[int] = e["yellow"]
+    text = f"{_who(e)} rolls {plural(len(whites), 'white die', 'white dice')} ({_faces(whites)})"
+    if yellows:
+        text += f" and {plural(len(yellows), 'yellow die', 'yellow dice')} ({_faces(yellows)})"
         text += f", paying {e['gold_paid']} gold"
     return text
 
@@ -602,7 +641,7 @@ def _game_end(s: YState, e: Mapping[str, Any]) -> str:
 EVENTS: dict[str, Text] = {
     "day": lambda s, e: (
         f"week {e['week']}, day {e['day']}: "
-        + ", ".join(seat_name(int(x)) for x in e["order"])
+        + ", ".join([_SEAT_NAMES[x] for x in e["order"]])
         + " play in this order"
     ),
     "roll": _roll,
@@ -656,8 +695,9 @@ def narrate(state: YState, events: list[Event]) -> list[Event]:
     for e in events:
         data_ = e.data
         assert isinstance(data_, dict)
-        for extra in e.private.values():
-            assert isinstance(extra, dict)
-            extra["text"] = _text(state, e.kind, {**data_, **extra})
+        if e.private:  # (a draw's; most events have no private part to iterate)
+            for extra in e.private.values():
+                assert isinstance(extra, dict)
+                extra["text"] = _text(state, e.kind, {**data_, **extra})
         data_["text"] = _text(state, e.kind, data_)
     return events

@@ -70,12 +70,18 @@ def _city(state: YState) -> dict[str, JSON]:
     assert isinstance(old_key, list) and isinstance(old, dict)
     city: dict[str, JSON] = {
         souk: old[souk]
-        if old_key and old_key[start:stop] == shops[start:stop]
+        if old_key and _same_range(old_key, shops, start, stop)
         else [None if v < 0 else v for v in shops[start:stop]]
         for souk, start, stop in _SOUK_SHOPS
     }
     state.memo["city"] = (list(shops), city)
     return city
+
+
+def _same_range(a: list[int], b: list[int], start: int, stop: int) -> bool:
+    """Whether ``a`` and ``b`` hold the same numbers from ``start`` to ``stop`` (compared in
+    place: no slice is made)."""
+    return all(a[i] == b[i] for i in range(start, stop))
 
 
 class _Seen:
@@ -288,9 +294,27 @@ def shared_view(state: YState) -> dict[str, JSON]:
     }
 
 
+_OWN_KEYS: tuple[str, ...] = ("own0", "own1", "own2", "own3")
+"""The memo's name of each seat's own view."""
+
+
 def own_view(state: YState, seat: int) -> dict[str, JSON]:
-    """What only ``seat`` sees: its hand, sorted so that draw order does not show."""
-    return {"hand": jlist(sorted(state.hands[seat]))}
+    """What only ``seat`` sees: its hand, sorted so that draw order does not show.
+
+    Kept while the hand is the same (as :func:`_copy`: the memo holds a copy of the hand as it
+    was, compared with the state's), and handed out again as the very same map, never changed:
+    every seat's own view is asked for at every revision, and hands seldom change."""
+    hand = state.hands[seat]
+    name = _OWN_KEYS[seat]
+    found = state.memo.get(name)
+    if found is not None:
+        seen, kept = found
+        assert isinstance(seen, list) and isinstance(kept, dict)
+        if seen == hand:
+            return kept
+    view: dict[str, JSON] = {"hand": jlist(sorted(hand))}
+    state.memo[name] = (list(hand), view)
+    return view
 
 
 def copy_state(state: YState) -> YState:

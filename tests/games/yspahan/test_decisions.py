@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from games.base import Match
-from games.yspahan import GAME, data
+from games.yspahan import GAME, data, decisions
 from games.yspahan.state import YState
 from tests.games.yspahan.helpers import act, choices, give_card, kinds, put_goods, turn_state
 
@@ -289,3 +289,16 @@ def test_ysp_open_6_a_last_card_played_at_a_keep_round_trips_and_resumes() -> No
     act(match, kind="play", card="swap_camels_gold")
     events = act(match, kind="swap", camels=0)  # nothing gained: the good goes at once
     assert any(e.kind == "caravan" for e in events) and state.stage == "after"
+
+
+def test_each_take_choice_is_a_map_of_its_own() -> None:
+    """The take choices are copies of models: no two decisions share a map, nor hand a model
+    out (a legal choice goes to the log and the undo steps as it is)."""
+    state = turn_state(4, floors={"camels": (1, 2, 0), "gold": (6, 1, 0)})
+    first, again = decisions.turn_choices(state), decisions.turn_choices(state)
+    assert first == again and len(first) == 6
+    assert all(a is not b for a, b in zip(first, again, strict=True))
+    models = [model for takes in decisions._TAKES for model in takes]
+    assert not any(c is model for c in first for model in models)
+    first[0]["action"] = "changed"
+    assert decisions.turn_choices(state) == again

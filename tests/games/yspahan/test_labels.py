@@ -260,19 +260,27 @@ def test_narrate_adds_each_text_last_to_the_events_it_is_given() -> None:
 
 
 def test_labels_from_the_tables_are_those_written_afresh() -> None:
-    """A take or placement label looked up in its table (filled over several matches) is the
-    one its facts write with the table empty: the key holds every fact the text reads."""
-    tables = {"take": labels._TAKE_TEXTS, "place": labels._PLACE_TEXTS}
+    """A take, placement or move label looked up in its tables (filled over several matches) is
+    the one its facts write with the tables empty: the keys hold every fact the text reads."""
+    tables: dict[str, tuple[dict[Any, Any], ...]] = {
+        "take": (labels._TAKE_TEXTS,),
+        "place": (labels._PLACE_TEXTS,),
+        "move": (labels._MOVE_TEXTS,),
+    }
     for m in range(6):
         match = Match.new(GAME, 2 + m % 3, {}, 900 + m)
         chooser = Rng.from_seed(m)
         while (decision := match.decision) is not None:
-            for c in decision.choices:
-                table: dict[Any, str] | None = tables.get(str(c["kind"]))
-                if table is not None:
-                    cached = labels.CHOICES[str(c["kind"])](match.state, c)
-                    kept = dict(table)
-                    table.clear()
-                    assert labels.CHOICES[str(c["kind"])](match.state, c) == cached
-                    table.update(kept)
+            written = GAME.describe(match.state, decision)
+            for c, shown in zip(decision.choices, written, strict=True):
+                kind = str(c["kind"])
+                if kind in tables:
+                    cached = labels.CHOICES[kind](match.state, c)
+                    assert shown["label"] == cached
+                    kept = [dict(table) for table in tables[kind]]
+                    for table in tables[kind]:
+                        table.clear()
+                    assert labels.CHOICES[kind](match.state, c) == cached
+                    for table, entries in zip(tables[kind], kept, strict=True):
+                        table.update(entries)
             match.push(decision.seat, decision.choices[chooser.below(len(decision.choices))])

@@ -133,3 +133,16 @@ def test_views_and_descriptions_match_a_state_that_keeps_nothing(players: int, s
         ]
         match.act(decision.seat, chooser.below(len(decision.choices)))
     _same_views(match.state)
+
+
+def test_an_unchanged_hand_hands_out_the_same_own_view() -> None:
+    state = turn_state(4)
+    give_card(state, 1, "no_gold")
+    first = GAME.own_view(state, 1)
+    assert GAME.own_view(state, 1) is first
+    assert GAME.own_view(state, 2) is not first  # (each seat its own)
+    give_card(state, 1, "3_gold")
+    second = GAME.own_view(state, 1)
+    assert second is not first and second == {"hand": ["3_gold", "no_gold"]}
+    assert first == {"hand": ["no_gold"]}  # (what was handed out is never changed)
+    assert GAME.own_view(state, 1) is second
