@@ -389,7 +389,7 @@ def canonical_map(encoded_values: Mapping[str, bytes]) -> bytes:
     return b"".join(parts)
 
 
-_KEYS: dict[str, bytes] = {}
+_KEYS: Final[dict[str, bytes]] = {}
 """The encodings of map keys seen by :func:`canonical_map` (a view's field names, a room's
 parts: a few hundred), so that a revision does not encode the same keys again and again."""
 _KEYS_MAX: Final = 4096

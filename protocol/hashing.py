@@ -20,6 +20,8 @@ Every hash on the wire is made by :func:`hash_bytes` of canonical bytes, or chai
   parts beside it, :mod:`server.views`; replays do the same from an archive);
 - :class:`DocumentHasher`: the same for several documents that differ in one entry only (every
   audience of a revision: only ``own`` differs), hashing what precedes that entry once;
+- :class:`ChainedHasher`: :func:`chained_hash` of one spectators' hash for several seats (every
+  rule-2 seat of a revision), the spectators' raw bytes hashed once;
 - :class:`ViewHasher`: successive versions of one client's view, re-encoding only what changed.
 """
 
@@ -34,6 +36,7 @@ from protocol.tree import Tree, Work, track
 
 __all__ = [
     "HASH_RULES",
+    "ChainedHasher",
     "DocumentHasher",
     "ViewHasher",
     "chained_hash",
@@ -87,6 +90,26 @@ def document_hash(entries: Mapping[str, bytes]) -> str:
     return state.hexdigest()
 
 
+class ChainedHasher:
+    """The rule-2 view hashes of several seats of one revision: :func:`chained_hash` of
+    ``spectators`` and each seat's own bytes exactly, the spectators' raw bytes decoded and
+    hashed once (BLAKE2b's state is copied for each seat: per seat, one copy, one update and
+    the digest)."""
+
+    __slots__ = ("_base",)
+
+    def __init__(self, spectators: str) -> None:
+        base = _EMPTY.copy()
+        base.update(bytes.fromhex(spectators))
+        self._base = base
+
+    def hash(self, own: bytes) -> str:
+        """:func:`chained_hash` of the spectators' hash and ``own`` (a seat's canonical bytes)."""
+        state = self._base.copy()
+        state.update(own)
+        return state.hexdigest()
+
+
 class DocumentHasher:
     """The view hashes of the documents ``{**entries, key: value}`` for several values of one
     entry, each :func:`document_hash` of that map exactly.
@@ -118,7 +141,8 @@ class DocumentHasher:
         """The view hash of the document whose ``key`` entry is ``value`` (canonical bytes)."""
         state = self._before.copy()
         state.update(value)
-        state.update(self._after)
+        if self._after:  # (nothing after the last key: a call saved)
+            state.update(self._after)
         return state.hexdigest()
 
 

@@ -230,8 +230,9 @@ def _int_size(n: int) -> int:
     return 9 if n >= -0x8000000000000000 else 0
 
 
-_NO_SIZES: Mapping[int, int] = {}
-_ABSENT: Any = object()
+_NO_SIZES: Final[Mapping[int, int]] = {}
+_ABSENT: Final[Any] = object()
+"""(Final: compiled, held in C statics, not looked up among the module's globals at every use.)"""
 _REPLACE_OVERHEAD: Final = len(pack({"op": "replace", "path": "", "value": None})) - 2
 """Bytes of a ``replace`` op besides its path's and its value's encodings."""
 _REMOVE_LEAST: Final = len(pack({"op": "remove", "path": "/0"}))

@@ -99,9 +99,11 @@ class Work:
         return unpack(node.enc) if value is _MISSING else value
 
 
-_MISSING: Any = object()
-_NO_KEYS: dict[str, Any] = {}
-_NO_ITEMS: list[Any] = []
+_MISSING: Final[Any] = object()
+_NO_KEYS: Final[dict[str, Any]] = {}
+_NO_ITEMS: Final[list[Any]] = []
+"""(Final, as the other constants: compiled, held in C statics, not looked up among the module's
+globals at every use.)"""
 
 
 def track(
@@ -278,8 +280,8 @@ def _itemized(prev: Tree | None, value: Any, before: Any) -> Tree:
     return node
 
 
-_NO_BYTES: list[bytes] = []
-_NO_ENCS: dict[str, bytes] = {}
+_NO_BYTES: Final[list[bytes]] = []
+_NO_ENCS: Final[dict[str, bytes]] = {}
 
 
 def _map_node(kids: dict[str, Tree]) -> Tree:
@@ -296,7 +298,7 @@ def _map_node(kids: dict[str, Tree]) -> Tree:
     return node
 
 
-_NOTHING_WHOLE: frozenset[str] = frozenset()
+_NOTHING_WHOLE: Final[frozenset[str]] = frozenset()
 _REPLACE_HEAD: Final = map_header(3) + pack("op") + pack("replace") + pack("path")
 _VALUE_KEY: Final = pack("value")
 

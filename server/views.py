@@ -4,10 +4,12 @@ DESIGN "Where the time goes": the shared part of the view is diffed, canonically
 ops encoded once per revision; only the small own parts are diffed per seat; each audience's
 frame is encoded once (then written to every socket of that audience). The view hash of an
 audience is that of its entries' kept bytes (``{"own": own_bytes, "shared": shared_bytes}``),
-so the shared part is never encoded twice. The spectators' hash is taken once per revision;
-a seat's follows the rule its connection asked for (SPEC section 4): under rule 2 it is the
-spectators' hash chained with the seat's own bytes (:func:`protocol.hashing.chained_hash`, a
-few dozen bytes), under rule 1 the whole document's
+so the shared part is never encoded twice. The spectators' hash is taken once per revision
+(what sorts before the shared part, the room's parts and ``own`` nil, hashed once while
+the parts stay the same); a seat's follows the rule its connection asked for (SPEC section 4):
+under rule 2 it is the spectators' hash chained with the seat's own bytes
+(:class:`protocol.hashing.ChainedHasher`: the spectators' hash once per revision, then a few
+dozen bytes per seat), under rule 1 the whole document's
 (:class:`protocol.hashing.DocumentHasher`: what sorts before ``own`` is hashed once per
 revision, the shared part after it once per such seat). The spectators' frames are the same
 under both rules. A seat's own part is encoded whole first (one compiled call): when its
@@ -48,12 +50,14 @@ from typing import Any, Final
 from games.base import Decision, Event, Match, own_part, shared_part
 from protocol.codec import array_header, canonical, canonical_copy, canonical_map, unpack
 from protocol.frames import encode_events, encode_patch
-from protocol.hashing import DocumentHasher, chained_hash, document_hash, hash_bytes
+from protocol.hashing import ChainedHasher, DocumentHasher, chained_hash, hash_bytes
 from protocol.patch import Op, diff
 from protocol.tree import Tree, Work, diff_trees, track
 
 _NONE: Final = canonical(None)
-_NO_KEPT: dict[str, Any] = {}
+_NO_KEPT: Final[dict[str, Any]] = {}
+_NO_FIELD: Final[Any] = object()
+"""(Final: compiled, held in C statics, not looked up among the module's globals at every use.)"""
 
 
 _SHARED_DEPTH: Final = 2
@@ -150,11 +154,15 @@ class Views:
         self.players = players
         self.parts: dict[str, Any] = {}
         self.parts_enc: dict[str, bytes] = {}
+        self._around: DocumentHasher | None = None
+        """The hasher of the spectators' document around its shared part (the room's parts and
+        ``own`` nil, hashed once): made again when the parts change."""
         self.set_parts(parts or {})
         self._shared: Tree | None = None
         self._own: list[Tree] = []
-        self._kept_fields: frozenset[str] = getattr(match.game, "kept_fields", frozenset())
-        """(A scripted stand-in for a game, in tests, may not declare any.)"""
+        self._kept_fields: tuple[str, ...] = tuple(getattr(match.game, "kept_fields", ()))
+        """(A scripted stand-in for a game, in tests, may not declare any. A tuple: compiled,
+        walked by index.)"""
         self._decider: int | None = None
         """The seat whose choices the last frames listed (its own part changes at the next
         revision, its choices at least: it is tracked without trying its old bytes first)."""
@@ -167,6 +175,7 @@ class Views:
     def set_parts(self, parts: dict[str, Any]) -> None:
         """Replace the room-level parts without a patch (before anyone was sent the view)."""
         self.parts, self.parts_enc = {}, {}
+        self._around = None
         for name, value in parts.items():
             self.parts[name], self.parts_enc[name] = canonical_copy(value)
 
@@ -196,8 +205,13 @@ class Views:
         again as the same objects."""
         fields = self._kept_fields
         if fields:
-            game = shared["game"]
-            self._kept = {"game": {key: game[key] for key in fields if key in game}}
+            game: dict[str, Any] = shared["game"]  # (typed: compiled, the dict's own operations)
+            kept: dict[str, Any] = {}
+            for key in fields:
+                value = game.get(key, _NO_FIELD)
+                if value is not _NO_FIELD:
+                    kept[key] = value
+            self._kept = {"game": kept}
 
     @property
     def shared(self) -> Any:
@@ -228,7 +242,10 @@ class Views:
 
     def _spectator_hash(self) -> str:
         """The spectators' view hash now (the same under both rules)."""
-        return document_hash({**self.parts_enc, "shared": self.ensure().enc, "own": _NONE})
+        around = self._around
+        if around is None:
+            around = self._around = DocumentHasher({**self.parts_enc, "own": _NONE}, "shared")
+        return around.hash(self.ensure().enc)
 
     def _hasher(self) -> DocumentHasher:
         """The hasher of every audience's document as it is now: they differ in ``own`` only."""
@@ -287,6 +304,7 @@ class Views:
                 else:
                     shared_ops.append({"op": "add", "path": "/" + name, "value": part})
                 self.parts[name], self.parts_enc[name] = part, enc
+                self._around = None
         shared_bytes = work.encode_ops(shared_ops)
         spliced, count = [shared_bytes], len(shared_ops)
         self._shared = tree
@@ -297,6 +315,7 @@ class Views:
         # precedes ``own`` once, by the hasher made for the first such seat).
         spectator_hash = self._spectator_hash()
         hasher: DocumentHasher | None = None
+        chain: ChainedHasher | None = None
         used = bytearray(self.players)
         frames: list[bytes] = []
         decider = None if decision is None else decision.seat
@@ -316,7 +335,9 @@ class Views:
                 else public
             )
             if seat < len(rules) and rules[seat] == 2:
-                digest = chained_hash(spectator_hash, mine.enc)
+                if chain is None:
+                    chain = ChainedHasher(spectator_hash)
+                digest = chain.hash(mine.enc)
                 used[seat] = 2
             else:
                 if hasher is None:

@@ -85,6 +85,7 @@ SURFACES: dict[str, set[str]] = {
     },
     "protocol.hashing": {
         "HASH_RULES",
+        "ChainedHasher",
         "DocumentHasher",
         "ViewHasher",
         "chained_hash",

@@ -13,7 +13,7 @@ import protocol.tree
 from games import registry
 from games.base import Match, audience_view
 from protocol.codec import canonical
-from protocol.hashing import DocumentHasher, ViewHasher, view_hash
+from protocol.hashing import ChainedHasher, DocumentHasher, ViewHasher, chained_hash, view_hash
 from protocol.patch import apply, diff
 from tests.protocol.strategies import documents
 
@@ -125,3 +125,17 @@ def test_a_document_hasher_gives_each_documents_hash(
     hasher = DocumentHasher(encoded, key)
     for value in values:
         assert hasher.hash(canonical(value)) == view_hash({**entries, key: value})
+
+
+@settings(max_examples=100, deadline=None)
+@given(documents(), st.lists(documents(), min_size=1, max_size=4))
+def test_a_chained_hasher_gives_each_seats_rule_2_hash(shared: Any, owns: list[Any]) -> None:
+    """Every seat's rule-2 hash from one hashing of the spectators' hash: the same as hashing
+    each seat's whole document under rule 2 (SPEC section 4)."""
+    spectators = view_hash({"own": None, "shared": shared})
+    hasher = ChainedHasher(spectators)
+    for own in owns:
+        mine = canonical(own)
+        assert hasher.hash(mine) == chained_hash(spectators, mine)
+        if own is not None:  # (a document with ``own`` nil is the spectators', hashed as such)
+            assert hasher.hash(mine) == view_hash({"own": own, "shared": shared}, rule=2)

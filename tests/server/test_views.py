@@ -117,6 +117,32 @@ def test_changes_the_plain_encoding_misses_in_python_are_still_sent() -> None:
         assert full["clock"] == {"remaining_ms": [1, 2 + rev]}
 
 
+def test_only_the_kept_fields_are_held_even_as_fields_come_and_go() -> None:
+    """A field the game does not declare kept may be a list it mutates and hands out again: it
+    is encoded at every revision, also once it (or another field) came or went."""
+    game = _Scripted()
+    game.kept_fields = frozenset({"k"})  # type: ignore[misc]
+    held = [1]
+    kept = {"a": 1}
+    pad = "x" * 300  # (a shared part this big is tracked per field, its kept fields held)
+    versions: list[dict[str, Any]] = [
+        {"k": kept, "p": pad},
+        {"k": kept, "m": held, "p": pad},
+        {"k": kept, "m": held, "x": 1, "p": pad},
+        {"k": kept, "m": held, "p": pad},
+        {"m": held, "p": pad},
+        {"k": kept, "m": held, "p": pad},
+    ]
+    game.shared = versions[0]
+    views = Views("r", _match(game), 2)
+    docs = [views.full(s)[0] for s in range(2)]
+    for rev, shared in enumerate(versions[1:], start=1):
+        held.append(rev)  # mutated in place and handed out again: must still be sent
+        game.shared = dict(shared)
+        _check_frames(views, docs, views.advance(rev, []).seat_frames)
+        assert docs[0]["shared"]["game"] == msgpack.unpackb(msgpack.packb(shared))
+
+
 @pytest.mark.parametrize("name", ["yspahan", "ishtar"])
 def test_random_matches_patch_every_audience_exactly(name: str) -> None:
     game = registry.get(name)
