@@ -84,7 +84,7 @@ Choice: TypeAlias = dict[str, JSON]
 
 S = TypeVar("S")
 
-DESCRIPTIVE: frozenset[str] = frozenset({"label", "effects"})
+DESCRIPTIVE: Final[frozenset[str]] = frozenset({"label", "effects"})
 """Keys of a listed choice that describe it and are not part of it (:meth:`Match.resolve`)."""
 
 

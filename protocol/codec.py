@@ -69,7 +69,7 @@ class Limits:
         }
 
 
-DEFAULT_LIMITS = Limits()
+DEFAULT_LIMITS: Final = Limits()
 
 
 _local = threading.local()
@@ -244,7 +244,7 @@ def _sorted(value: Any) -> Any:
     return value
 
 
-_CONTAINERS = frozenset({dict, list, tuple})
+_CONTAINERS: Final = frozenset({dict, list, tuple})
 
 
 _CANONICAL: Final = ormsgpack.OPT_SORT_KEYS | _PLAIN

@@ -184,4 +184,4 @@ class ViewHasher:
         return spectators if own is None else chained_hash(spectators, canonical(own))
 
 
-_NOTHING = object()
+_NOTHING: Final = object()

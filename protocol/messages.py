@@ -61,15 +61,15 @@ RequestId: TypeAlias = int | str | None
 """What a client puts in ``id`` and the answer echoes: an int or a short string."""
 
 MAX_ID_CHARS: Final = 64
-MAX_NAME_CHARS = 32
-MAX_ROOM_CHARS = 64
-MAX_TOKEN_CHARS = 128
-MAX_CHAT_CHARS = 500
-MAX_DELAY_SECONDS = 3600.0
-MAX_PAGE = 100
+MAX_NAME_CHARS: Final = 32
+MAX_ROOM_CHARS: Final = 64
+MAX_TOKEN_CHARS: Final = 128
+MAX_CHAT_CHARS: Final = 500
+MAX_DELAY_SECONDS: Final = 3600.0
+MAX_PAGE: Final = 100
 """The most rooms one ``rooms`` page holds (``list_rooms.limit``)."""
-MAX_CURSOR_CHARS = 128
-LISTED_STATES = ("open", "playing")
+MAX_CURSOR_CHARS: Final = 128
+LISTED_STATES: Final = ("open", "playing")
 """What ``list_rooms.state`` may ask for."""
 MAX_REPLAY_INTERVAL = 60.0
 DEFAULT_REPLAY_INTERVAL = 1.0
@@ -322,7 +322,7 @@ class _Fields:
         return clean_text(name).strip() or "player"
 
 
-_SEQUENCE = re.compile(
+_SEQUENCE: Final = re.compile(
     r"""
     (?:\x1b\[|\x9b) [\x30-\x3f]* [\x20-\x2f]* [\x40-\x7e]?      # CSI ... final byte
   | (?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])                     # OSC DCS SOS PM APC ...
@@ -331,8 +331,8 @@ _SEQUENCE = re.compile(
     """,
     re.VERBOSE,
 )
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_BREAK = re.compile(r"[\t\n]")
+_CONTROL: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_BREAK: Final = re.compile(r"[\t\n]")
 
 
 def clean_text(text: str) -> str:

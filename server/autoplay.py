@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from protocol.errors import ErrorCode, RequestError
 from server.bots import Bot, RandomPlayer, make_bot
@@ -31,7 +31,7 @@ from server.timekeeping import Timekeeper
 if TYPE_CHECKING:
     from server.play import Play
 
-BOT_RETRY_SECONDS = 0.2
+BOT_RETRY_SECONDS: Final = 0.2
 """A bot's choice refused without a pause (a rev the log is ahead of) is tried again this late."""
 
 

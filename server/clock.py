@@ -40,16 +40,16 @@ restored: time spent while the server was down is not counted. While the room is
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from protocol.errors import ErrorCode, RequestError
 from server.store.meta import RoomMeta
 
-PART = "clock"
+PART: Final = "clock"
 """The name of the clock's room-level part in every audience's view document."""
-POLICIES = ("bot", "forfeit")
-MAX_INITIAL = 24 * 3600.0
-MAX_INCREMENT = 3600.0
+POLICIES: Final = ("bot", "forfeit")
+MAX_INITIAL: Final = 24 * 3600.0
+MAX_INCREMENT: Final = 3600.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -94,7 +94,7 @@ class ConnEvent(Enum):
     """(As :class:`ConnState`'s.)"""
 
 
-TRANSITIONS: dict[tuple[ConnState, ConnEvent], ConnState] = {
+TRANSITIONS: Final[dict[tuple[ConnState, ConnEvent], ConnState]] = {
     (ConnState.AWAITING_HELLO, ConnEvent.HELLO): ConnState.READY,
     (ConnState.READY, ConnEvent.REQUEST): ConnState.READY,
     (ConnState.AWAITING_HELLO, ConnEvent.CLOSE): ConnState.CLOSED,
@@ -102,7 +102,7 @@ TRANSITIONS: dict[tuple[ConnState, ConnEvent], ConnState] = {
     (ConnState.CLOSED, ConnEvent.CLOSE): ConnState.CLOSED,
 }
 
-_REFUSALS = {
+_REFUSALS: Final = {
     (ConnState.AWAITING_HELLO, ConnEvent.REQUEST): "send hello first",
     (ConnState.READY, ConnEvent.HELLO): "hello was already received",
 }

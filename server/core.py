@@ -43,7 +43,7 @@ data; the actor writes their frames (:class:`~server.effects.Watch`) and arms th
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from games.base import Match
 from protocol import frames as f
@@ -100,7 +100,7 @@ if TYPE_CHECKING:
     from server.member import Member
 
 
-_ANSWERS = (Done, Failed)
+_ANSWERS: Final = (Done, Failed)
 """The store's answers, which resume the command waiting for them."""
 
 

@@ -14,7 +14,7 @@ and the others): the caller turns them into one ``error`` frame
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from games import registry
 from protocol import PROTOCOL_MINOR, PROTOCOL_VERSION
@@ -28,9 +28,9 @@ from server.store import StoreError
 if TYPE_CHECKING:
     from server.app import App
 
-SERVER_NAME = "oasis/0.1"
+SERVER_NAME: Final = "oasis/0.1"
 
-_AWAITED = (m.Create, m.Replay, m.Quick, m.Rematch)
+_AWAITED: Final = (m.Create, m.Replay, m.Quick, m.Rematch)
 """Requests that always await (the store, the lobby's quick search)."""
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Final, Protocol, cast
 
 from server.connection import Connection
 from server.core import RoomCore
@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from server.room import Room
 
 
-SLOW_COMMAND_SECONDS = 0.05
+SLOW_COMMAND_SECONDS: Final = 0.05
 """A command the room task took longer than this to handle (Redis waits included, the time it
 queued in the inbox not) is logged as ``slow_command``, with how long it had queued
 (:meth:`server.room.Room._slow_command`: at most one line per room every ``SLOW_LOG_EVERY``

@@ -16,7 +16,7 @@ is stored before it is answered).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from protocol import frames as f
 from protocol import messages as m
@@ -34,11 +34,11 @@ from server.timekeeping import Timekeeper
 if TYPE_CHECKING:
     from server.member import Member
 
-SPECTATORS_ANNOUNCED_AT_ONCE = 64
+SPECTATORS_ANNOUNCED_AT_ONCE: Final = 64
 """Up to this many spectators, one coming or going is announced (``room``) at once; past it, at
 most once every ``SPECTATOR_ANNOUNCE_EVERY`` seconds: 10,000 spectators arriving one by one
 must not cost every member 10,000 frames."""
-SPECTATOR_ANNOUNCE_EVERY = 0.5
+SPECTATOR_ANNOUNCE_EVERY: Final = 0.5
 
 
 class Announcer(Protocol):

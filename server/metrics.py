@@ -23,7 +23,7 @@ the client library's own, with their labelled children bound once (:class:`Bound
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Generic, TypeVar
+from typing import Final, Generic, TypeVar
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -37,7 +37,7 @@ from prometheus_client.metrics import MetricWrapperBase
 from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.utils import floatToGoString
 
-_go_float: Callable[[float], str] = floatToGoString
+_go_float: Final[Callable[[float], str]] = floatToGoString
 """A bucket bound as the client library writes it (``0.0001``, ``64.0``, ``+Inf``)."""
 
 LAG_PROBE_SECONDS = 0.1

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from protocol.patch import apply
 from server.effects import Outbox, Watch
@@ -38,9 +38,9 @@ if TYPE_CHECKING:
     from server.member import Member
     from server.views import Revision
 
-NODE = ""
+NODE: Final = ""
 """The one key of the node-wide spectator tally."""
-MIN_WAIT = 0.001
+MIN_WAIT: Final = 0.001
 """The shortest wait the release timer is armed for (seconds)."""
 
 

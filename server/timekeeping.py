@@ -10,7 +10,7 @@ puts an :class:`~server.effects.Arm` of :class:`~server.clock.ClockDue` in the r
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from games.base import Match
 from protocol.errors import ErrorCode, RequestError
@@ -19,7 +19,7 @@ from server.effects import Outbox
 from server.room_state import RoomState, Status
 from server.seats import Seat
 
-_EARLY = 0.002
+_EARLY: Final = 0.002
 """A timer that fires this much before zero counts as at zero (loop timer granularity)."""
 
 

@@ -14,6 +14,7 @@ put each tree on empty grass, then end the turn; the display is refilled at the 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Final
 
 from games.base import JSON, Choice, Event
 from games.ishtar import state as st
@@ -21,9 +22,9 @@ from games.ishtar.edition import COLOURS, LOWER, UPPER
 from games.ishtar.state import Player, State
 from games.ishtar.turn import as_hex, check_trigger, end_turn, hx
 
-LOWER_OF = dict(zip(UPPER, LOWER, strict=True))
+LOWER_OF: Final = dict(zip(UPPER, LOWER, strict=True))
 """The lower skill each upper skill needs first, unlocked on an earlier turn (ISH-SKILL-05)."""
-TOKEN_SIZE = {"G": 2, "H": 1}
+TOKEN_SIZE: Final = {"G": 2, "H": 1}
 """Spaces of the blooming token each skill lays."""
 
 

@@ -8,7 +8,7 @@ decision. Match has already checked the choice, so appliers trust it.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import ClassVar
+from typing import ClassVar, Final
 
 from games.base import JSON, Choice, Decision, Event, Game, Result
 from games.ishtar import actions, labels, snapshot, turn, views
@@ -22,7 +22,7 @@ from games.rng import Rng
 Lister = Callable[[State], Sequence[Choice]]
 Applier = Callable[[State, Choice], list[Event]]
 
-_STEPS: dict[str, tuple[Lister, Applier]] = {
+_STEPS: Final[dict[str, tuple[Lister, Applier]]] = {
     st.CHOOSE: (turn.choices_choose, turn.apply_choose),
     st.PAY: (turn.choices_pay, turn.apply_pay),
     st.POSITION: (turn.choices_position, turn.apply_position),

@@ -9,12 +9,12 @@ degrees counter-clockwise) maps direction ``i`` to direction ``i + 1``. Kept apa
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TypeAlias
+from typing import Final, TypeAlias
 
 Hex: TypeAlias = tuple[int, int]
 """One space of the grid, axial ``(q, r)``."""
 
-DIRECTIONS: tuple[Hex, ...] = ((1, 0), (1, -1), (0, -1), (-1, 0), (-1, 1), (0, 1))
+DIRECTIONS: Final[tuple[Hex, ...]] = ((1, 0), (1, -1), (0, -1), (-1, 0), (-1, 1), (0, 1))
 """E, NE, NW, W, SW, SE: counter-clockwise from east."""
 
 

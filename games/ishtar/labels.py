@@ -29,8 +29,12 @@ from games.ishtar.turn import Positions
 
 Text = Callable[[State, Mapping[str, Any]], str]
 
-ICON_WORDS = {"assistant": "an assistant icon", "skill": "a skill icon", "wild": "a wild icon"}
-TURNS = {
+ICON_WORDS: Final = {
+    "assistant": "an assistant icon",
+    "skill": "a skill icon",
+    "wild": "a wild icon",
+}
+TURNS: Final = {
     0: "unturned",
     1: "turned 60° counter-clockwise",
     2: "turned 120° counter-clockwise",
@@ -421,7 +425,7 @@ def _prompt_choose(state: State) -> str:
     return "choose the pile whose top tile you take"
 
 
-PROMPTS: dict[str, Callable[[State], str]] = {
+PROMPTS: Final[dict[str, Callable[[State], str]]] = {
     st.CHOOSE: _prompt_choose,
     st.PAY: _prompt_pay,
     st.POSITION: lambda s: "choose where the tile's first space goes",
@@ -487,7 +491,7 @@ def _who(e: Mapping[str, Any]) -> str:
     return seat_name(e["seat"])
 
 
-EVENTS: dict[str, Text] = {
+EVENTS: Final[dict[str, Text]] = {
     "can_moved": _can_moved,
     "tile_taken": lambda s, e: f"{_who(e)} takes {_tile(s, e['tile'])} from {pile_name(e['pile'])}",
     "tile_revealed": lambda s, e: f"{pile_name(e['pile'])} shows {_tile(s, e['tile'])} on top",

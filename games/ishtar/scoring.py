@@ -20,7 +20,7 @@ from games.ishtar.garden import Vegetation
 from games.ishtar.hexes import Hex
 from games.ishtar.state import Player, State
 
-CATEGORIES: tuple[str, ...] = ("trees", "flowers", "fountains", "A", "B", "C", "D", "E")
+CATEGORIES: Final[tuple[str, ...]] = ("trees", "flowers", "fountains", "A", "B", "C", "D", "E")
 _ROW: Final = (*CATEGORIES, "total")
 _ZERO: Final[dict[str, int]] = dict.fromkeys(_ROW, 0)
 """A seat's empty row: each row is a copy of it (a block copy, where ``fromkeys`` is a call)."""

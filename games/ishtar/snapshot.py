@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from games.base import JSON
 from games.errors import GameError, SnapshotError
@@ -23,7 +23,7 @@ from games.ishtar.state import STEPS, Player, State, Turn
 from games.ishtar.turn import hx, shape_rotations
 from games.rng import Rng
 
-VERSION = 1
+VERSION: Final = 1
 
 
 def dump(state: State) -> dict[str, JSON]:

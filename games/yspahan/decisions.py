@@ -49,11 +49,13 @@ one-good card with no legal shop is their only card).
 
 from __future__ import annotations
 
+from typing import Final
+
 from games.base import Choice, Decision
 from games.yspahan import buildings, cards, city, data, steward, tower
 from games.yspahan.state import YState
 
-CARDS: Choice = {"kind": "cards"}
+CARDS: Final[Choice] = {"kind": "cards"}
 """The choice that opens the card list in the middle of a decision."""
 
 
@@ -118,7 +120,7 @@ def group_size(state: YState, floor: int) -> int:
     return tower.size_for(state.tower[floor], state.actor == state.order[0], state.players)
 
 
-_TAKES: tuple[tuple[Choice, Choice, Choice, Choice], ...] = tuple(
+_TAKES: Final[tuple[tuple[Choice, Choice, Choice, Choice], ...]] = tuple(
     (
         {"kind": "take", "floor": name, "action": "floor"},
         {"kind": "take", "floor": name, "action": "steward"},
@@ -192,7 +194,7 @@ def _build_choices(state: YState) -> list[Choice]:
     ]
 
 
-_STAGE_CHOICES = {
+_STAGE_CHOICES: Final = {
     "extra": _extra_choices,
     "place": _place_choices,
     "steward": _steward_choices,

@@ -129,7 +129,7 @@ def _gain_text(floor: str, size: int, bonus: bool) -> str:
 
 _FLOOR_INDEX: Final[dict[str, int]] = {floor: i for i, floor in enumerate(data.FLOORS)}
 
-_TAKE_TEXTS: dict[int, tuple[str, str, str, str]] = {}
+_TAKE_TEXTS: Final[dict[int, tuple[str, str, str, str]]] = {}
 """The take labels of a group already written, by what they say (the arguments of
 :func:`_take_text` but the action, packed in one number by :func:`_take_texts`): one per action,
 in :func:`_action_code`'s order. The same few dozen groups recur all match long, and looking
@@ -232,7 +232,7 @@ def _filling(souk_id: str, filled: int, shops: int) -> dict[str, JSON]:
     return {"souk": souk_id, "filled": filled, "shops": shops}
 
 
-_PLACE_TEXTS: dict[int, str] = {}
+_PLACE_TEXTS: Final[dict[int, str]] = {}
 """Placement labels already written, by shop and how full its souk will be (``shop * 8 +
 filled``; as :data:`_TAKE_TEXTS`)."""
 
@@ -292,7 +292,7 @@ def _move(s: YState, c: Mapping[str, Any]) -> str:
     return _move_label(s, square, stop, int(c["gold"]), steward.faced_goods(s.shops, stop))
 
 
-_MOVE_TEXTS: dict[int, str] = {}
+_MOVE_TEXTS: Final[dict[int, str]] = {}
 """Labels of moves that send nothing, by where the steward stands, where it stops and the gold
 paid (``(gold * 32 + start) * 32 + stop``; as :data:`_TAKE_TEXTS`)."""
 
@@ -379,7 +379,7 @@ def _swap(s: YState, c: Mapping[str, Any]) -> str:
     return "exchange nothing"
 
 
-CHOICES: dict[str, Text] = {
+CHOICES: Final[dict[str, Text]] = {
     "yellow": _yellow,
     "take": _take,
     "extra": _extra,
@@ -459,7 +459,7 @@ def _prompt_cards(s: YState) -> str:
     return "play a card, or go back"
 
 
-AMOUNTS = {
+AMOUNTS: Final = {
     "score_gold": "how much gold do you pay, 1 point each?",
     "score_camels": "how many camels do you pay, 2 points each?",
     "swap_camels_gold": "camels to buy or sell, 1 gold each",
@@ -476,7 +476,7 @@ def _prompt_after(s: YState) -> str:
     return "play cards, or end your turn"
 
 
-PROMPTS: dict[str, Callable[[YState], str]] = {
+PROMPTS: Final[dict[str, Callable[[YState], str]]] = {
     "yellow": lambda s: (
         f"buy yellow dice ({data.YELLOW_COST} gold each, up to {data.YELLOW_MAX}) and roll"
     ),
@@ -526,7 +526,7 @@ def _roll(s: YState, e: Mapping[str, Any]) -> str:
     return text
 
 
-ACTIONS = {
+ACTIONS: Final = {
     "floor": "for its action",
     "steward": "to move the steward",
     "card": "to draw a card",
@@ -573,7 +573,7 @@ def _caravan(s: YState, e: Mapping[str, Any]) -> str:
     return f"{what} goes to caravan place {e['place']} (row {e['row']})"
 
 
-REASONS = {
+REASONS: Final = {
     "gold for VP": "Gold for points",
     "camels for VP": "Camels for points",
     "caravan week": "the caravan, at the week's end",
@@ -597,7 +597,11 @@ def _score(s: YState, e: Mapping[str, Any]) -> str:
     return f"{_who(e)} scores {plural(e['points'], 'point')} for {why}"
 
 
-DRAWN = {"action": "a group's action", "no group": "no group left", "caravanserai": "Caravanserai"}
+DRAWN: Final = {
+    "action": "a group's action",
+    "no group": "no group left",
+    "caravanserai": "Caravanserai",
+}
 
 
 def _draw(s: YState, e: Mapping[str, Any]) -> str:
@@ -638,7 +642,7 @@ def _game_end(s: YState, e: Mapping[str, Any]) -> str:
     return f"the game is over: {listed(winners)} share the victory with {best} points"
 
 
-EVENTS: dict[str, Text] = {
+EVENTS: Final[dict[str, Text]] = {
     "day": lambda s, e: (
         f"week {e['week']}, day {e['day']}: "
         + ", ".join([_SEAT_NAMES[x] for x in e["order"]])

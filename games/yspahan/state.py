@@ -44,13 +44,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Final
 
 from games.base import JSON
 from games.errors import SnapshotError
 from games.rng import Rng
 from games.yspahan import data
 
-STAGES = (
+STAGES: Final = (
     "yellow",
     "turn",
     "extra",
@@ -64,11 +65,11 @@ STAGES = (
     "after",
     "over",
 )
-INTERRUPTIBLE = ("extra", "place", "steward", "send", "keep", "build")
+INTERRUPTIBLE: Final = ("extra", "place", "steward", "send", "keep", "build")
 """Stages of one's own turn that offer the ``cards`` choice (``turn`` and ``after`` list the
 card plays themselves); ``resume`` may name any of them, or ``turn`` / ``after``."""
-SCHEMA = 2
-CATEGORIES = ("souks", "bazaar", "caravan_camels", "caravan", "buildings", "cards")
+SCHEMA: Final = 2
+CATEGORIES: Final = ("souks", "bazaar", "caravan_camels", "caravan", "buildings", "cards")
 """Score breakdown categories; a player's score is always the sum of their breakdown."""
 
 
@@ -129,7 +130,7 @@ def jlist(items: Iterable[JSON]) -> list[JSON]:
     return list(items)
 
 
-_INT_LISTS = (
+_INT_LISTS: Final = (
     "gold",
     "camels",
     "score",
@@ -142,8 +143,8 @@ _INT_LISTS = (
     "order",
     "queue",
 )
-_INTS = ("players", "steward", "week", "day", "pawn", "turn", "yellow", "actor")
-_INTS_TAIL = ("pending", "quarter", "turns", "floor", "extra")
+_INTS: Final = ("players", "steward", "week", "day", "pawn", "turn", "yellow", "actor")
+_INTS_TAIL: Final = ("pending", "quarter", "turns", "floor", "extra")
 
 
 def dump(state: YState) -> dict[str, JSON]:
@@ -226,7 +227,7 @@ def _migrate_1_to_2(raw: Mapping[str, JSON]) -> dict[str, JSON]:
     return out
 
 
-MIGRATIONS = {1: _migrate_1_to_2}
+MIGRATIONS: Final = {1: _migrate_1_to_2}
 """``{schema: function turning a dump of that schema into one of the next}``."""
 
 

@@ -12,6 +12,8 @@ field: ``protocol/games/yspahan.md``.
 
 from __future__ import annotations
 
+from typing import Final
+
 from games.base import JSON
 from games.rng import Rng
 from games.yspahan import caravan, data
@@ -44,7 +46,7 @@ keys then come in that map's order, whereas from its decoded bytes they came in 
 (``queue`` before ``value``); a ``pending`` map in canonical order would change the order of the
 keys in a ``replace`` of it instead (the frames would differ, not the documents)."""
 
-_SOUK_SHOPS: tuple[tuple[str, int, int], ...] = tuple(
+_SOUK_SHOPS: Final[tuple[tuple[str, int, int], ...]] = tuple(
     (s.id, s.shops[0], s.shops[-1] + 1) for s in data.SOUKS
 )
 """Each souk's id and the slice of ``shops`` it holds (a souk's shops are numbered in a row)."""
@@ -294,7 +296,7 @@ def shared_view(state: YState) -> dict[str, JSON]:
     }
 
 
-_OWN_KEYS: tuple[str, ...] = ("own0", "own1", "own2", "own3")
+_OWN_KEYS: Final[tuple[str, ...]] = ("own0", "own1", "own2", "own3")
 """The memo's name of each seat's own view."""
 
 

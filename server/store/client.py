@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
 import redis.asyncio as aioredis
 from hiredis import pack_command
@@ -37,7 +37,7 @@ from server.store.readiness import Readiness
 
 __all__ = ["POOL_IDLE_KEEP", "Client"]
 
-POOL_IDLE_KEEP = 32
+POOL_IDLE_KEEP: Final = 32
 """Idle pooled Redis connections kept between bursts (:meth:`Client.trim_pool`)."""
 
 

@@ -36,6 +36,7 @@ four of them); the others are built when asked.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from server.store.errors import StoreError
 
@@ -57,7 +58,7 @@ __all__ = [
     "spectators",
 ]
 
-KEY_CACHE_SIZE = 16_384
+KEY_CACHE_SIZE: Final = 16_384
 """Rooms whose key names a :class:`KeyCache` keeps (cleared whole when full)."""
 
 

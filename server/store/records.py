@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 import msgpack
 
@@ -28,7 +28,7 @@ from protocol.codec import pack as pack
 from server.store.errors import CorruptRecordError
 from server.store.meta import RoomMeta
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION: Final = 1
 """Version of the snapshot and archive formats this server writes."""
 
 Migration = Callable[[dict[str, Any]], dict[str, Any]]
@@ -139,8 +139,8 @@ def _archive_0_to_1(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-SNAPSHOT_MIGRATIONS: dict[int, Migration] = {0: _snapshot_0_to_1}
-ARCHIVE_MIGRATIONS: dict[int, Migration] = {0: _archive_0_to_1}
+SNAPSHOT_MIGRATIONS: Final[dict[int, Migration]] = {0: _snapshot_0_to_1}
+ARCHIVE_MIGRATIONS: Final[dict[int, Migration]] = {0: _archive_0_to_1}
 
 
 def migrate(
