@@ -35,14 +35,14 @@ does not encode again a field it gets as the same object.
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, cast
 
 from games.base import JSON, memo_entries
 from games.ishtar.edition import COLOURS, Edition, Tile
 from games.ishtar.garden import tile_cells
 from games.ishtar.hexes import Hex
 from games.ishtar.scoring import CATEGORIES, final_scores, fountain_points, score_position
-from games.ishtar.state import State
+from games.ishtar.state import Player, State
 from games.ishtar.turn import as_hex, hx, shape_rotations
 
 
@@ -325,24 +325,86 @@ class _RockGems:
 def _players(state: State, tiles: dict[str, dict[str, JSON]], over: bool) -> list[JSON]:
     """Every player's public part (gems, assistants, skills with their gems, planted count,
     reservations; the planted cards at the end); kept until one of them changes, and then the
-    others' entries too (:func:`games.base.memo_entries`)."""
+    others' entries too (as :func:`games.base.memo_entries`).
+
+    Each entry is kept with copies of the facts it shows (:class:`_PlayerSeen`), compared with
+    the player's as they are: no key to build at every view, and the very same list while
+    every entry holds (which :func:`_provisional` relies on)."""
+    players = state.players
     marker = state.reserved_marker
-    key = tuple(
-        (
-            tuple(p.gems[c] for c in COLOURS),
-            p.assistants,
-            p.blocked,
-            p.placed,
-            tuple((s, tuple(p.skill_gems.get(s, ()))) for s in p.skills),
-            len(p.planted),
-            p.reserved_tree,
-            marker[p.seat],
-            p.reserved_tile,
-            tuple(p.planted) if over else None,
-        )
-        for p in state.players
+    memo = state.veg.memo
+    found = memo.get("players")
+    seen: list[_PlayerSeen] = []
+    if found is not None:
+        held, kept = found
+        assert isinstance(held, list) and isinstance(kept, list)
+        seen = held
+        if len(seen) == len(players):
+            for i, p in enumerate(players):
+                if not seen[i].holds(p, marker[p.seat], over):
+                    break
+            else:
+                return kept
+    now: list[_PlayerSeen] = []
+    for i, p in enumerate(players):
+        if i < len(seen) and seen[i].holds(p, marker[p.seat], over):
+            now.append(seen[i])
+        else:
+            now.append(_PlayerSeen(p, marker[p.seat], over, _player(state, tiles, over, i)))
+    out: list[JSON] = [s.json for s in now]
+    memo["players"] = (now, out)
+    return out
+
+
+class _PlayerSeen:
+    """A player's entry in the view, with copies of what it shows (the player's dicts and lists
+    change in place). Skills are only ever added, so equal skill maps list them in the same
+    order."""
+
+    __slots__ = (
+        "assistants",
+        "blocked",
+        "gems",
+        "json",
+        "marker",
+        "placed",
+        "planted",
+        "planted_cards",
+        "reserved_tile",
+        "reserved_tree",
+        "skill_gems",
+        "skills",
     )
-    return memo_entries(state.veg.memo, "players", key, lambda i: _player(state, tiles, over, i))
+
+    def __init__(self, p: Player, marker: bool, over: bool, json: JSON) -> None:
+        self.gems = dict(p.gems)
+        self.assistants = p.assistants
+        self.blocked = p.blocked
+        self.placed = p.placed
+        self.skills = dict(p.skills)
+        self.skill_gems = {s: list(g) for s, g in p.skill_gems.items()}
+        self.planted = len(p.planted)
+        self.planted_cards: list[str] | None = list(p.planted) if over else None
+        self.reserved_tree = p.reserved_tree
+        self.marker = marker
+        self.reserved_tile = p.reserved_tile
+        self.json = json
+
+    def holds(self, p: Player, marker: bool, over: bool) -> bool:
+        """Whether the entry still shows ``p`` (with its tree card's ``marker``) as it is."""
+        return (
+            self.assistants == p.assistants
+            and self.blocked == p.blocked
+            and self.placed == p.placed
+            and self.planted == len(p.planted)
+            and self.reserved_tree == p.reserved_tree
+            and self.marker == marker
+            and self.reserved_tile == p.reserved_tile
+            and self.gems == p.gems
+            and self.skills == p.skills
+            and self.skill_gems == p.skill_gems
+            and (self.planted_cards is None if not over else self.planted_cards == p.planted)
+        )
 
 
 def _player(state: State, tiles: dict[str, dict[str, JSON]], over: bool, seat: int) -> JSON:
@@ -366,11 +428,28 @@ def _player(state: State, tiles: dict[str, dict[str, JSON]], over: bool, seat: i
     return entry
 
 
+_PileItem = tuple[str, int, str | None]
+"""A pile as its view entry shows it: cup shape, tile count, face-up top."""
+
+
 def _piles(state: State, tiles: dict[str, dict[str, JSON]]) -> list[JSON]:
     """Each pile's cup shape, tile count and face-up top; kept until one of them changes, and
-    then the other piles' entries too (:func:`games.base.memo_entries`)."""
+    then the other piles' entries too (:func:`games.base.memo_entries`). The kept key is first
+    compared item by item with the piles as they are, without building a new one."""
     cups, piles, top_up = state.cups, state.piles, state.top_up
     assert len(cups) == len(piles) == len(top_up)
+    found = state.veg.memo.get("piles")
+    if found is not None:
+        assert isinstance(found[0], tuple) and isinstance(found[1], list)
+        held = cast(tuple[_PileItem, ...], found[0])
+        if len(held) == len(cups):
+            for i, pile in enumerate(piles):
+                cup, count, top = held[i]
+                now = pile[-1] if pile and top_up[i] else None
+                if count != len(pile) or cup != cups[i] or (top is not now and top != now):
+                    break
+            else:
+                return found[1]
     key = tuple(
         [
             (cups[i], len(piles[i]), piles[i][-1] if piles[i] and top_up[i] else None)
@@ -380,7 +459,7 @@ def _piles(state: State, tiles: dict[str, dict[str, JSON]]) -> list[JSON]:
     return memo_entries(state.veg.memo, "piles", key, lambda i: _pile(key[i], tiles))
 
 
-def _pile(item: tuple[str, int, str | None], tiles: dict[str, dict[str, JSON]]) -> JSON:
+def _pile(item: _PileItem, tiles: dict[str, dict[str, JSON]]) -> JSON:
     shape, count, top = item
     return {"cup": shape, "count": count, "top": None if top is None else tiles[top]}
 
@@ -417,7 +496,7 @@ def _tokens(state: State) -> list[JSON]:
     return out
 
 
-def _provisional(state: State, beds: _Beds) -> list[JSON]:
+def _provisional(state: State, beds: _Beds, players_json: list[JSON]) -> list[JSON]:
     """Each seat's score if the game ended now, without the face-down tree cards.
 
     Recomputed only when a flowerbed with an assistant changed (its entry in ``beds``, made
@@ -425,7 +504,22 @@ def _provisional(state: State, beds: _Beds) -> list[JSON]:
     all that the flowers, fountains and skills A and D read of it), a tree was planted while
     a player has skill D, a player's skills changed, or the gems of a player with skill C or
     the assistants of one with skill E: nothing else scores but the trees. A tile or token
-    that joins no bed with an assistant changes none of these."""
+    that joins no bed with an assistant changes none of these.
+
+    Those facts are compared only when the vegetation's ``version`` or the players' view
+    (``players_json``, the very same list while no player changed, see :func:`_players`) is
+    not what they were last time: else none of them changed."""
+    memo = state.veg.memo
+    version = state.veg.version
+    found = memo.get("provisional")
+    before: object = None
+    value: list[JSON] = []
+    if found is not None:
+        held, kept = found
+        assert isinstance(held, _ProvisionalKey) and isinstance(kept, list)
+        if held.version == version and held.players is players_json:
+            return kept
+        before, value = held.facts, kept
     players = state.players
     key = (
         beds.owned,
@@ -439,8 +533,22 @@ def _provisional(state: State, beds: _Beds) -> list[JSON]:
             for p in players
         ),
     )
-    found: list[JSON] = _memo(state, "provisional", key, lambda: _provisional_now(state))
-    return found
+    if found is None or before != key:
+        value = _provisional_now(state)
+    memo["provisional"] = (_ProvisionalKey(version, players_json, key), value)
+    return value
+
+
+class _ProvisionalKey:
+    """What the provisional scores were made from: the facts that score, and the vegetation's
+    version and players' view they were last found the same for."""
+
+    __slots__ = ("facts", "players", "version")
+
+    def __init__(self, version: int, players: list[JSON], facts: object) -> None:
+        self.version = version
+        self.players = players
+        self.facts = facts
 
 
 def _provisional_now(state: State) -> list[JSON]:
@@ -514,7 +622,7 @@ def shared_view(state: State) -> dict[str, JSON]:
         "discarded": list(state.discarded),
         "players": players,
         "scores": None if rows is None else [dict(r) for r in rows],
-        "provisional": None if over else _provisional(state, beds),
+        "provisional": None if over else _provisional(state, beds, players),
     }
 
 

@@ -147,10 +147,21 @@ def test_ish_view_10_hidden_variants_look_the_same_to_who_may_not_see() -> None:
 
 def test_ish_view_09_kept_parts_match_a_state_rebuilt_from_its_snapshot() -> None:
     """ISH-VIEW-09: what the shared view keeps between revisions (``laid``, ``beds``,
-    ``fountains``, ``rock_gems``, ``provisional``) is what a state loaded from the snapshot,
-    which keeps nothing, shows, after every step of a game with undos; and while nothing is
-    laid the kept parts are handed out again as the very same objects."""
-    kept = ("laid", "beds", "fountains", "rock_gems", "provisional")
+    ``fountains``, ``rock_gems``, ``provisional``, ``players``, ``piles``, ``display``,
+    ``tokens``) is what a state loaded from the snapshot, which keeps nothing, shows, after
+    every step of a game with undos; and while nothing changes the kept parts are handed out
+    again as the very same objects."""
+    kept = (
+        "laid",
+        "beds",
+        "fountains",
+        "rock_gems",
+        "provisional",
+        "players",
+        "piles",
+        "display",
+        "tokens",
+    )
     steps = 0
 
     def check(m: Any) -> None:
@@ -166,3 +177,37 @@ def test_ish_view_09_kept_parts_match_a_state_rebuilt_from_its_snapshot() -> Non
 
     play_random(GAME, 3, 5, on_step=check, undo=0.2)
     assert steps > 100
+
+
+def test_ish_view_09_kept_parts_follow_each_fact_changed_alone() -> None:
+    """ISH-VIEW-09: each fact that a kept part shows, changed alone between two views (a
+    face-down pile's count, a gem of a player with skill C, an assistant of one with skill E),
+    changes that part: the kept parts are compared with the state, not only with what was laid;
+    and what did not change is handed out again as the very same object."""
+    state = new_match(3, seed=4).state
+    for seat, skill in enumerate("ACE"):
+        state.players[seat].skills[skill] = 0
+        state.players[seat].skill_gems[skill] = []
+    state.top_up[0] = False
+
+    def changed(name: str, change: Any) -> None:
+        before = game_view(state)
+        change()
+        after = game_view(state)
+        assert canonical(after) == canonical(game_view(GAME.load(GAME.dump(state))))
+        assert after[name] != before[name], name
+        for other in ("laid", "beds", "fountains", "rock_gems", "display", "tokens"):
+            assert after[other] is before[other], other
+
+    def pay_one() -> None:
+        state.stock["red"] -= 1
+        state.players[1].gems["red"] += 1
+
+    def block_one() -> None:
+        state.players[2].assistants -= 1
+        state.players[2].blocked += 1
+
+    changed("piles", lambda: state.discarded.append(state.piles[0].pop(0)))
+    changed("provisional", pay_one)
+    changed("provisional", block_one)
+    changed("players", lambda: state.players[0].skill_gems["A"].append("red"))
