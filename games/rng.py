@@ -25,6 +25,12 @@ class Rng:
     def __init__(self, state: int) -> None:
         self.state = state & _MASK
 
+    def __reduce__(self) -> tuple[type[Rng], tuple[int]]:
+        """Copied and pickled as its state (``copy.deepcopy`` of a game state that holds one,
+        as the tests' tiny game does): compiled, the class has no instance dict to copy and
+        its constructor needs the state."""
+        return (Rng, (self.state,))
+
     @classmethod
     def from_seed(cls, seed: int) -> Rng:
         """Mix the seed once so that nearby seeds give unrelated streams."""

@@ -46,6 +46,7 @@ SLOWEST = (
 )
 GAMES_DEFAULT = (
     "tests/games/test_contract.py",
+    "tests/games/test_rng.py",
     "tests/games/test_undo.py",
     "tests/games/ishtar/test_views.py",
     "tests/games/ishtar/test_labels.py",
