@@ -29,6 +29,10 @@ referenced, which ``tests/server/test_memory.py`` proves freed rooms by; it does
 action: its command loop is the effector's), ``server/gate.py`` (it subclasses websockets'
 classes) and ``server/store/redis.py`` (a test subclasses the store; it hands each call on).
 
+A module-level name that a compiled function reads is declared ``Final``: else compiled code
+looks it up in the module's globals dict at every use (a ``Final`` one is a C static or
+inlined); ``tests/test_compiled.py`` checks every compiled module's sources for it.
+
 Two mypyc mistakes the compiled modules keep clear of, each held by a check of their sources in
 ``tests/test_compiled.py``: an ``except A as e`` followed by ``except B as e`` in one function,
 ``A`` a native class, types ``e`` as ``A`` and the second raises ``TypeError`` (each ``except``

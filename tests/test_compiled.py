@@ -247,6 +247,67 @@ def test_no_compiled_function_binds_one_except_name_to_two_types() -> None:
     assert _except_names(two.body[0]) == {"e": {"KeyError", "OSError"}}
 
 
+_NOT_FINAL: dict[str, frozenset[str]] = {
+    "protocol/codec.py": frozenset({"_local"}),  # (a thread-local holder, never rebound)
+    "protocol/patch.py": frozenset({"Op"}),  # (type aliases: read in annotations only)
+    "games/ishtar/views.py": frozenset({"_PileItem"}),
+    "server/effects.py": frozenset({"Effect"}),
+    "games/yspahan/tower.py": frozenset({"Floor"}),
+    "server/store/commit.py": frozenset({"Sender"}),
+    "server/store/records.py": frozenset({"Migration"}),
+    # (the fan-out's pacing, which tests/server/test_relay_fanout.py patches, compiled too)
+    "server/fanout.py": frozenset({"FANOUT_AT_ONCE", "FANOUT_BUDGET", "FANOUT_STEP"}),
+}
+"""Module-level names that compiled functions read and that are rightly not ``Final``."""
+
+
+def _unfinal_constants(tree: ast.Module) -> list[str]:
+    """The module-level names, assigned once and never declared ``global``, that a function
+    reads without their being ``Final`` (nor a ``TypeVar``)."""
+    rebound = {
+        name for node in ast.walk(tree) if isinstance(node, ast.Global) for name in node.names
+    }
+    assigned: dict[str, int] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            if any(k in ast.unparse(node.annotation) for k in ("Final", "TypeAlias", "ClassVar")):
+                continue
+            target, value = node.target, node.value
+        else:
+            continue
+        if not isinstance(target, ast.Name) or target.id.startswith("__"):
+            continue
+        if isinstance(value, ast.Call) and ast.unparse(value.func) in ("TypeVar", "ParamSpec"):
+            continue
+        assigned[target.id] = assigned.get(target.id, 0) + 1
+    read = {
+        sub.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        for sub in ast.walk(node)
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load)
+    }
+    return sorted(
+        name for name, n in assigned.items() if n == 1 and name in read and name not in rebound
+    )
+
+
+def test_compiled_modules_declare_the_constants_their_functions_read_final() -> None:
+    """Compiled, a module-level name that is not ``Final`` is looked up in the module's globals
+    dict at every use; a ``Final`` one is held in a C static or inlined (the views' constants
+    were a measurable share of ``Views.advance``: BENCHMARKS.md, thirteenth session). Every
+    compiled module declares what its functions read ``Final``, but for :data:`_NOT_FINAL`."""
+    found = []
+    for module in MODULES:
+        names = _unfinal_constants(ast.parse((ROOT / module).read_text(), module))
+        found += [f"{module}: {n}" for n in names if n not in _NOT_FINAL.get(module, ())]
+    assert not found, found
+    sample = ast.parse("A = 1\nB: Final = 2\nC = 3\ndef f():\n return A + B\n")
+    assert _unfinal_constants(sample) == ["A"]
+
+
 def _awaits_in_finally(tree: ast.AST) -> list[int]:
     """The lines of the ``try`` statements whose ``finally`` block awaits."""
     lines = []

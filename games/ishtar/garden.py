@@ -32,7 +32,7 @@ from games.ishtar.board import Terrain
 from games.ishtar.edition import Space, Tile
 from games.ishtar.hexes import DIRECTIONS, Hex, rotate
 
-_NONE: frozenset[Hex] = frozenset()
+_NONE: Final[frozenset[Hex]] = frozenset()
 
 _Shifts: TypeAlias = tuple[tuple[int, ...], ...]
 """Per rotation of a tile, the bit offset of each of its spaces from its anchor."""
@@ -48,13 +48,13 @@ _Cell: TypeAlias = Any
 ``Hex`` is kept as two machine integers and packed into a new tuple at every dict or set
 lookup, where one typed ``Any`` stays the tuple it was read as."""
 
-OFF_BOARD = "a space of the tile lies off the boards"
-NOT_COVERABLE = "a tile may only cover sand or rock, not a fountain or a sacred tablet"
-COVERED = "a tile may not cover another tile"
-NOT_TOUCHING = "the tile must touch a fountain or a tile already placed"
-TWO_FOUNTAINS = "the tile would connect gardens of two different fountains"
-TWO_ASSISTANTS = "two assistants would end up in one flowerbed"
-NOT_EMPTY_GRASS = "blooming tokens and trees go on empty grass spaces only"
+OFF_BOARD: Final = "a space of the tile lies off the boards"
+NOT_COVERABLE: Final = "a tile may only cover sand or rock, not a fountain or a sacred tablet"
+COVERED: Final = "a tile may not cover another tile"
+NOT_TOUCHING: Final = "the tile must touch a fountain or a tile already placed"
+TWO_FOUNTAINS: Final = "the tile would connect gardens of two different fountains"
+TWO_ASSISTANTS: Final = "two assistants would end up in one flowerbed"
+NOT_EMPTY_GRASS: Final = "blooming tokens and trees go on empty grass spaces only"
 
 
 def rotations(offsets: Sequence[Hex]) -> tuple[tuple[Hex, ...], ...]:

@@ -10,7 +10,7 @@ moves (and what an applier keeps for it, see ``turn.apply_position``) and is dro
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from games.ishtar.board import Terrain
 from games.ishtar.edition import COLOURS, BoardPlacement, Edition
@@ -19,18 +19,18 @@ from games.ishtar.hexes import Hex
 from games.rng import Rng
 
 # Turn steps, in the order a turn runs them (ISH-CHOOSE-02).
-CHOOSE = "choose"  # pick a pile (or the reserved tile)
-PAY = "pay"  # pay gems one at a time (the watering can's extra moves, or a skill)
-POSITION = "position"  # where the tile's space 0 goes
-ROTATION = "rotation"  # how the tile is turned there
-SPECIAL = "special"  # assistant, skill, or pass
-TAKE_GEM = "take_gem"  # skill F
-BLOOM = "bloom"  # skills G and H
-RESERVE_TREE = "reserve_tree"  # skill I
-RESERVE_TILE = "reserve_tile"  # skill J
-PLANT = "plant"  # buy a tree card or end the turn
-TREE = "tree"  # where the bought card's tree goes
-OVER = "over"
+CHOOSE: Final = "choose"  # pick a pile (or the reserved tile)
+PAY: Final = "pay"  # pay gems one at a time (the watering can's extra moves, or a skill)
+POSITION: Final = "position"  # where the tile's space 0 goes
+ROTATION: Final = "rotation"  # how the tile is turned there
+SPECIAL: Final = "special"  # assistant, skill, or pass
+TAKE_GEM: Final = "take_gem"  # skill F
+BLOOM: Final = "bloom"  # skills G and H
+RESERVE_TREE: Final = "reserve_tree"  # skill I
+RESERVE_TILE: Final = "reserve_tile"  # skill J
+PLANT: Final = "plant"  # buy a tree card or end the turn
+TREE: Final = "tree"  # where the bought card's tree goes
+OVER: Final = "over"
 
 STEPS = (
     CHOOSE,
