@@ -72,7 +72,7 @@ class Limits:
 DEFAULT_LIMITS: Final = Limits()
 
 
-_local = threading.local()
+_local: Final = threading.local()
 
 _PLAIN: Final = (
     ormsgpack.OPT_PASSTHROUGH_BIG_INT

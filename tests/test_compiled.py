@@ -248,7 +248,6 @@ def test_no_compiled_function_binds_one_except_name_to_two_types() -> None:
 
 
 _NOT_FINAL: dict[str, frozenset[str]] = {
-    "protocol/codec.py": frozenset({"_local"}),  # (a thread-local holder, never rebound)
     "protocol/patch.py": frozenset({"Op"}),  # (type aliases: read in annotations only)
     "games/ishtar/views.py": frozenset({"_PileItem"}),
     "server/effects.py": frozenset({"Effect"}),
