@@ -64,11 +64,9 @@ def hash_bytes(encoded: bytes) -> str:
 
 def chained_hash(spectators: str, own: bytes) -> str:
     """A seat's view hash under rule 2: ``spectators``, the hash of the same document with
-    ``own`` nil, chained with ``own``, the canonical bytes of the seat's own part."""
-    state = _EMPTY.copy()
-    state.update(bytes.fromhex(spectators))
-    state.update(own)
-    return state.hexdigest()
+    ``own`` nil, chained with ``own``, the canonical bytes of the seat's own part (one
+    :class:`ChainedHasher`: the chain is written there once)."""
+    return ChainedHasher(spectators).hash(own)
 
 
 def view_hash(value: Any, rule: int = 1) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import random
 from typing import Any
 
@@ -130,12 +131,14 @@ def test_a_document_hasher_gives_each_documents_hash(
 @settings(max_examples=100, deadline=None)
 @given(documents(), st.lists(documents(), min_size=1, max_size=4))
 def test_a_chained_hasher_gives_each_seats_rule_2_hash(shared: Any, owns: list[Any]) -> None:
-    """Every seat's rule-2 hash from one hashing of the spectators' hash: the same as hashing
-    each seat's whole document under rule 2 (SPEC section 4)."""
+    """Every seat's rule-2 hash from one hashing of the spectators' hash: SPEC section 4's
+    BLAKE2b of the spectators' 8 raw bytes then the seat's own bytes, written out here, and
+    the same as hashing each seat's whole document under rule 2."""
     spectators = view_hash({"own": None, "shared": shared})
     hasher = ChainedHasher(spectators)
     for own in owns:
         mine = canonical(own)
-        assert hasher.hash(mine) == chained_hash(spectators, mine)
+        spec = hashlib.blake2b(bytes.fromhex(spectators) + mine, digest_size=8).hexdigest()
+        assert hasher.hash(mine) == chained_hash(spectators, mine) == spec
         if own is not None:  # (a document with ``own`` nil is the spectators', hashed as such)
             assert hasher.hash(mine) == view_hash({"own": own, "shared": shared}, rule=2)
