@@ -101,7 +101,7 @@ async def test_two_people_play_again_in_a_new_room_whoever_asks(
         fourth = await alone_again(ann, bob)
         # Bob comes back to the finished match: it names the new one, and p (only p) takes his
         # seat there; Ann's client, the host's, starts the match once every seat is taken.
-        back = Terminal(["join", third, "--token", third_token, *common])
+        back = Terminal(["join", third, f"--token={third_token}", *common])
         went_on = rf"The players went on to a new match: room {fourth}: p joins it, Enter leaves > "
         await back.expect(went_on)
         back.send("p")
