@@ -56,7 +56,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Final, Generic, TypeAlias, TypeVar
+from typing import Any, ClassVar, Final, Generic, TypeAlias, TypeVar, cast
 
 from games.errors import (
     GameOverError,
@@ -103,22 +103,78 @@ def words(kind: str) -> str:
     return kind.replace("_", " ")
 
 
+_TEXTS: Final[dict[tuple[object, ...], str]] = {}
+"""The generic labels and texts made so far, by :func:`_text_key`: a game without a labels
+module labels the same few choices and events again and again (the deciding seat's choices at
+every revision), and a text costs a few thousand instructions to format, a look-up a few
+hundred."""
+_TEXTS_MAX: Final = 4096
+"""Past this many, the others are formatted each time (the memo never grows without bound)."""
+
+
+def _text_key(mark: str, mapping: Mapping[str, JSON]) -> tuple[object, ...] | None:
+    """The memo key of a map's text: its keys and values in order, when every value is a str,
+    an int or None of exactly those types (two such maps equal item by item read the same; a
+    bool, a float or a container gives None: not memoized; so does a map that is not a dict)."""
+    if type(mapping) is not dict:
+        return None
+    items = cast(dict[str, JSON], mapping)  # (typed: compiled, the dict's own loop)
+    parts: list[object] = [mark]
+    for key, value in items.items():
+        kind = type(value)
+        if kind is not int and kind is not str and value is not None:
+            return None
+        parts.append(key)
+        parts.append(value)
+    return tuple(parts)
+
+
+def _remember(key: tuple[object, ...] | None, text: str) -> str:
+    if key is not None and len(_TEXTS) < _TEXTS_MAX:
+        _TEXTS[key] = text
+    return text
+
+
 def generic_label(choice: Mapping[str, JSON]) -> str:
-    """``play (card 4)``: the kind and its arguments in words, for games without a labels module."""
-    args = ", ".join(f"{words(k)} {v}" for k, v in choice.items() if k != "kind")
-    kind = words(str(choice.get("kind", "choice")))
-    return f"{kind} ({args})" if args else kind
+    """``play (card 4)``: the kind and its arguments in words, for games without a labels module
+    (memoized, :data:`_TEXTS`)."""
+    key = _text_key("label", choice)
+    if key is not None:
+        known = _TEXTS.get(key)
+        if known is not None:
+            return known
+    kind: JSON = "choice"
+    args: list[str] = []
+    for name, value in choice.items():
+        if name == "kind":
+            kind = value
+        else:
+            args.append(f"{words(name)} {value}")
+    said = words(str(kind))
+    return _remember(key, f"{said} ({', '.join(args)})" if args else said)
 
 
 def generic_text(event: Mapping[str, JSON]) -> str:
-    """``P1: drew (card 3)``: an event in words, for games without a labels module."""
-    seat = event.get("seat")
+    """``P1: drew (card 3)``: an event in words, for games without a labels module (memoized,
+    :data:`_TEXTS`)."""
+    key = _text_key("text", event)
+    if key is not None:
+        known = _TEXTS.get(key)
+        if known is not None:
+            return known
+    kind: JSON = "event"
+    seat: JSON = None
+    args: list[str] = []
+    for name, value in event.items():
+        if name == "kind":
+            kind = value
+        elif name == "seat":
+            seat = value
+        elif name != "text":
+            args.append(f"{words(name)} {value}")
     who = f"{seat_name(seat)}: " if isinstance(seat, int) and not isinstance(seat, bool) else ""
-    args = ", ".join(
-        f"{words(k)} {v}" for k, v in event.items() if k not in ("kind", "seat", "text")
-    )
-    kind = words(str(event.get("kind", "event")))
-    return who + (f"{kind} ({args})" if args else kind)
+    said = words(str(kind))
+    return _remember(key, who + (f"{said} ({', '.join(args)})" if args else said))
 
 
 @dataclass(slots=True, init=False)

@@ -47,6 +47,7 @@ SLOWEST = (
 GAMES_DEFAULT = (
     "tests/games/test_contract.py",
     "tests/games/test_rng.py",
+    "tests/games/test_generic_texts.py",
     "tests/games/test_undo.py",
     "tests/games/ishtar/test_views.py",
     "tests/games/ishtar/test_labels.py",

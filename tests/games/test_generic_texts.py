@@ -1,0 +1,50 @@
+"""The generic labels and event texts of a game without a labels module (the tests' tiny game),
+and their memo: the same text whether made or remembered, values of other types never taken
+for one another (``1``, ``True`` and ``1.0`` are equal keys to a dict but read differently)."""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from games import base
+from games.base import generic_label, generic_text
+
+
+def test_a_choice_reads_as_its_kind_and_arguments_in_words() -> None:
+    assert generic_label({"kind": "play", "card": 4}) == "play (card 4)"
+    assert generic_label({"kind": "end_turn"}) == "end turn"
+    assert generic_label({"pick_up": "tile_a", "n": 2}) == "choice (pick up tile_a, n 2)"
+    assert generic_label({"kind": "play", "card": 4}) == "play (card 4)"  # (remembered)
+
+
+def test_an_event_reads_as_who_did_what() -> None:
+    assert generic_text({"kind": "drew", "seat": 1}) == "P2: drew"
+    assert generic_text({"kind": "drew", "seat": 1, "card": 3}) == "P2: drew (card 3)"
+    assert generic_text({"kind": "game_over", "text": "old"}) == "game over"
+    assert generic_text({"seat": 0, "card": 5, "kind": "played"}) == "P1: played (card 5)"
+    assert generic_text({"kind": "drew", "seat": 1}) == "P2: drew"  # (remembered)
+
+
+def test_values_of_other_types_are_never_taken_for_one_another() -> None:
+    assert generic_label({"kind": "pick", "n": 1}) == "pick (n 1)"
+    assert generic_label({"kind": "pick", "n": True}) == "pick (n True)"
+    assert generic_label({"kind": "pick", "n": 1.0}) == "pick (n 1.0)"
+    assert generic_label({"kind": "pick", "n": 1}) == "pick (n 1)"
+    assert generic_text({"kind": "left", "seat": 1}) == "P2: left"
+    assert generic_text({"kind": "left", "seat": True}) == "left"
+    assert generic_text({"kind": "left", "seat": 1}) == "P2: left"
+
+
+def test_a_label_and_a_text_of_the_same_map_are_kept_apart() -> None:
+    assert generic_text({"kind": "wait", "seat": 2}) == "P3: wait"
+    assert generic_label({"kind": "wait", "seat": 2}) == "wait (seat 2)"
+
+
+def test_any_mapping_is_read_and_the_memo_stays_bounded() -> None:
+    assert generic_label(MappingProxyType({"kind": "take", "gold": 3})) == "take (gold 3)"
+    for i in range(base._TEXTS_MAX + 10):
+        assert generic_label({"kind": "count", "i": i}) == f"count (i {i})"
+    assert len(base._TEXTS) <= base._TEXTS_MAX
+    assert generic_label({"kind": "count", "i": base._TEXTS_MAX + 5}) == (
+        f"count (i {base._TEXTS_MAX + 5})"
+    )
