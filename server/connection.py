@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine
 from enum import Enum
 from typing import Any, Final
 
@@ -192,7 +192,7 @@ class Connection:
 
     def frames_waiting(self) -> bool:
         """Whether websockets holds frames of this connection not yet received (``recv``)."""
-        return bool(self.ws.recv_messages.frames)
+        return bool(self.ws.recv_messages.frames.queue)  # (the deque: its own len is C)
 
     @property
     def closed(self) -> bool:
@@ -207,7 +207,7 @@ class Connection:
         connection). ``then``: a second frame right after it, as :meth:`send_all` writes
         them (a seat's ``ack`` after its patch: one write)."""
         if then is not None:
-            return self.send_all((data, then))
+            return self.send_all([data, then])
         if self.state is ConnState.CLOSED or self.send_buffer.lagging:
             return False
         transport = self._transport
@@ -223,7 +223,7 @@ class Connection:
             self._overflowed(buffered)
         return True
 
-    def send_all(self, frames: Sequence[bytes]) -> bool:
+    def send_all(self, frames: list[bytes]) -> bool:
         """Write ``frames`` (encoded frames, in order) now, in one ``transport.write`` (one
         system call) when the send-buffer rule would have let them all through one by one:
         the buffer stays within the limit after the last. Otherwise each is written on its own
@@ -234,11 +234,14 @@ class Connection:
         if self.state is ConnState.CLOSED or self.send_buffer.lagging:
             return False
         framed = b""
+        size = 0
         if self._direct():  # (each frame's bytes copied once: into the write's)
             parts: list[bytes] = []
             for data in frames:
-                parts.append(ws_header(len(data)))
+                n = len(data)
+                parts.append(ws_header(n))
                 parts.append(data)
+                size += n
             framed = b"".join(parts)
         transport = self._transport
         if not framed or transport.get_write_buffer_size() + len(framed) > self.send_buffer.limit:
@@ -249,7 +252,7 @@ class Connection:
         transport.write(framed)  # (within the limit: no overflow to check)
         metrics = self.metrics
         metrics.frames_out.inc(len(frames))
-        metrics.bytes_out.inc(sum(len(data) for data in frames))
+        metrics.bytes_out.inc(size)  # (counted while framing: no generator made per write)
         return True
 
     def flush(self) -> None:

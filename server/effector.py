@@ -56,6 +56,14 @@ if TYPE_CHECKING:
     from server.room import Room
 
 
+_CLOSED: Final = RoomState.CLOSED
+_STOP: Final = Stop
+"""(Final names: compiled code reads them as constants, not among the module's globals (and
+the state's class, then its member) at every command of :func:`serve_room`.)"""
+
+_perf_counter: Final = time.perf_counter
+"""(Called as a constant, not looked up on the ``time`` module at every command.)"""
+
 SLOW_COMMAND_SECONDS: Final = 0.05
 """A command the room task took longer than this to handle (Redis waits included, the time it
 queued in the inbox not) is logged as ``slow_command``, with how long it had queued
@@ -168,17 +176,22 @@ class Effector:
                     touched = []
                 if revised:
                     revised = False
-                    self._metrics.action_seconds.observe(time.perf_counter() - t0)
+                    self._metrics.action_seconds.observe(_perf_counter() - t0)
                 if kind is Keep and not cast(Keep, effect).waits:
                     keep = cast(Keep, effect)
                     if not self._keeper.due(keep.rev, self._core.play.match):
                         continue  # (nothing to store: no store call, no answer)
-                    answer = await self._store(keep)
+                    answer = await self._keeper.carry_out(keep, self._core.play.match)
                     if isinstance(answer, Failed):  # (the keeper logs the store's own)
                         error = answer.error
                         self._log.error("snapshot_error", rev=keep.rev, exc_info=error)
                     continue
-                return await self._store(effect)
+                if kind is Breathe:  # (a bot-only stretch lets the other rooms run)
+                    await asyncio.sleep(0)
+                    return Done()
+                # (the keeper's call awaited here, not through a coroutine of the effector's
+                # own: one level less to make, run and unwind per store effect)
+                return await self._keeper.carry_out(effect, self._core.play.match)
             if touched:
                 _write(touched)
         except BaseException:  # (a frame left held would be written with another list's)
@@ -186,7 +199,7 @@ class Effector:
                 conn.held = None
             raise
         if revised:
-            self._metrics.action_seconds.observe(time.perf_counter() - t0)
+            self._metrics.action_seconds.observe(_perf_counter() - t0)
         return None
 
     def now(self, effect: Effect) -> bool:
@@ -225,14 +238,6 @@ class Effector:
         """A revision went out: the counters (its time is :meth:`execute`'s)."""
         self._actions.inc()
         self._metrics.patch_bytes.observe(effect.size)
-
-    async def _store(self, effect: Effect) -> Answer:
-        """A store effect, through the keeper (:meth:`Keeper.carry_out`); a breath (a bot-only
-        stretch lets the other rooms run) is the one the store has no part in."""
-        if isinstance(effect, Breathe):
-            await asyncio.sleep(0)
-            return Done()
-        return await self._keeper.carry_out(effect, self._core.play.match)
 
 
 def _write(touched: list[Connection]) -> None:
@@ -285,18 +290,18 @@ async def serve_room(room: Served) -> None:
     try:
         while True:
             conn, command, t0 = await inbox.get()
-            if isinstance(command, Stop):
+            if isinstance(command, _STOP):
                 return
-            started = time.perf_counter()
+            started = _perf_counter()
             try:
                 await room.effector.handle(conn, command, t0, clock)
             except Exception:
                 room._failed(conn, command)
                 return
-            took = time.perf_counter() - started
+            took = _perf_counter() - started
             if took > SLOW_COMMAND_SECONDS:
                 room._slow_command(command, started, took, t0)
-            if core.state is RoomState.CLOSED:
+            if core.state is _CLOSED:
                 return
     finally:
         inbox.cancel_timers()

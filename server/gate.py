@@ -181,7 +181,9 @@ class GatedConnection(ServerConnection):
         read that starts inside a frame never comes here, so websockets sees every frame that
         could change its own state; a data frame taken here would only have been queued."""
         protocol = self.protocol
-        if protocol.state is not OPEN or protocol.current_size is not None:
+        # (``_state``: what websockets' ``state`` property returns, read without running the
+        # property's Python getter; see :meth:`server.connection.Connection._direct`)
+        if protocol._state is not OPEN or protocol.current_size is not None:
             return 0
         if protocol.reader.buffer:
             return 0
@@ -216,7 +218,7 @@ class GatedConnection(ServerConnection):
             and isinstance(event, Frame)
             and event.opcode is Opcode.BINARY
             and event.fin
-            and self.protocol.state is OPEN
+            and self.protocol._state is OPEN
         ):
             self._offered = True  # (one per socket read: the others take turns meanwhile)
             if self._task_waits() and fast(bytes(event.data)):
@@ -224,9 +226,13 @@ class GatedConnection(ServerConnection):
         super().process_event(event)
 
     def _task_waits(self) -> bool:
-        """The connection's task waits in ``recv()`` with nothing queued before a new frame."""
+        """The connection's task waits in ``recv()`` with nothing queued before a new frame.
+
+        (``frames.queue``: the deque behind websockets' queue of received frames, whose own
+        ``__len__`` is Python: read as a truth value, it ran interpreted on every socket read.
+        ``tests/server/test_gate.py`` fails if websockets stops keeping them there.)"""
         received = self.recv_messages
-        return received.get_in_progress and not received.frames
+        return received.get_in_progress and not received.frames.queue
 
     def eof_received(self) -> None:
         if not self._refused:

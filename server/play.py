@@ -21,7 +21,7 @@ script take the same path.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from games.base import Match
 from protocol import frames as f
@@ -57,6 +57,12 @@ from server.views import Views
 
 if TYPE_CHECKING:
     from server.member import Member
+
+_OPEN: Final = RoomState.OPEN
+_FINISHED: Final = RoomState.FINISHED
+"""(The room's states every move is checked against, as final names: compiled code reads
+them as constants; ``RoomState.OPEN`` looked the class up among the module's globals, then the
+member on the class, about 1,000 instructions each, on every move.)"""
 
 
 class Play:
@@ -181,7 +187,10 @@ class Play:
             raise RequestError(
                 ErrorCode.NOT_ALLOWED, f"you hold seat {seat.index}, not seat {req.seat}"
             )
-        yield from self._ready_to_play(req.rev)
+        if self._status.unsure:
+            yield from self._ready_to_play(req.rev)
+        else:
+            self._ready(req.rev)
         legal = self.match.resolve(seat.index, req.choice)
         yield from self.commit(seat.index, legal, (conn, req.id))
 
@@ -191,7 +200,10 @@ class Play:
         match's reason where the barrier stands (:meth:`Match.why_no_undo`)."""
         seat = self._seating.seat_of(conn, watching)
         self._clocks.check_forfeit(seat)
-        yield from self._ready_to_play(req.rev)
+        if self._status.unsure:
+            yield from self._ready_to_play(req.rev)
+        else:
+            self._ready(req.rev)
         why = self.match.why_no_undo(seat.index)
         if why is not None:
             raise RequestError(ErrorCode.NOT_ALLOWED, why)
@@ -199,23 +211,34 @@ class Play:
 
     def _ready_to_play(self, rev: int) -> Steps:
         """The checks every move passes: started, not over, not paused, what landed adopted,
-        ``rev`` the room's."""
-        status = self._status
-        if status.state is RoomState.OPEN:
-            raise RequestError(ErrorCode.NOT_ALLOWED, "the match has not started")
-        for check in range(2):  # the choices that landed (if any) may end the match
-            if status.state is RoomState.FINISHED:
-                raise RequestError(ErrorCode.GAME_OVER, "the match is over")
-            if status.lost:
-                raise lost_error(self._room, self.rev)
-            if status.paused:
-                raise RequestError(ErrorCode.UNAVAILABLE, "storage unavailable; the room is paused")
-            if not check:
-                yield from self.catch_up()
+        ``rev`` the room's. A generator only for the choices an unsure append may have stored
+        (:meth:`catch_up`): while the room is sure of its log, :meth:`act` and :meth:`undo`
+        call :meth:`_ready`, the same checks without a generator made and run per move (about
+        5,000 instructions of a choice, compiled)."""
+        self._playable()
+        yield from self.catch_up()
+        self._ready(rev)  # (the choices that landed, if any, may have ended the match)
+
+    def _ready(self, rev: int) -> None:
+        """:meth:`_ready_to_play` with nothing to catch up: the checks, then ``rev``."""
+        self._playable()
         if rev != self.rev:
             raise RequestError(
                 ErrorCode.STALE_REV, f"you saw rev {rev}; the room is at rev {self.rev}"
             )
+
+    def _playable(self) -> None:
+        """Started, not over, the room's log not lost, not paused."""
+        status = self._status
+        state = status.state
+        if state is _OPEN:
+            raise RequestError(ErrorCode.NOT_ALLOWED, "the match has not started")
+        if state is _FINISHED:
+            raise RequestError(ErrorCode.GAME_OVER, "the match is over")
+        if status.lost:
+            raise lost_error(self._room, self.rev)
+        if status.paused:
+            raise RequestError(ErrorCode.UNAVAILABLE, "storage unavailable; the room is paused")
 
     def catch_up(self) -> Steps:
         """Apply the choices an append with an unknown outcome did store (see the keeper)."""
@@ -253,7 +276,10 @@ class Play:
         yield Append(Action(self.rev + 1, seat, legal), self._stored_with(seat, legal, at))
         if not self._advance(seat, legal, at, asker) and asker is not None:
             self._out.add(Send((asker[0],), f.encode_ack(self._ack_head, self.rev, asker[1])))
-        yield from self._settle()
+        if self.match.over:
+            yield from self._settle()
+        else:  # (:meth:`_settle` without a generator made and run per choice)
+            self._keep()
 
     def _stored_with(self, seat: int, legal: dict[str, Any], at: float) -> dict[str, Any] | None:
         """The metadata stored with a choice: in a clock room its clocks after it (the archive's
@@ -317,6 +343,12 @@ class Play:
             self._clocks.arm(self.rev)
         return acked
 
+    def _keep(self) -> None:
+        """:meth:`_settle` before the end: the bots' next turn, then a snapshot if one is due,
+        which nothing waits for."""
+        self.auto.next()
+        self._out.add(Keep(self.rev, {}, waits=False))
+
     def result(self) -> dict[str, Any]:
         """What the archive keeps of the match's end (the seats forfeited on time too)."""
         done = self.match.result()
@@ -328,8 +360,7 @@ class Play:
         before it the bots' next turn is queued first and the snapshot is not waited for
         (:class:`~server.effects.Keep`: one round through the core less per choice)."""
         if not self.match.over:
-            self.auto.next()
-            self._out.add(Keep(self.rev, {}, waits=False))
+            self._keep()
             return
         archived = yield Keep(self.rev, self._clocks.forfeits())
         if archived is not None:

@@ -81,7 +81,7 @@ class Driver:
         self._pending = None
         try:
             if answer is None:
-                waited = steps.send(None)
+                waited = next(steps)  # (send(None): a method looked up by name, compiled)
             else:
                 self._learn(answer, self._waiting)
                 if isinstance(answer, Failed):

@@ -21,6 +21,9 @@ from server.seats import Seat
 
 _EARLY: Final = 0.002
 """A timer that fires this much before zero counts as at zero (loop timer granularity)."""
+_PLAYING: Final = RoomState.PLAYING
+"""(A final name: compiled code reads it as a constant, not the class among the module's
+globals and then its member, at every revision of a clock room.)"""
 
 
 class Timekeeper:
@@ -52,7 +55,7 @@ class Timekeeper:
         restored): the clocks turn."""
         if self.clocks is None:  # (nothing to turn: not even the seat to move is asked)
             return
-        to_move = self._match.to_move if self._status.state is RoomState.PLAYING else None
+        to_move = self._match.to_move if self._status.state is _PLAYING else None
         self.turn(seat, to_move, self._out.now if at is None else at, undo=undo)
 
     def arm(self, rev: int) -> None:

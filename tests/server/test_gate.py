@@ -3,6 +3,11 @@ and a trusted proxy's connections counted only per node."""
 
 from __future__ import annotations
 
+from collections import deque
+
+from websockets.asyncio.messages import Assembler
+from websockets.frames import Frame, Opcode
+
 from server.forwarded import parse_networks
 from server.gate import Gate
 from server.quotas import Quota
@@ -49,3 +54,20 @@ def test_a_trusted_proxy_is_counted_per_node_only() -> None:
     assert [gate.admit("10.9.0.7") for _ in range(3)] == ["", "", ""]
     assert gate.upgrading == 3 and gate.half_open.held("10.9.0.7") == 0
     assert gate.admit("10.0.0.1") == "10.0.0.1" and gate.admit("10.0.0.1") is None
+
+
+async def test_websockets_keeps_its_received_frames_in_the_deque_the_fast_path_reads() -> None:
+    """rules-checklist: none (transport). ``GatedConnection._task_waits`` (the read path's fast
+    path, on every socket read) and ``Connection.frames_waiting`` read the deque behind
+    websockets' queue of received frames (``recv_messages.frames.queue``), not the queue's
+    Python ``__len__``: the deque must stay where they read it and hold every frame queued, or
+    the fast path could take a frame ahead of one the connection's task has not read yet."""
+    assembler = Assembler()
+    frames = assembler.frames
+    assert not frames.queue and len(frames) == 0
+    assembler.put(Frame(Opcode.BINARY, b"one"))
+    assembler.put(Frame(Opcode.BINARY, b"two"))
+    assert isinstance(frames.queue, deque)
+    assert len(frames.queue) == len(frames) == 2
+    assert await assembler.get() == b"one"
+    assert len(frames.queue) == len(frames) == 1
