@@ -1,6 +1,6 @@
 """``patch`` and ``ack`` frames spliced from parts encoded once: the names :mod:`protocol.frames`
-exports for them (:func:`encode_patch`, :func:`encode_ops`, :func:`encode_events`,
-:func:`ack_head`, :func:`encode_ack`).
+exports for them (:func:`encode_patch`, :class:`RevisionFrames`, :func:`encode_ops`,
+:func:`encode_events`, :func:`ack_head`, :func:`encode_ack`).
 
 A revision's frames differ from one audience to the next in their own ops, their hash and
 sometimes their events only, so the server encodes the shared ops and the public events once
@@ -24,7 +24,14 @@ from typing import Any, Final
 from protocol.codec import array_header, map_header, pack
 from protocol.messages import RequestId
 
-__all__ = ["ack_head", "encode_ack", "encode_events", "encode_ops", "encode_patch"]
+__all__ = [
+    "RevisionFrames",
+    "ack_head",
+    "encode_ack",
+    "encode_events",
+    "encode_ops",
+    "encode_patch",
+]
 
 
 def encode_ops(ops: list[dict[str, Any]]) -> bytes:
@@ -85,6 +92,54 @@ def _head(room: str, rev: int) -> bytes:
     return head
 
 
+class RevisionFrames:
+    """The ``patch`` frames of one revision for every audience, spliced around what they share:
+    each is :func:`encode_patch`'s bytes exactly (``room``, ``rev``, then the ops: the
+    revision's shared ops ``shared``, ``count`` of them, perhaps followed by an audience's own).
+
+    The frame's head (type, room, revision, the ``ops`` key) is made once per revision, not
+    looked up per frame (:func:`encode_patch` looks it up among the module's globals); a
+    *plain* frame (the shared ops only and the public events ``public``: most seats at most
+    revisions, and the spectators) is its start, made once up to the header of a 16-byte
+    string, its hash's digits and its end, made once: the events after the hash."""
+
+    __slots__ = ("_end", "_head", "_shared", "_start", "count")
+
+    def __init__(self, room: str, rev: int, shared: bytes, count: int, public: bytes) -> None:
+        head = b"".join([_PATCH_HEAD, pack(room), _REV, pack(rev), _OPS])
+        self._head = head
+        self._shared = shared
+        self.count = count
+        self._start = b"".join([head, array_header(count), shared, _HASH_16])
+        self._end = _EVENTS + public
+
+    def plain(self, view_hash: str) -> bytes:
+        """The frame of the shared ops and the public events, hashed ``view_hash``."""
+        data = view_hash.encode()
+        if len(data) == 16:  # (a view hash: 16 hex digits, whose header ends ``_start``)
+            return self._start + data + self._end
+        return b"".join([self._start[:-1], pack(view_hash), self._end])
+
+    def with_own(self, own: bytes, n: int, view_hash: str, events: bytes) -> bytes:
+        """The frame of the shared ops followed by ``n`` own ops ``own`` (:func:`encode_ops`'s
+        bytes, none if empty), hashed ``view_hash``, with the encoded ``events``
+        (:func:`encode_events`)."""
+        return b"".join(
+            [
+                self._head,
+                array_header(self.count + n),
+                self._shared,
+                own,
+                _HASH,
+                pack(view_hash),
+                _EVENTS,
+                events,
+            ]
+        )
+
+
+_HASH_16: Final = _HASH + pack("0" * 16)[:1]
+"""The ``hash`` key and the header of a string of 16 bytes (a view hash's 16 hex digits)."""
 _ACK_TYPE: Final = pack("type") + pack("ack") + pack("room")
 _ACK_SHORT: Final = map_header(3)
 _ACK_LONG: Final = map_header(4)

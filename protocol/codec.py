@@ -260,14 +260,17 @@ def canonical(value: Any) -> bytes:
     reference path, msgpack of :func:`_sorted`'s copy (tested value by value, edge sizes
     included). A value ormsgpack refuses (a non-string key, an int beyond 64 bits, another type)
     takes the reference path, which encodes it or raises as msgpack does. A string or an int is
-    written by :func:`_scalar`, nil and the booleans are constants (the call to ormsgpack would
-    cost more than their encoding: a view's ``result``, a seat's ``undo``).
+    written by :func:`_scalar`, nil, the booleans and the empty list are constants (the call to
+    ormsgpack would cost more than their encoding: a view's ``result``, a seat's ``undo``, the
+    ``choices`` of a seat that has none).
     """
     kind = type(value)
     if kind is str or kind is int:
         return _scalar(value)
     if value is None or kind is bool:
         return _NIL if value is None else _TRUE if value else _FALSE
+    if kind is list and not value:  # (a seat's choices, mostly: no call to the encoder)
+        return _EMPTY_ARRAY
     try:
         return _packb(value, option=_CANONICAL)
     except TypeError:
@@ -290,6 +293,8 @@ def canonical_copy(value: Any) -> tuple[Any, bytes]:
     return _sorted(value), canonical(value)
 
 
+_EMPTY_ARRAY: Final = b"\x90"
+"""msgpack's empty array."""
 _NIL: Final = b"\xc0"
 _FALSE: Final = b"\xc2"
 _TRUE: Final = b"\xc3"

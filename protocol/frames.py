@@ -9,7 +9,8 @@ ignored, so a newer server can add some). ``to_wire()`` gives the map a frame tr
 ``parse_frame(f.to_wire()) == f`` for every frame.
 
 ``patch`` frames are many and mostly the same for every audience of a revision:
-:func:`encode_patch` splices them from ops encoded once (DESIGN "Where the time goes"); the bytes
+:func:`encode_patch` splices them from ops encoded once (DESIGN "Where the time goes"), and
+:class:`RevisionFrames` every audience's frame of one revision around what they share; the bytes
 decode to exactly :class:`Patch`'s map. A choice's ``ack`` is spliced the same way from its
 room's part encoded once (:func:`ack_head`, :func:`encode_ack`). They and their helpers live in
 ``protocol._spliced``, a module of their own that the compiled build includes (this one it
@@ -24,7 +25,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeAlias
 
-from protocol._spliced import ack_head, encode_ack, encode_events, encode_ops, encode_patch
+from protocol._spliced import (
+    RevisionFrames,
+    ack_head,
+    encode_ack,
+    encode_events,
+    encode_ops,
+    encode_patch,
+)
 from protocol.codec import encode, map_header, pack
 from protocol.errors import ErrorCode, ServerFrameError
 from protocol.messages import RequestId
@@ -40,6 +48,7 @@ __all__ = [
     "Pause",
     "Pong",
     "Redirect",
+    "RevisionFrames",
     "RoomInfo",
     "Rooms",
     "ServerFrame",

@@ -76,7 +76,12 @@ def _strict(a: Any, b: Any) -> bool:
     if kind is list:
         xs: list[Any] = a
         ys: list[Any] = b
-        return all(x is y or _strict(x, y) for x, y in zip(xs, ys, strict=True))
+        for i in range(len(xs)):  # (an index loop: compiled, no generator nor zip)
+            x = xs[i]
+            y = ys[i]
+            if x is not y and not _strict(x, y):
+                return False
+        return True
     if kind is float:
         return not _signed(a, b)
     return True
@@ -263,7 +268,8 @@ def _collapse(
     for i in range(start, len(ops)):
         total += packed.size(ops[i])
         if total > budget:
-            del ops[start:]
+            while len(ops) > start:  # (popped: no slice made, as ``del ops[start:]`` would)
+                ops.pop()
             ops.append({"op": "replace", "path": path, "value": value()})
             return
 
@@ -335,7 +341,7 @@ def _diff(
         for key, value in before.items():
             other = after.get(key, _ABSENT)
             if other is _ABSENT:
-                ops.append({"op": "remove", "path": path + "/" + escape(key)})
+                ops.append({"op": "remove", "path": path + _step(key)})
                 gone = True
                 continue
             if value is other:
@@ -343,13 +349,13 @@ def _diff(
             vt = type(value)
             if vt is type(other) and (vt is dict or vt is list):
                 if not _same(value, other):
-                    _diff_child(value, other, path + "/" + escape(key), ops, sizes, packed)
+                    _diff_child(value, other, path + _step(key), ops, sizes, packed)
             elif vt is not type(other) or value != other or (vt is float and _signed(value, other)):
-                ops.append({"op": "replace", "path": path + "/" + escape(key), "value": other})
+                ops.append({"op": "replace", "path": path + _step(key), "value": other})
         if gone or len(after) != len(before):  # (else the same keys: none added)
             for key, value in after.items():
                 if key not in before:
-                    ops.append({"op": "add", "path": path + "/" + escape(key), "value": value})
+                    ops.append({"op": "add", "path": path + _step(key), "value": value})
         return
     if kind is list:
         items: list[Any] = old
@@ -363,16 +369,38 @@ def _diff(
             at = type(a)
             if at is type(b) and (at is dict or at is list):
                 if not _same(a, b):
-                    _diff_child(a, b, f"{path}/{i}", ops, sizes, packed)
+                    _diff_child(a, b, path + _at(i), ops, sizes, packed)
             elif at is not type(b) or a != b or (at is float and _signed(a, b)):
-                ops.append({"op": "replace", "path": f"{path}/{i}", "value": b})
+                ops.append({"op": "replace", "path": path + _at(i), "value": b})
         for i in range(len(items) - 1, common - 1, -1):
-            ops.append({"op": "remove", "path": f"{path}/{i}"})
+            ops.append({"op": "remove", "path": path + _at(i)})
         for i in range(common, len(others)):
-            ops.append({"op": "add", "path": f"{path}/{i}", "value": others[i]})
+            ops.append({"op": "add", "path": path + _at(i), "value": others[i]})
         return
     if old != new or (kind is float and _signed(old, new)):
         ops.append({"op": "replace", "path": path, "value": new})
+
+
+def _step(key: str) -> str:
+    """``"/" + escape(key)``: a path's step to a map's ``key``, made once per key (a view's
+    keys are a few hundred field names; past :data:`_STEPS_MAX` of them, made each time)."""
+    step = _STEPS.get(key)
+    if step is None:
+        step = "/" + escape(key)
+        if len(_STEPS) < _STEPS_MAX:
+            _STEPS[key] = step
+    return step
+
+
+def _at(i: int) -> str:
+    """``f"/{i}"``: a path's step to a list's item ``i``, the first :data:`_INDICES` made once."""
+    return _AT[i] if i < _INDICES else f"/{i}"
+
+
+_STEPS: Final[dict[str, str]] = {}
+_STEPS_MAX: Final = 4096
+_INDICES: Final = 256
+_AT: Final = tuple(f"/{i}" for i in range(_INDICES))
 
 
 def _signed(a: float, b: float) -> bool:

@@ -40,8 +40,16 @@ from protocol.codec import (
     pack,
     unpack,
 )
-from protocol.patch import Op, _collapse, _diff, _diff_child, _OpBytes, _replaces_list
-from protocol.pointer import escape
+from protocol.patch import (
+    Op,
+    _at,
+    _collapse,
+    _diff,
+    _diff_child,
+    _OpBytes,
+    _replaces_list,
+    _step,
+)
 
 __all__ = ["Tree", "Work", "diff_trees", "track"]
 
@@ -367,33 +375,31 @@ def _diff_trees(
         for key, kid in ok.items():
             other = nk.get(key)
             if other is None:
-                ops.append({"op": "remove", "path": path + "/" + escape(key)})
+                ops.append({"op": "remove", "path": path + _step(key)})
                 gone = True
             elif other is not kid:
                 if key in whole:  # (another node: its bytes changed, track keeps equal ones)
-                    at = path + "/" + escape(key)
+                    at = path + _step(key)
                     op: Op = {"op": "replace", "path": at, "value": work.value(other)}
                     # (its bytes: the new value's canonical ones, not encoded again)
                     work.packed.put(op, _REPLACE_HEAD + pack(at) + _VALUE_KEY + other.enc)
                     ops.append(op)
                 else:
-                    _diff_trees(kid, other, path + "/" + escape(key), ops, work, True)
+                    _diff_trees(kid, other, path + _step(key), ops, work, True)
         if gone or len(nk) != len(ok):  # (else the same keys: none added)
             for key, kid in nk.items():
                 if key not in ok:
-                    ops.append(
-                        {"op": "add", "path": path + "/" + escape(key), "value": work.value(kid)}
-                    )
+                    ops.append({"op": "add", "path": path + _step(key), "value": work.value(kid)})
     else:
         assert type(ok) is list and type(nk) is list
         common = min(len(ok), len(nk))
         for i in range(common):
             if ok[i] is not nk[i]:
-                _diff_trees(ok[i], nk[i], f"{path}/{i}", ops, work, True)
+                _diff_trees(ok[i], nk[i], path + _at(i), ops, work, True)
         for i in range(len(ok) - 1, common - 1, -1):
-            ops.append({"op": "remove", "path": f"{path}/{i}"})
+            ops.append({"op": "remove", "path": path + _at(i)})
         for i in range(common, len(nk)):
-            ops.append({"op": "add", "path": f"{path}/{i}", "value": work.value(nk[i])})
+            ops.append({"op": "add", "path": path + _at(i), "value": work.value(nk[i])})
     if below:
         decoded: Callable[[], Any] = new.value
         _collapse(ops, start, path, len(new.enc), decoded, work.packed)
@@ -429,7 +435,7 @@ def _list_shortcut(
         return False
     start = len(ops)
     for i in range(count, grown[0]):
-        ops.append({"op": "add", "path": f"{path}/{i}", "value": after[i]})
+        ops.append({"op": "add", "path": path + _at(i), "value": after[i]})
     if below:
         _collapse(ops, start, path, len(new), lambda: after, packed)
     return True

@@ -2,7 +2,8 @@
 
 DESIGN "Where the time goes": the shared part of the view is diffed, canonically encoded and its
 ops encoded once per revision; only the small own parts are diffed per seat; each audience's
-frame is encoded once (then written to every socket of that audience). The view hash of an
+frame is encoded once (then written to every socket of that audience), spliced around what
+the frames of a revision share (:class:`protocol.frames.RevisionFrames`). The view hash of an
 audience is that of its entries' kept bytes (``{"own": own_bytes, "shared": shared_bytes}``),
 so the shared part is never encoded twice. The spectators' hash is taken once per revision
 (what sorts before the shared part, the room's parts and ``own`` nil, hashed once while
@@ -49,7 +50,7 @@ from typing import Any, Final
 
 from games.base import Decision, Event, Match, own_part, shared_part
 from protocol.codec import array_header, canonical, canonical_copy, canonical_map, unpack
-from protocol.frames import encode_events, encode_patch
+from protocol.frames import RevisionFrames, encode_events
 from protocol.hashing import ChainedHasher, DocumentHasher, chained_hash, hash_bytes
 from protocol.patch import Op, diff
 from protocol.tree import Tree, Work, diff_trees, track
@@ -191,9 +192,9 @@ class Views:
             for seat in range(self.players)
         ]
         shared = shared_part(match.game, match.state, decision)
-        tree = track(None, shared, _SHARED_DEPTH, work)
-        if len(tree.enc) < _SHARED_WHOLE_BELOW:
-            tree = track(None, shared, 0, work)
+        tree = track(None, shared, 0, work)  # (one encoding tells a small part: kept as a leaf)
+        if len(tree.enc) >= _SHARED_WHOLE_BELOW:
+            tree = track(None, shared, _SHARED_DEPTH, work)
         self._shared = tree
         self._keep(shared)
         self._decider = None if decision is None else decision.seat
@@ -306,7 +307,7 @@ class Views:
                 self.parts[name], self.parts_enc[name] = part, enc
                 self._around = None
         shared_bytes = work.encode_ops(shared_ops)
-        spliced, count = [shared_bytes], len(shared_ops)
+        count = len(shared_ops)
         self._shared = tree
         # The events as everyone sees them, encoded once; a seat with private fields gets its own.
         public = encode_events([e.project(None) for e in events])
@@ -314,6 +315,7 @@ class Views:
         # once; a seat's under rule 2 is chained on it, under rule 1 hashed whole (what
         # precedes ``own`` once, by the hasher made for the first such seat).
         spectator_hash = self._spectator_hash()
+        spliced = RevisionFrames(self.room, rev, shared_bytes, count, public)
         hasher: DocumentHasher | None = None
         chain: ChainedHasher | None = None
         used = bytearray(self.players)
@@ -345,12 +347,14 @@ class Views:
                 digest = hasher.hash(mine.enc)
                 used[seat] = 1
             if own_ops:  # (their bytes from the diff: the choices' are the canonical ones)
-                ops, n = [shared_bytes, work.encode_ops(own_ops)], count + len(own_ops)
+                frame = spliced.with_own(work.encode_ops(own_ops), len(own_ops), digest, seen)
+            elif seen is public:
+                frame = spliced.plain(digest)
             else:
-                ops, n = spliced, count
-            frames.append(encode_patch(self.room, rev, ops, n, digest, seen))
+                frame = spliced.with_own(b"", 0, digest, seen)
+            frames.append(frame)
         self._decider = decider
-        spectator = encode_patch(self.room, rev, spliced, count, spectator_hash, public)
+        spectator = spliced.plain(spectator_hash)
         return Revision(
             rev, tuple(frames), bytes(used), spectator, shared_bytes, count, spectator_hash
         )

@@ -69,6 +69,7 @@ SURFACES: dict[str, set[str]] = {
         "Pause",
         "Pong",
         "Redirect",
+        "RevisionFrames",
         "RoomInfo",
         "Rooms",
         "ServerFrame",

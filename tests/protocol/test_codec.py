@@ -192,15 +192,17 @@ _EDGES: list[Any] = [
     *("x" * n for n in (0, 31, 32, 255, 256, 65535, 65536)),
     "é\U0001f600",
     (1, [2, (3,)]),
-    *(list(range(n)) for n in (15, 16, 65535, 65536)),
-    *({f"k{i:06d}": i for i in range(n)} for n in (15, 16, 65535, 65536)),
+    (),
+    *(list(range(n)) for n in (0, 15, 16, 65535, 65536)),
+    *({f"k{i:06d}": i for i in range(n)} for n in (0, 15, 16, 65535, 65536)),
 ]
 
 
 @pytest.mark.parametrize("value", _EDGES, ids=lambda v: type(v).__name__)
 def test_canonical_matches_the_reference_at_every_encoding_boundary(value: Any) -> None:
-    """Every integer, string, array and map size where msgpack changes its form; floats with a
-    sign, infinities; tuples (arrays, as lists)."""
+    """Every integer, string, array and map size where msgpack changes its form (empty ones
+    too: the empty list is a constant); floats with a sign, infinities; tuples (arrays, as
+    lists)."""
     assert canonical(value) == _reference_canonical(value)
 
 

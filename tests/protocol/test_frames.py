@@ -143,6 +143,30 @@ def test_a_spliced_patch_frame_decodes_like_the_plain_encoding(
     assert spliced == f.encode_frame(f.Patch(room, rev, shared_ops + own_ops, "0" * 16, events))
 
 
+def test_a_revision_s_frames_are_encode_patch_s_bytes() -> None:
+    """Every frame of :class:`RevisionFrames` (plain, or with own ops or other events) is
+    :func:`encode_patch`'s frame byte for byte, for a view hash of 16 hex digits (its header
+    spliced in advance) and for hashes of other lengths, ASCII or not."""
+    shared_ops = [{"op": "replace", "path": "/shared/x", "value": i} for i in range(3)]
+    own_ops = [{"op": "add", "path": "/own/y", "value": [1, "é"]}]
+    shared, own = f.encode_ops(shared_ops), f.encode_ops(own_ops)
+    public, private = f.encode_events([{"kind": "x"}]), f.encode_events([{"kind": "y", "c": 1}])
+    for room, rev in (("r", 1), ("room-" + "x" * 40, 70_000)):
+        for count in (0, 3):
+            ops = shared if count else b""
+            frames = f.RevisionFrames(room, rev, ops, count, public)
+            for digest in ("0123456789abcdef", "h", "0" * 17, "é" * 8, "é" * 16):
+                assert frames.plain(digest) == f.encode_patch(
+                    room, rev, [ops], count, digest, public
+                )
+                assert frames.with_own(own, 1, digest, private) == f.encode_patch(
+                    room, rev, [ops, own], count + 1, digest, private
+                )
+                assert frames.with_own(b"", 0, digest, private) == f.encode_patch(
+                    room, rev, [ops], count, digest, private
+                )
+
+
 def test_the_ack_of_a_choice_is_spliced_byte_for_byte_as_its_frame_encodes() -> None:
     """A choice's ``ack`` spliced from its room's head encoded once: the same bytes as
     ``encode_frame(Ack(...))`` for every kind of request id (none, ints of every msgpack width,

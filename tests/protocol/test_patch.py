@@ -76,6 +76,17 @@ def test_list_growing_or_shrinking_at_the_end_gives_small_patches() -> None:
 def test_diff_paths_escape_their_keys() -> None:
     ops = diff({"a/b": 1, "~": 2}, {"a/b": 2, "~": 3})
     assert {op["path"] for op in ops} == {"/a~1b", "/~0"}
+    # (each key's step is made once and kept: asked again, the same)
+    assert {op["path"] for op in diff({"a/b": 1}, {"a/b": 3})} == {"/a~1b"}
+
+
+def test_diff_paths_name_every_index_before_and_past_the_steps_made_once() -> None:
+    """An index's step is made once for the first ``_INDICES`` of them, written past them."""
+    n = patch._INDICES + 2
+    old = [{"x": i} for i in range(n)]
+    for i in (0, 9, 10, n - 3, n - 2, n - 1):
+        new = [{"x": -1} if j == i else item for j, item in enumerate(old)]
+        assert diff({"l": old}, {"l": new}) == [{"op": "replace", "path": f"/l/{i}/x", "value": -1}]
 
 
 @pytest.mark.parametrize(
