@@ -22,8 +22,11 @@ compiled modules then read as constants, not as attributes of a module; not Isht
 either's setup, static data and explanations, built once or read on an error only); the
 server's room core and the shell's hot path (a frame read, dispatched, queued in the room's
 inbox, its effects carried out, the keeper's store calls among them, frames written to sockets
-and spectators, the metrics counted); the Redis store's write path (the group commit, its
-pipelined connection, the script calls, records and keys).
+and spectators, the metrics counted), with the room's vocabulary (``server/room_state.py``: its
+``Status``, settings and commands native classes, whose fields the core reads at every command,
+looked up as attributes of Python objects otherwise); the Redis store's write path (the group
+commit, its pipelined connection, the script calls, records and keys) and the room's stored
+meta (``server/store/meta.py``: a ``RoomMeta`` built and written at every seat change).
 Not compiled: ``server/room.py``, the actor around the core (a native class cannot be weakly
 referenced, which ``tests/server/test_memory.py`` proves freed rooms by; it does little per
 action: its command loop is the effector's), ``server/gate.py`` (it subclasses websockets'
@@ -112,6 +115,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "server": (
         # The room core (sans I/O): its commands, views, seats, spectators and clocks.
         "server/core.py",
+        "server/room_state.py",  # (its Status, read by the core at every command)
         "server/steps.py",
         "server/play.py",
         "server/views.py",
@@ -144,6 +148,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "server/store/client.py",
         "server/store/lane.py",
         "server/store/records.py",
+        "server/store/meta.py",
         "server/store/keys.py",
     ),
 }

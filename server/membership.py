@@ -326,14 +326,29 @@ class Membership:
                 watchers.append(member)
         play, out = self._play, self._out
         info = self._info()
-        for member, seat, token in claimed:
-            member.rooms[room] = seat.index
-            enc, view_hash = play.views.document(seat.index, member.hash_rule)
-            joined = self._joined(None, seat.index, token, play.rev, None, view_hash, info, source)
-            out.send((member,), f.encode_frame_with(joined, "view", enc))
-        upto = self.spectators.delayed_view()[1] if self.spectators.delayed else play.rev
-        for member in watchers:
-            self._send_joined(member, None, None, None, upto, info, source)
+        if claimed:
+            # What every seat's ``joined`` shares (as :meth:`_joined` makes it), read once.
+            chat = self._chat.recent(None, self._wall())
+            elapsed = self._clocks.elapsed(out.now)
+            rev = play.rev
+            for member, seat, token in claimed:
+                index = seat.index
+                member.rooms[room] = index
+                enc, view_hash = play.views.document(index, member.hash_rule)
+                joined = f.Joined(
+                    None, room, index, rev, None, view_hash, info, chat, token, elapsed, source
+                )
+                out.send((member,), f.encode_frame_with(joined, "view", enc))
+        if self.spectators.delayed:
+            upto = self.spectators.delayed_view()[1]
+            for member in watchers:
+                self._send_joined(member, None, None, None, upto, info, source)
+        elif watchers:
+            # Every spectator's ``joined`` is the same frame (the spectators' document and hash
+            # are the same under both hash rules): made once, the same bytes to each.
+            enc, view_hash = play.views.document(None)
+            joined = self._joined(None, None, None, play.rev, None, view_hash, info, source)
+            out.send(tuple(watchers), f.encode_frame_with(joined, "view", enc))
         out.reply(conn, f.Ack(req.id, room, play.rev, info))
         moved = [member for member, _, _ in claimed] + watchers
         self._log.info(

@@ -14,13 +14,17 @@ Orthogonal to it, a room is *paused* while its store cannot record anything (see
 nothing but ``act`` (and what else needs the store) changes meaning while it is. A room whose
 stored data is gone (:class:`StorageLost`) stays paused for good: ``act`` answers
 ``storage_lost`` until it is closed like any room nobody is in.
+
+Compiled with the room core (``scripts/build_compiled.py``): :class:`Status`, the settings and
+the commands are native classes, whose fields the core reads at every command directly rather
+than as attributes of Python objects; the tables are ``Final``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from protocol import messages as m
 from protocol.errors import ErrorCode, RequestError
@@ -47,7 +51,7 @@ class RoomEvent(Enum):
     CLOSE = "close"
 
 
-TRANSITIONS: dict[tuple[RoomState, RoomEvent], RoomState] = {
+TRANSITIONS: Final[dict[tuple[RoomState, RoomEvent], RoomState]] = {
     (RoomState.OPEN, RoomEvent.START): RoomState.PLAYING,
     (RoomState.PLAYING, RoomEvent.FINISH): RoomState.FINISHED,
     (RoomState.OPEN, RoomEvent.CLOSE): RoomState.CLOSED,
@@ -55,7 +59,7 @@ TRANSITIONS: dict[tuple[RoomState, RoomEvent], RoomState] = {
     (RoomState.FINISHED, RoomEvent.CLOSE): RoomState.CLOSED,
 }
 
-RESTORED: dict[RoomState, tuple[RoomEvent, ...]] = {
+RESTORED: Final[dict[RoomState, tuple[RoomEvent, ...]]] = {
     RoomState.OPEN: (),
     RoomState.PLAYING: (RoomEvent.START,),
     RoomState.FINISHED: (RoomEvent.START, RoomEvent.FINISH),
@@ -131,7 +135,8 @@ class RoomSettings:
     players: int
     options: dict[str, Any]
     public: bool
-    spectator_delay: float
+    spectator_delay: int | float
+    """(A restored room's as its meta stored it: compiled, ``float`` would make an int one.)"""
     spectator_chat: bool
     quick: bool
     host: str

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from server.store.errors import CorruptRecordError, StoreError
-from server.store.meta import RoomMeta
+from server.store.meta import replay_fields
 from server.store.records import Action, ArchiveRecord, RoomRecord, Snapshot
 
 
@@ -82,13 +82,13 @@ class MemoryStore:
         self._check()
         self.results[room] = result
         meta = self.rooms.get(room, {})
-        info = RoomMeta.from_json(meta, room)
+        game, players, options, seed = replay_fields(meta)  # (not the whole meta parsed)
         self.archives[room] = ArchiveRecord(
             room=room,
-            game=info.game or "",
-            players=info.players or 0,
-            options=dict(info.options or {}),
-            seed=info.seed or 0,
+            game=game or "",
+            players=players or 0,
+            options=dict(options or {}),
+            seed=seed or 0,
             actions=list(self.logs.get(room, [])),
             result=dict(result),
             chat=list(self.chats.get(room, [])),

@@ -21,18 +21,26 @@ Both records are never changed once made (:func:`dataclasses.replace` makes a ch
 they are plain slotted dataclasses, not frozen ones: a room builds a :class:`RoomMeta` and one
 :class:`SeatMeta` per seat at every seat change, and a frozen dataclass sets each of its fields
 through ``object.__setattr__`` (most of the time it takes to build one).
+The module is compiled with the store's write path (``scripts/build_compiled.py``): the room's
+compiled core builds these records and reads their fields as a native class's, not through
+Python attribute lookups. :func:`replay_fields` reads the four fields an archive needs as
+:meth:`RoomMeta.from_json` reads them, without the rest.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
-__all__ = ["RoomMeta", "SeatMeta"]
+__all__ = ["RoomMeta", "SeatMeta", "replay_fields"]
 
 
-@dataclass(slots=True)
+_FRESH: Final[dict[str, Any]] = {}
+""":class:`RoomMeta`'s ``options`` when none are given: a new empty map each time."""
+
+
+@dataclass(slots=True, init=False)
 class SeatMeta:
     """One seat as stored (the ``seats`` entries of a ``room`` frame, SPEC section 7)."""
 
@@ -44,6 +52,27 @@ class SeatMeta:
     bot_kind: str | None = None
     standin: bool = False
     forfeited: bool = False
+
+    def __init__(
+        self,
+        seat: int,
+        name: str = "",
+        taken: bool = False,
+        bot: bool = False,
+        connected: bool = False,
+        bot_kind: str | None = None,
+        standin: bool = False,
+        forfeited: bool = False,
+    ) -> None:
+        """(Its own, compiled: the dataclass's generated one runs interpreted.)"""
+        self.seat = seat
+        self.name = name
+        self.taken = taken
+        self.bot = bot
+        self.connected = connected
+        self.bot_kind = bot_kind
+        self.standin = standin
+        self.forfeited = forfeited
 
     @classmethod
     def from_json(cls, index: int, data: Any) -> SeatMeta:
@@ -75,7 +104,7 @@ class SeatMeta:
         }
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class RoomMeta:
     """A room's stored metadata (see the module doc for what each part is for)."""
 
@@ -91,7 +120,8 @@ class RoomMeta:
     rev: int = 0
     seats: tuple[SeatMeta, ...] = ()
     spectators: int = 0
-    spectator_delay: float = 0.0
+    spectator_delay: int | float = 0.0
+    """As stored: an int stays one (typed so that compiled code keeps it as it is)."""
     spectator_chat: bool = True
     paused: bool = False
     replay_of: str | None = None
@@ -106,6 +136,52 @@ class RoomMeta:
     """The clocks' part of the views after the last stored choice (rooms with clocks)."""
     seed: int | None = None
     """Written at creation only (later writes omit it, and the store keeps the first)."""
+
+    def __init__(
+        self,
+        room: str,
+        game: str | None,
+        players: int | None,
+        options: dict[str, Any] | None = _FRESH,
+        public: bool = True,
+        state: str = "open",
+        rev: int = 0,
+        seats: tuple[SeatMeta, ...] = (),
+        spectators: int = 0,
+        spectator_delay: int | float = 0.0,
+        spectator_chat: bool = True,
+        paused: bool = False,
+        replay_of: str | None = None,
+        clock: dict[str, Any] | None = None,
+        tokens: tuple[str, ...] = (),
+        quick: bool = False,
+        host: str = "",
+        bot: str = "random",
+        clock_state: dict[str, Any] | None = None,
+        seed: int | None = None,
+    ) -> None:
+        """(Its own, compiled: the dataclass's generated one runs interpreted, about 6,000
+        instructions at every seat change.)"""
+        self.room = room
+        self.game = game
+        self.players = players
+        self.options = {} if options is _FRESH else options
+        self.public = public
+        self.state = state
+        self.rev = rev
+        self.seats = seats
+        self.spectators = spectators
+        self.spectator_delay = spectator_delay
+        self.spectator_chat = spectator_chat
+        self.paused = paused
+        self.replay_of = replay_of
+        self.clock = clock
+        self.tokens = tokens
+        self.quick = quick
+        self.host = host
+        self.bot = bot
+        self.clock_state = clock_state
+        self.seed = seed
 
     @property
     def free_seats(self) -> int:
@@ -186,6 +262,22 @@ class RoomMeta:
         return out
 
 
+def replay_fields(
+    data: Mapping[str, Any],
+) -> tuple[str | None, int | None, dict[str, Any] | None, int | None]:
+    """The game, players, options and seed of a stored map, each as
+    :meth:`RoomMeta.from_json` reads it, without reading the rest (an archive needs only these
+    four, at the end of every match)."""
+    get = data.get
+    options = get("options", {})
+    return (
+        _optional_text(get("game")),
+        _optional_int(get("players")),
+        dict(options) if isinstance(options, Mapping) else None,
+        _optional_int(get("seed")),
+    )
+
+
 def _text(value: Any, default: str) -> str:
     return value if isinstance(value, str) else default
 
@@ -198,7 +290,7 @@ def _optional_int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _number(value: Any) -> float:
+def _number(value: Any) -> int | float:
     """A stored number as it was (an int stays one, so it is stored again the same), else 0."""
     if isinstance(value, int | float) and not isinstance(value, bool):
         return value

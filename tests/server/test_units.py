@@ -15,7 +15,7 @@ from server.errors import close_code, wire_error
 from server.inbox import Inbox
 from server.limits import IpCounter, SendBuffer, SendVerdict, TokenBucket
 from server.room_state import TRANSITIONS as ROOM_TRANSITIONS
-from server.room_state import RoomEvent, RoomState
+from server.room_state import RoomEvent, RoomSettings, RoomState
 from server.seats import Seat, digest, find_by_token
 
 
@@ -246,3 +246,10 @@ async def test_the_inbox_wakes_its_waiting_task_and_survives_a_cancelled_wait() 
         await cancelled
     inbox.post("after")  # (no waiter left behind: queued for the next get)
     assert (await asyncio.wait_for(inbox.get(), 1))[1] == "after"
+
+
+def test_a_restored_rooms_spectator_delay_stays_as_its_meta_stored_it() -> None:
+    """``info`` carries the settings' ``spectator_delay`` as it is: an int a restored meta held
+    stays an int, compiled too (the field is ``int | float``: a compiled ``float`` makes 2.0)."""
+    settings = RoomSettings("tiny", 2, {}, True, 2, True, False, "h")
+    assert type(settings.spectator_delay) is int

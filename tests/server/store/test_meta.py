@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from server.store import RoomMeta, SeatMeta
+from server.store.meta import replay_fields
 from tests.server.persistence.conftest import tiny_meta
 
 
@@ -124,3 +125,27 @@ FIELDS = st.sampled_from([*sorted(_written()), "replay_of", "other"])
 def test_any_stored_map_is_read_without_raising(data: dict[str, Any]) -> None:
     meta = RoomMeta.from_json(data, room="r")
     assert RoomMeta.from_json(meta.to_json()) == meta
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(FIELDS, JSONish, max_size=12))
+def test_the_replay_fields_read_as_the_whole_meta_reads_them(data: dict[str, Any]) -> None:
+    """The memory store's archive reads only these four (``replay_fields``), as ``from_json``."""
+    meta = RoomMeta.from_json(data, room="r")
+    assert replay_fields(data) == (meta.game, meta.players, meta.options, meta.seed)
+    assert replay_fields(_written(seed=5)) == ("yspahan", 2, {"edition": "base"}, 5)
+
+
+def test_a_record_made_without_options_has_a_map_of_its_own() -> None:
+    """(``RoomMeta``'s own ``__init__``, compiled, makes the default map per record.)"""
+    first, second = RoomMeta("r1", "tiny", 2), RoomMeta("r2", "tiny", 2)
+    assert first.options == {} and first.options is not second.options
+    assert SeatMeta(3) == SeatMeta(3, "", False, False, False, None, False, False)
+
+
+def test_a_stored_int_stays_an_int() -> None:
+    """A number stored as an int is written back as one, compiled too (``int | float``: a
+    compiled ``float`` field would make it ``3.0``, other bytes in the store)."""
+    written = RoomMeta.from_json(_written(spectator_delay=3)).to_json()
+    assert type(written["spectator_delay"]) is int and written["spectator_delay"] == 3
+    assert type(RoomMeta.from_json(_written(spectator_delay=2.5)).spectator_delay) is float
