@@ -44,7 +44,7 @@ from server.limits import IpCounter, SendBuffer, TokenBucket
 from server.lobby import Lobby
 from server.metrics import LAG_PROBE_SECONDS, Metrics
 from server.quotas import Quotas
-from server.reader import Reader
+from server.reader import Offer, Reader
 from server.room_state import Gone, Resync
 from server.store import MemoryStore, Store
 from server.warmup import load_engines
@@ -190,7 +190,7 @@ class App:
         self.metrics.connections.inc()
         try:
             if isinstance(ws, GatedConnection):
-                ws.fast = lambda data: self.reader.now(conn, data, log)
+                ws.fast = Offer(self.reader, conn, log).take
             await self.reader.loop_of(conn, log)
         except Closing as closing:
             log.info("closing", code=closing.code, reason=closing.reason)

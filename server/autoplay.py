@@ -31,6 +31,11 @@ from server.timekeeping import Timekeeper
 if TYPE_CHECKING:
     from server.play import Play
 
+_PLAYING: Final = RoomState.PLAYING
+"""(A final name, as :mod:`server.play`'s: compiled code reads it as a constant, not the class
+among the module's globals and then its member, at every turn; while the states' module was
+interpreted, the member was looked up through the enum's metaclass, about 1,000 instructions.)"""
+
 BOT_RETRY_SECONDS: Final = 0.2
 """A bot's choice refused without a pause (a rev the log is ahead of) is tried again this late."""
 
@@ -76,7 +81,7 @@ class Autoplay:
         """Queue the turn of the seat to move if a bot (or the replay's script) decides it."""
         to_move = self._play.match.to_move
         status = self._status
-        if status.state is not RoomState.PLAYING or to_move is None or status.paused:
+        if status.state is not _PLAYING or to_move is None or status.paused:
             return
         if self.script or to_move in self.bots:
             delay = self._replay_interval if self.script else self._bot_delay
@@ -88,12 +93,12 @@ class Autoplay:
     def turn(self, turn: BotTurn) -> Steps:
         """A queued bot turn (or the replay's next choice) is due: decide, commit."""
         status, play = self._status, self._play
-        if status.paused or status.state is not RoomState.PLAYING:
+        if status.paused or status.state is not _PLAYING:
             return
         yield from play.catch_up()
         match = play.match
         decision = match.decision
-        if turn.rev != play.rev or status.state is not RoomState.PLAYING or decision is None:
+        if turn.rev != play.rev or status.state is not _PLAYING or decision is None:
             return
         # A bot-only stretch must not monopolise the loop: let other rooms run between moves.
         yield Breathe()
@@ -128,7 +133,7 @@ class Autoplay:
         """The running clock's timer fired: at zero, the seat's bot (or a stand-in) decides,
         and a forfeiting policy hands the seat to the random bot for good."""
         status, play = self._status, self._play
-        if due.rev != play.rev or status.paused or status.state is not RoomState.PLAYING:
+        if due.rev != play.rev or status.paused or status.state is not _PLAYING:
             return
         decision = play.match.decision
         deciding = None if decision is None else decision.seat

@@ -41,12 +41,13 @@ def awaits(app: App, conn: Connection, req: m.Request) -> bool:
     the room (the cluster may redirect it or claim it, the relay serve it): for a room in this
     node's lobby that ``conn`` does not watch through the relay, :func:`dispatch` would hand it
     to the room without awaiting anything, as :func:`handle_now` does."""
-    if isinstance(req, (m.Hello, m.Ping)):
-        return False
-    if isinstance(req, m.ListRooms):
-        return app.cluster is not None
-    if isinstance(req, _AWAITED):
-        return True
+    if type(req) is not m.Act:  # (the request of nearly every action: a room's, see below)
+        if isinstance(req, (m.Hello, m.Ping)):
+            return False
+        if isinstance(req, m.ListRooms):
+            return app.cluster is not None
+        if isinstance(req, _AWAITED):  # (a tuple of classes: about 1,000 instructions)
+            return True
     relay = app.relay
     if relay is None and app.cluster is None:
         return False
@@ -58,7 +59,9 @@ def handle_now(app: App, conn: Connection, req: m.Request) -> None:
     """Serve ``req``, one that does not :func:`awaits`, without awaiting."""
     if app.stopping and not isinstance(req, m.Ping):
         raise RequestError(ErrorCode.UNAVAILABLE, "the server is shutting down")
-    if isinstance(req, m.Hello):
+    if type(req) is m.Act:  # (nearly every request: to its room without the checks below)
+        _submit(app, conn, req)
+    elif isinstance(req, m.Hello):
         if req.version != PROTOCOL_VERSION:
             raise RequestError(
                 ErrorCode.UNSUPPORTED_VERSION,
@@ -88,8 +91,17 @@ def handle_now(app: App, conn: Connection, req: m.Request) -> None:
         assert not isinstance(req, _AWAITED)
         if isinstance(req, m.Start) and req.bots:
             app.quotas.spend("create", conn.session, conn.ip)
-        # (the room's inbox itself: ``Room.submit``, interpreted, would only hand it on)
-        app.lobby.get(req.room).inbox.submit(conn, req)
+        _submit(app, conn, req)
+
+
+def _submit(app: App, conn: Connection, req: m.RoomRequest) -> None:
+    """``req`` to its room's inbox itself (``Room.submit``, interpreted, would only hand it
+    on), the room found in the lobby's map as ``Lobby.get`` finds it, without its Python
+    frame."""
+    room = app.lobby.rooms.get(req.room)
+    if room is None:
+        raise RequestError(ErrorCode.NOT_FOUND, f"no room {req.room!r}")
+    room.inbox.submit(conn, req)
 
 
 async def dispatch(app: App, conn: Connection, req: m.Request) -> None:

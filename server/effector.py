@@ -137,7 +137,9 @@ class Effector:
         touched: list[Connection] = []
         revised = False
         try:
-            for effect in effects:
+            # (each read as an object, told apart by its type below: typed as the effects'
+            # union, compiled, each was checked against its classes one by one first)
+            for effect in cast("list[object]", effects):
                 kind = type(effect)
                 if kind is Send:
                     send = cast(Send, effect)
@@ -191,7 +193,7 @@ class Effector:
                     return Done()
                 # (the keeper's call awaited here, not through a coroutine of the effector's
                 # own: one level less to make, run and unwind per store effect)
-                return await self._keeper.carry_out(effect, self._core.play.match)
+                return await self._keeper.carry_out(cast(Effect, effect), self._core.play.match)
             if touched:
                 _write(touched)
         except BaseException:  # (a frame left held would be written with another list's)
@@ -202,9 +204,9 @@ class Effector:
             self._metrics.action_seconds.observe(_perf_counter() - t0)
         return None
 
-    def now(self, effect: Effect) -> bool:
-        """Carry out one effect that waits for nothing, at once (its frames written now);
-        False if it is a store effect."""
+    def now(self, effect: object) -> bool:
+        """Carry out one effect (an :data:`~server.effects.Effect`) that waits for nothing, at
+        once (its frames written now); False if it is a store effect."""
         kind = type(effect)
         if kind is Send:
             send = cast(Send, effect)
@@ -265,7 +267,9 @@ class Served(Protocol):
     compiled: a native class cannot be weakly referenced)."""
 
     core: RoomCore
-    inbox: Inbox[Command | Internal]
+    inbox: Inbox[Any]
+    """(Its commands read as ``Any``: typed as the union of every command, each one taken
+    from the queue was checked against its classes one by one, compiled.)"""
 
     @property
     def effector(self) -> Handles: ...
@@ -289,8 +293,12 @@ async def serve_room(room: Served) -> None:
     clock = asyncio.get_running_loop().time
     try:
         while True:
-            conn, command, t0 = await inbox.get()
-            if isinstance(command, _STOP):
+            item = inbox.next()
+            if item is None:  # (the future awaited directly: no coroutine per command)
+                await inbox.arrival()
+                continue
+            conn, command, t0 = item
+            if type(command) is _STOP:  # (its exact class: one comparison, no subclass made)
                 return
             started = _perf_counter()
             try:

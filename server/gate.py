@@ -116,8 +116,9 @@ class GatedConnection(ServerConnection):
     """A server connection counted by its :class:`Gate` from TCP accept on.
 
     It also offers each socket read's first whole binary message to :attr:`fast` (the read
-    path's fast path, :meth:`server.reader.Reader.now`) when the connection's task waits in
-    ``recv()`` with nothing queued: handled there, the task is not woken for it; refused
+    path's fast path, :meth:`server.reader.Reader.now`, through the connection's
+    :class:`server.reader.Offer`) when the connection's task waits in ``recv()`` with nothing
+    queued: handled there, the task is not woken for it; refused
     (False), it is queued for the task as websockets does. When the read starts with that
     message's frame, it is taken from the bytes without websockets' parser
     (:meth:`_take_binary`); otherwise from the frame websockets parsed

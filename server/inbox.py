@@ -3,7 +3,9 @@
 A component the room owns (``room.inbox``): everything that changes the room is queued here
 and handled in arrival order by the room's task, so no lock is needed. The room arms its timers
 (a bot's delay, a clock, a takeover grace, the reap) through :meth:`Inbox.later`; each posts its
-command to the same queue when it fires.
+command to the same queue when it fires. The task takes each command with :meth:`Inbox.next`
+and, when none is queued, awaits the future of :meth:`Inbox.arrival` itself (no coroutine made
+per command; :meth:`Inbox.get` is the same as one coroutine).
 
 Every timer is cancelled when the task ends (:meth:`Inbox.cancel_timers`): a pending takeover
 grace (60 s), a clock, a bot's delay or the reap must not keep a closed room and its match in
@@ -18,10 +20,13 @@ import asyncio
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import Final, Generic, TypeVar
 
 from protocol.errors import ErrorCode, RequestError
 from server.connection import Connection
+
+_perf_counter: Final = time.perf_counter
+"""(Called as a constant, not looked up on the ``time`` module at every command queued.)"""
 
 C = TypeVar("C")
 """What the inbox carries (the room's commands)."""
@@ -72,14 +77,14 @@ class Inbox(Generic[C]):
             raise RequestError(ErrorCode.NOT_FOUND, f"room {self._room} is closed")
         if len(self._queue) >= self._size:
             raise RequestError(ErrorCode.UNAVAILABLE, f"room {self._room} is busy")
-        self._put((conn, command, time.perf_counter()))
+        self._put((conn, command, _perf_counter()))
 
     def post(self, command: C) -> None:
         """Queue a command of the room's own (a timer's, the lobby's), however full the inbox
         is; ignored once the room is closed."""
         if self._closed():
             return
-        self._put((None, command, time.perf_counter()))
+        self._put((None, command, _perf_counter()))
 
     def put_nowait(self, command: C) -> bool:
         """Queue ``command`` even in a closed room (the task's last ones); False if the inbox
@@ -101,13 +106,26 @@ class Inbox(Generic[C]):
         """The next command, waiting for one (one reader: the room's task)."""
         queue = self._queue
         while not queue:
-            waiter = self._waiter = self._running_loop().create_future()
+            waiter = self.arrival()
             try:
                 await waiter
             finally:
                 if self._waiter is waiter:  # (cancelled while waiting)
                     self._waiter = None
         return queue.popleft()
+
+    def next(self) -> tuple[Connection | None, C, float] | None:
+        """The next command if one is queued, else None: the room's task then awaits
+        :meth:`arrival` and asks again (:func:`server.effector.serve_room`: no coroutine made
+        per command, as :meth:`get` makes one)."""
+        queue = self._queue
+        return queue.popleft() if queue else None
+
+    def arrival(self) -> asyncio.Future[None]:
+        """A future done once a command is queued (one waiter: the room's task). A wait
+        cancelled meanwhile leaves it cancelled, which :meth:`_put` skips."""
+        waiter = self._waiter = self._running_loop().create_future()
+        return waiter
 
     def take(self) -> list[tuple[Connection | None, C]]:
         """Empty the queue: what waited, in order (a failed room answers it)."""

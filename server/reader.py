@@ -14,10 +14,11 @@ Two ways in, the same outcome:
   cluster). Fairness: after each frame that has another behind it the task yields to the loop,
   so a connection with a full queue takes its turn like the others instead of running its whole
   queue at once (after its last one the wait for the next frame yields anyway).
-- **The fast path** (:meth:`Reader.now`): the socket's ``data_received`` calls it for a
-  whole binary message (:class:`server.gate.GatedConnection`: taken from the read's bytes
-  when they start with its frame, else from the frame websockets parsed) when the task waits in
-  ``recv()`` with nothing queued before it, so nothing of that connection is in flight or in
+- **The fast path** (:meth:`Reader.now`, through the connection's :class:`Offer`): the
+  socket's ``data_received`` calls it for a whole binary message
+  (:class:`server.gate.GatedConnection`: taken from the read's bytes when they start with its
+  frame, else from the frame websockets parsed) when the task waits in ``recv()`` with
+  nothing queued before it, so nothing of that connection is in flight or in
   order before the frame: it is handled there, without waking the task, if it needs no await
   and can neither fail the rate check, the decoding, the parsing nor the lifecycle table, nor
   close the connection (:func:`server.dispatch.handle_now`). Anything else (and every frame
@@ -49,6 +50,22 @@ if TYPE_CHECKING:
 _perf_counter: Final = time.perf_counter
 """(A final name: compiled code calls it as a constant, not the ``time`` module's attribute
 looked up at every request.)"""
+
+
+class Offer:
+    """One connection's fast path as its socket reads call it
+    (:attr:`server.gate.GatedConnection.fast` is :meth:`take`, a bound method of this compiled
+    class: an interpreted closure around :meth:`Reader.now` ran its own Python frame at every
+    socket read)."""
+
+    def __init__(self, reader: Reader, conn: Connection, log: Any) -> None:
+        self.reader = reader
+        self.conn = conn
+        self.log = log
+
+    def take(self, data: bytes) -> bool:
+        """:meth:`Reader.now` of this connection."""
+        return self.reader.now(self.conn, data, self.log)
 
 
 class Reader:

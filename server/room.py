@@ -147,9 +147,8 @@ class Room:
             epoch=time.time() - self._now(),
             quotas=quotas,
         )
-        self.inbox: Inbox[Command | Internal] = Inbox(
-            room_id, inbox_size, lambda: self.core.state is RoomState.CLOSED
-        )
+        # (the core's compiled ``closed``, asked at every command queued: not a closure)
+        self.inbox: Inbox[Command | Internal] = Inbox(room_id, inbox_size, self.core.closed)
         # (the core names its members by the structural server.member.Member; this shell submits
         # only its Connections, so every one of them is a Connection)
         self.fanout = Fanout(cast("set[Connection]", self.core.spectators.members))

@@ -60,8 +60,8 @@ class Driver:
         self._log = log
         self._storage_lost = storage_lost
         self._pending: Handling | None = None
-        self._waiting: Effect | None = None
-        """The store effect the pending steps wait for."""
+        self._waiting: object = None
+        """The store effect the pending steps wait for (an :data:`~server.effects.Effect`)."""
         self._asker: tuple[Member | None, object] = (None, None)
         """The connection and command of the pending steps (for the error frame)."""
 
@@ -79,15 +79,19 @@ class Driver:
 
     def _drive(self, steps: Handling, answer: Answer | None) -> list[Effect]:
         self._pending = None
+        # (Read as ``Any``: typed, what the steps yield was checked, compiled, against each
+        # class of the effects' union in turn, and None, the last yield of every command,
+        # against them all: about 20 type checks.)
+        gen: Any = steps
         try:
             if answer is None:
-                waited = next(steps)  # (send(None): a method looked up by name, compiled)
+                waited = next(gen)  # (send(None): a method looked up by name, compiled)
             else:
                 self._learn(answer, self._waiting)
                 if isinstance(answer, Failed):
-                    waited = steps.throw(answer.error)
+                    waited = gen.throw(answer.error)
                 else:
-                    waited = steps.send(answer.value)
+                    waited = gen.send(answer.value)
         except StopIteration:  # (steps that returned instead of yielding None: done too)
             pass
         except Exception as exc:
@@ -98,7 +102,7 @@ class Driver:
                 self._out.add(waited)
         return self._out.take()
 
-    def _learn(self, answer: Answer, effect: Effect | None) -> None:
+    def _learn(self, answer: Answer, effect: object) -> None:
         """What the store's answer to ``effect`` teaches the room: an append's outcome is
         unknown (the next move reads back what landed first), or the store lost the room (a
         refused append pauses it for good before the refusal is answered; a seat update that

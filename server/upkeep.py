@@ -11,7 +11,7 @@ what the store keeps of a retired room is :meth:`server.keeper.Keeper.retire`'s.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from protocol import frames as f
 from protocol.errors import RequestError
@@ -20,6 +20,12 @@ from server.membership import Membership
 from server.play import Play
 from server.room_state import Reap, RoomSettings, RoomState, Status, Tuning
 from server.timekeeping import Timekeeper
+
+_PLAYING: Final = RoomState.PLAYING
+_FINISHED: Final = RoomState.FINISHED
+_CLOSED: Final = RoomState.CLOSED
+"""(Final names, as :mod:`server.play`'s: compiled code reads them as constants, not the class
+among the module's globals and then its member.)"""
 
 RETIRE_RETRY_SECONDS = 5.0
 """A room whose retirement the store could not record tries again this much later (closing it
@@ -127,7 +133,7 @@ class Upkeep:
         """How long the room may stay empty: ``room_idle_ttl``, or once its match is over the
         shorter ``finished_room_ttl`` (its archive keeps the match; an all-bot match that
         nobody watches must not hold its memory for ten minutes)."""
-        if self._status.state is RoomState.FINISHED:
+        if self._status.state is _FINISHED:
             return min(self._finished_ttl, self._idle_ttl)
         return self._idle_ttl
 
@@ -138,7 +144,7 @@ class Upkeep:
         bring it back); a room whose store lost it asks nothing of the store."""
         empty_since = self._empty_since
         status, out = self._status, self._out
-        if self._membership.members() or status.state is RoomState.CLOSED or empty_since is None:
+        if self._membership.members() or status.state is _CLOSED or empty_since is None:
             return
         left = self._reap_after() - (out.now - empty_since)
         if status.paused and not status.lost:
@@ -147,10 +153,10 @@ class Upkeep:
             out.later(left, Reap())
             return
         if self.settings.replay_of is None and not status.lost:
-            if status.state is RoomState.FINISHED:
+            if status.state is _FINISHED:
                 if status.finish_pending is not None:
                     yield from self.archive(status.finish_pending)
-            elif not (yield Retire(status.state is RoomState.PLAYING, self._play.rev)):
+            elif not (yield Retire(status.state is _PLAYING, self._play.rev)):
                 out.later(RETIRE_RETRY_SECONDS, Reap())  # the store is struggling: stay
                 return
         self._close()

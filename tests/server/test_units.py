@@ -253,3 +253,28 @@ def test_a_restored_rooms_spectator_delay_stays_as_its_meta_stored_it() -> None:
     stays an int, compiled too (the field is ``int | float``: a compiled ``float`` makes 2.0)."""
     settings = RoomSettings("tiny", 2, {}, True, 2, True, False, "h")
     assert type(settings.spectator_delay) is int
+
+
+async def test_the_room_task_takes_queued_commands_without_a_wait_and_awaits_an_arrival() -> None:
+    # (server.effector.serve_room's way: next() while commands are queued, else arrival())
+    inbox: Inbox[str] = Inbox("r1", 4, lambda: False)
+    assert inbox.next() is None
+    inbox.submit(None, "act 1")
+    inbox.post("release due")
+    assert [item[1] for item in (inbox.next(), inbox.next()) if item] == ["act 1", "release due"]
+    assert inbox.next() is None
+    arrived = inbox.arrival()
+    assert not arrived.done()
+    inbox.submit(None, "act 2")
+    assert arrived.done()
+    await asyncio.wait_for(arrived, 1)
+    item = inbox.next()
+    assert item is not None and item[1] == "act 2"
+    cancelled = inbox.arrival()
+    cancelled.cancel()  # (the task cancelled while it waited)
+    inbox.post("after")  # (a cancelled waiter is skipped: queued all the same)
+    item = inbox.next()
+    assert item is not None and item[1] == "after"
+    again = inbox.arrival()
+    inbox.post("last")
+    assert again.done()

@@ -80,3 +80,13 @@ def test_the_meta_of_a_started_room_names_its_state_and_rev() -> None:
     twin.request(members[seat], {"type": "act", "rev": 0, "choice": 0})
     meta = _check(twin.core)
     assert (meta.state, meta.rev, meta.clock, meta.clock_state) == ("playing", 1, None, None)
+
+
+def test_info_and_meta_name_every_state_by_its_value() -> None:
+    # (the description finds a state's name by identity, not through the enum's Python property)
+    twin = Twin()
+    core = twin.core
+    for state in RoomState:
+        core.status.state = state
+        assert core.info()["state"] == state.value
+        assert core.meta().state == state.value

@@ -713,7 +713,8 @@ def test_a_restored_room_in_no_stored_state_is_refused() -> None:
 def test_an_evicted_room_closes_through_the_table_and_not_twice() -> None:
     twin = Twin()
     twin.open()
+    assert not twin.core.closed()  # (what the inbox asks before it takes a command)
     twin.handle(Evict())
-    assert twin.core.state is RoomState.CLOSED
+    assert twin.core.state is RoomState.CLOSED and twin.core.closed()
     twin.core.close()  # idempotent for the actor's last word
-    assert twin.core.state is RoomState.CLOSED
+    assert twin.core.state is RoomState.CLOSED and twin.core.closed()
