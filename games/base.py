@@ -139,10 +139,11 @@ def generic_label(choice: Mapping[str, JSON]) -> str:
     """``play (card 4)``: the kind and its arguments in words, for games without a labels module
     (memoized, :data:`_TEXTS`)."""
     key = _text_key("label", choice)
-    if key is not None:
-        known = _TEXTS.get(key)
-        if known is not None:
-            return known
+    known = None if key is None else _TEXTS.get(key)
+    return known if known is not None else _remember(key, _label(choice))
+
+
+def _label(choice: Mapping[str, JSON]) -> str:
     kind: JSON = "choice"
     args: list[str] = []
     for name, value in choice.items():
@@ -151,17 +152,18 @@ def generic_label(choice: Mapping[str, JSON]) -> str:
         else:
             args.append(f"{words(name)} {value}")
     said = words(str(kind))
-    return _remember(key, f"{said} ({', '.join(args)})" if args else said)
+    return f"{said} ({', '.join(args)})" if args else said
 
 
 def generic_text(event: Mapping[str, JSON]) -> str:
     """``P1: drew (card 3)``: an event in words, for games without a labels module (memoized,
     :data:`_TEXTS`)."""
     key = _text_key("text", event)
-    if key is not None:
-        known = _TEXTS.get(key)
-        if known is not None:
-            return known
+    known = None if key is None else _TEXTS.get(key)
+    return known if known is not None else _remember(key, _text(event))
+
+
+def _text(event: Mapping[str, JSON]) -> str:
     kind: JSON = "event"
     seat: JSON = None
     args: list[str] = []
@@ -174,7 +176,7 @@ def generic_text(event: Mapping[str, JSON]) -> str:
             args.append(f"{words(name)} {value}")
     who = f"{seat_name(seat)}: " if isinstance(seat, int) and not isinstance(seat, bool) else ""
     said = words(str(kind))
-    return _remember(key, who + (f"{said} ({', '.join(args)})" if args else said))
+    return who + (f"{said} ({', '.join(args)})" if args else said)
 
 
 @dataclass(slots=True, init=False)
