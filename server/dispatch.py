@@ -100,7 +100,7 @@ def _submit(app: App, conn: Connection, req: m.RoomRequest) -> None:
     frame."""
     room = app.lobby.rooms.get(req.room)
     if room is None:
-        raise RequestError(ErrorCode.NOT_FOUND, f"no room {req.room!r}")
+        room = app.lobby.get(req.room)  # (raises the lobby's own not_found)
     room.inbox.submit(conn, req)
 
 
