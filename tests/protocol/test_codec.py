@@ -11,8 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from protocol.codec import (
+    _QUICK_BYTES,
     DEFAULT_LIMITS,
     Limits,
+    _decode,
+    _quick,
     _reference_canonical,
     array_header,
     array_length,
@@ -130,6 +133,80 @@ def test_mutated_frames_decode_or_raise_frame_error(doc: Any, data: st.DataObjec
             raw[at:at] = data.draw(st.binary(min_size=1, max_size=4))
     with contextlib.suppress(FrameError):
         decode(bytes(raw))
+
+
+def _outcome(decoder: Any, data: bytes, limits: Limits) -> Any:
+    """What a decoder makes of ``data``: the frame (with its types, so that ``1``, ``1.0`` and
+    ``True`` differ) or the error's code and message."""
+    try:
+        frame = decoder(data, limits)
+    except FrameError as error:
+        return ("error", error.code, error.message)
+    return ("frame", canonical(frame), repr(frame))
+
+
+_SMALL = Limits(max_depth=3, max_container=3, max_str=5)
+"""Limits a random frame often breaks: the quick path must leave each to the reference path."""
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(documents(), st.data())
+def test_the_quick_path_decodes_as_the_reference_path(doc: Any, data: st.DataObject) -> None:
+    # decode's quick path (ormsgpack, then the least size of the value against the frame's
+    # length) gives what the reference path gives, frame or error code and message, for frames
+    # well formed, mutated, in longer forms than needed or with bytes after the value.
+    forms = [encode({"type": "act", "payload": doc}), encode(doc)]
+    with contextlib.suppress(OverflowError):  # (floats as 32-bit: the shorter form)
+        forms.append(msgpack.packb({"type": "act", "payload": doc}, use_single_float=True))
+    raw = bytearray(data.draw(st.sampled_from(forms)))
+    for _ in range(data.draw(st.integers(0, 3))):
+        action = data.draw(st.sampled_from(["flip", "cut", "insert", "append"]))
+        at = data.draw(st.integers(0, max(0, len(raw) - 1)))
+        if action == "flip" and raw:
+            raw[at] ^= data.draw(st.integers(1, 255))
+        elif action == "cut":
+            del raw[at:]
+        elif action == "insert":
+            raw[at:at] = data.draw(st.binary(min_size=1, max_size=4))
+        else:
+            raw += data.draw(st.binary(min_size=1, max_size=8))
+    limits = data.draw(st.sampled_from([DEFAULT_LIMITS, _SMALL]))
+    assert _outcome(decode, bytes(raw), limits) == _outcome(_decode, bytes(raw), limits)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        encode({"type": "x"}) + b"\x00",  # a byte after the value
+        encode({"type": "x", "n": 1}) + b"\xc0",
+        # a 32-bit float and four bytes more: as long as the value with a 64-bit float
+        msgpack.packb({"type": "x", "f": 1.5}, use_single_float=True) + bytes(4),
+        b"\x82\xa4type\xa1x\xa1n\xd0\x01",  # 1 as int8: longer than needed
+        b"\x82\xa4type\xa1x\xa1n\xcb" + bytes(8),  # 0.0 as float64
+        b"\x83\xa4type\xa1x\xa1n\x01\xa1n\x02",  # a key twice
+        b"\xde\x00\x01\xa4type\xa1x",  # a map16 header for one entry
+        msgpack.packb({"type": "x", "b": b"bin"}),
+        msgpack.packb({"type": "x", 1: 2}),
+        encode({"type": "x", "s": "é" * 10}),
+    ],
+)
+def test_the_quick_path_declines_what_it_cannot_vouch_for(data: bytes) -> None:
+    # Each is decoded (or refused) exactly as by the reference path.
+    assert len(data) <= _QUICK_BYTES
+    for limits in (DEFAULT_LIMITS, _SMALL):
+        assert _outcome(decode, data, limits) == _outcome(_decode, data, limits)
+    assert _code(encode({"type": "x"}) + b"\x00") == ErrorCode.MALFORMED_FRAME
+
+
+def test_the_quick_path_takes_the_frames_clients_send() -> None:
+    # (what it is for: an act, a chat line; a frame it declined would merely cost more)
+    for frame in (
+        {"type": "act", "id": 7, "room": "r-1", "rev": 3, "choice": 2, "hash": "ab" * 8},
+        {"type": "chat", "id": 8, "room": "r-1", "text": "gg, see you tomorrow"},
+        {"type": "act", "id": 9, "room": "r-1", "rev": 4, "choice": {"kind": "x", "n": -100}},
+    ):
+        data = encode(frame)
+        assert _quick(data, len(data), DEFAULT_LIMITS) == frame
 
 
 def test_canonical_sorts_keys_at_every_level() -> None:
