@@ -6,7 +6,9 @@ iterative walk (depth, allowed types, string keys), so no input can hang the dec
 memory beyond the frame's own size, or escape with a library exception. The codes do not depend
 on where the unpacker gives up: nesting past its own stack (1,024 levels) is ``too_deep`` like
 any nesting past ``max_depth``, and a map or array used as a map key (which the unpacker cannot
-even build) is ``bad_type`` like any other non-string key.
+even build) is ``bad_type`` like any other non-string key. A small frame is first tried by a
+quicker decoder that vouches for a value only when the walk proves it the frame's whole content
+within every limit (:func:`_quick`); anything else, every error included, takes the path above.
 
 Allowed types: nil, bool, int (64-bit), float, str (UTF-8), array, map with string keys. Binary
 and extension types are refused. Encoding trusts its input (it is ours) but uses the same types.
