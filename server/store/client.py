@@ -19,7 +19,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final
 
 import redis.asyncio as aioredis
-from hiredis import pack_command
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -314,9 +313,59 @@ class Client:
 
 def _evalsha(script: Any, names: Sequence[Any], args: Sequence[Any]) -> bytes:
     """The RESP bytes of ``EVALSHA sha numkeys *names *args`` (``str``, ``bytes``, ``int``),
-    packed by hiredis (C), which refuses anything else but a float (none is ever sent)."""
-    packed: bytes = pack_command(("EVALSHA", script.sha, len(names), *names, *args))
-    return packed
+    hiredis's ``pack_command``'s bytes (tested), written here: an array header, then each
+    argument as a bulk string, a ``str`` in UTF-8, an ``int`` in decimal, each piece put in
+    one list joined once (the command's name and its script's digest as made before). Compiled,
+    this costs a fraction of ``pack_command``'s call (its tuple of the arguments, then C
+    strings grown piece by piece: about 13,800 instructions per append). A float (none is
+    sent) is written as its ``repr``, as hiredis does; anything else raises TypeError, as
+    there."""
+    sha = script.sha
+    head = _HEADS.get(sha)
+    if head is None:
+        head = _HEADS[sha] = _EVALSHA + _bulk(sha)
+    parts: list[bytes] = [b"*%d\r\n" % (3 + len(names) + len(args)), head]
+    _put(parts, len(names))
+    for name in names:
+        _put(parts, name)
+    for arg in args:
+        _put(parts, arg)
+    return b"".join(parts)
+
+
+def _put(parts: list[bytes], value: object) -> None:
+    """Add one RESP bulk string, ``$<length>\r\n<bytes>\r\n``, to ``parts`` in pieces."""
+    if isinstance(value, str):
+        data = value.encode()
+    elif isinstance(value, bytes):
+        data = value
+    elif isinstance(value, int) and not isinstance(value, bool):
+        data = b"%d" % value
+    elif isinstance(value, float):
+        data = repr(value).encode()
+    else:
+        raise TypeError(
+            f"a Redis argument must be str, bytes, int or float, not {type(value).__name__}"
+        )
+    n = len(data)
+    parts.append(_LENGTHS[n] if n < _KNOWN_LENGTHS else b"$%d\r\n" % n)
+    parts.append(data)
+    parts.append(b"\r\n")
+
+
+def _bulk(value: object) -> bytes:
+    """One RESP bulk string."""
+    parts: list[bytes] = []
+    _put(parts, value)
+    return b"".join(parts)
+
+
+_EVALSHA: Final = b"$7\r\nEVALSHA\r\n"
+_KNOWN_LENGTHS: Final = 256
+_LENGTHS: Final = tuple(b"$%d\r\n" % n for n in range(_KNOWN_LENGTHS))
+"""The bulk strings' length headers of the usual lengths, made once."""
+_HEADS: Final[dict[str, bytes]] = {}
+"""``EVALSHA`` and the digest, by digest: one per script of the store."""
 
 
 def _unwritable(exc: ResponseError) -> bool:

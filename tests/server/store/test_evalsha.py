@@ -1,0 +1,47 @@
+"""The group commit's EVALSHA commands packed by ``server.store.client._evalsha``: hiredis's
+``pack_command`` bytes, which the store sent before, for every type of argument it takes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hiredis import pack_command
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from server.store.client import _evalsha
+
+
+class Script:
+    sha = "0123456789abcdef0123456789abcdef01234567"
+
+
+arguments = (
+    st.text(max_size=40)
+    | st.binary(max_size=40)
+    | st.integers(min_value=-(2**63), max_value=2**64 - 1)
+    | st.floats(allow_nan=False)
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.text(max_size=30), max_size=6), st.lists(arguments, max_size=8))
+def test_the_commands_are_hiredis_bytes(names: list[str], args: list[Any]) -> None:
+    expected = pack_command(("EVALSHA", Script.sha, len(names), *names, *args))
+    assert _evalsha(Script, names, args) == expected
+
+
+def test_long_arguments_and_non_ascii_keys() -> None:
+    names = ["oasis:{r\u00e9}:meta", "k" * 300]
+    args = [b"\x00" * 70_000, "\u2603" * 100, 2**64 - 1, -(2**63), 0.1]
+    expected = pack_command(("EVALSHA", Script.sha, len(names), *names, *args))
+    assert _evalsha(Script, names, args) == expected
+
+
+@pytest.mark.parametrize("wrong", [True, None, bytearray(b"x"), [1], {"a": 1}])
+def test_what_hiredis_refuses_is_refused(wrong: Any) -> None:
+    with pytest.raises(TypeError):
+        pack_command(("EVALSHA", Script.sha, 0, wrong))
+    with pytest.raises(TypeError):
+        _evalsha(Script, [], [wrong])
