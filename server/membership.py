@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from protocol import frames as f
 from protocol import messages as m
+from protocol.codec import map_header, pack
 from protocol.errors import ErrorCode, RequestError
 from server.chat import ChatLog
 from server.effects import Forward, Outbox, Send, Steps, StoreSeats
@@ -39,6 +40,95 @@ SPECTATORS_ANNOUNCED_AT_ONCE: Final = 64
 most once every ``SPECTATOR_ANNOUNCE_EVERY`` seconds: 10,000 spectators arriving one by one
 must not cost every member 10,000 frames."""
 SPECTATOR_ANNOUNCE_EVERY: Final = 0.5
+
+_JOINED_HEAD: Final = pack("type") + pack("joined") + pack("room")
+_ACK_HEAD: Final = pack("type") + pack("ack") + pack("room")
+_SEAT_KEY: Final = pack("seat")
+_REV_KEY: Final = pack("rev")
+_HASH_KEY: Final = pack("hash")
+_INFO_KEY: Final = pack("info")
+_CHAT_KEY: Final = pack("chat")
+_TOKEN_KEY: Final = pack("token")
+_ELAPSED_KEY: Final = pack("elapsed_ms")
+_MOVED_FROM_KEY: Final = pack("moved_from")
+_ID_KEY: Final = pack("id")
+_VIEW_KEY: Final = pack("view")
+"""(The fixed parts of the ``joined`` and ``ack`` frames :func:`joined_frame` and
+:func:`ack_frame` splice.)"""
+
+
+def shared_part(info: bytes, chat: list[dict[str, Any]]) -> bytes:
+    """The ``info`` (``pack`` of the room's info) and ``chat`` fields of ``joined`` frames,
+    encoded once for all the frames of one command that carry the same room and chat lines (a
+    rematch's seats: the room's info is most of each frame's bytes, and its encoding most of
+    each frame's cost)."""
+    return b"".join((_INFO_KEY, info, _CHAT_KEY, pack(chat)))
+
+
+def joined_frame(
+    rid: m.RequestId,
+    room: str,
+    seat: int | None,
+    rev: int,
+    view_hash: str | None,
+    shared: bytes,
+    token: str | None,
+    elapsed_ms: int | None,
+    moved_from: str | None,
+    view: bytes,
+) -> bytes:
+    """The bytes of ``f.encode_frame_with(f.Joined(rid, room, seat, rev, None, view_hash, info,
+    chat, token, elapsed_ms, moved_from), "view", view)`` (``shared``: :func:`shared_part` of
+    ``info`` and ``chat``), spliced from compiled code: the frozen dataclass (its generated
+    ``__init__`` runs interpreted and sets each field through ``object.__setattr__``) and its
+    interpreted ``to_wire`` cost more than encoding the frame
+    (tests/server/core/test_spliced_frames.py holds the bytes equal). The fields in
+    ``to_wire``'s order, ``view`` last."""
+    parts = [
+        b"",  # (the map's header, once its fields are counted)
+        _JOINED_HEAD,
+        pack(room),
+        _SEAT_KEY,
+        pack(seat),
+        _REV_KEY,
+        pack(rev),
+        _HASH_KEY,
+        pack(view_hash),
+        shared,
+    ]
+    fields = 8  # type, room, seat, rev, hash, info, chat, view
+    if token is not None:
+        parts.append(_TOKEN_KEY)
+        parts.append(pack(token))
+        fields += 1
+    if elapsed_ms is not None:
+        parts.append(_ELAPSED_KEY)
+        parts.append(pack(elapsed_ms))
+        fields += 1
+    if moved_from is not None:
+        parts.append(_MOVED_FROM_KEY)
+        parts.append(pack(moved_from))
+        fields += 1
+    if rid is not None:
+        parts.append(_ID_KEY)
+        parts.append(pack(rid))
+        fields += 1
+    parts.append(_VIEW_KEY)
+    parts.append(view)
+    parts[0] = map_header(fields)
+    return b"".join(parts)
+
+
+def ack_frame(rid: m.RequestId, room: str, rev: int, info: bytes) -> bytes:
+    """The bytes of ``f.encode_frame(f.Ack(rid, room, rev, info_map))`` (``info``: ``pack`` of
+    the map, encoded once for the ``joined`` frames beside it)."""
+    parts = [map_header(4 if rid is None else 5), _ACK_HEAD, pack(room), _REV_KEY, pack(rev)]
+    parts.append(_INFO_KEY)
+    parts.append(info)
+    if rid is not None:
+        parts.append(_ID_KEY)
+        parts.append(pack(rid))
+    return b"".join(parts)
 
 
 class Announcer(Protocol):
@@ -129,9 +219,10 @@ class Membership:
         self._log.info("seat_taken", seat=seat.index, conn=conn.session)
         play = self._play
         enc, view_hash = play.views.document(seat.index, conn.hash_rule)
-        joined = self._joined(req.id, seat.index, token, play.rev, None, view_hash)
-        self._out.send((conn,), f.encode_frame_with(joined, "view", enc))
-        self._announce(joined.info)  # (the same room as the joined frame's: made once)
+        info = self._info()
+        frame = self._joined_frame(req.id, seat.index, token, play.rev, view_hash, info, None, enc)
+        self._out.send((conn,), frame)
+        self._announce(info)  # (the same room as the joined frame's: made once)
         if self.settings.quick and self.seating.free() == 0:
             yield from play.begin()
 
@@ -174,8 +265,11 @@ class Membership:
                 out.reply(conn, joined)
             else:
                 enc, view_hash = self._play.views.document(seat, conn.hash_rule)
-                joined = self._joined(rid, seat, None, upto, None, view_hash, info, moved_from)
-                out.send((conn,), f.encode_frame_with(joined, "view", enc))
+                if info is None:
+                    info = self._info()
+                frame = self._joined_frame(rid, seat, None, upto, view_hash, info, moved_from, enc)
+                out.send((conn,), frame)
+                return info
             return joined.info
         assert since is not None
         joined = self._joined(rid, seat, None, since, None, None, info, moved_from)
@@ -204,6 +298,27 @@ class Membership:
             info = self._info()
         return f.Joined(
             rid, self.room, seat, rev, view, view_hash, info, chat, token, elapsed, moved_from
+        )
+
+    def _joined_frame(
+        self,
+        rid: m.RequestId,
+        seat: int | None,
+        token: str | None,
+        rev: int,
+        view_hash: str,
+        info: dict[str, Any],
+        moved_from: str | None,
+        view: bytes,
+    ) -> bytes:
+        """The bytes of :meth:`_joined`'s frame with its full view ``view`` (encoded), spliced
+        (:func:`joined_frame`)."""
+        delay = self.spectators.delay if seat is None else None
+        chat = self._chat.recent(delay, self._wall())
+        elapsed = self._clocks.elapsed(self._out.now)
+        shared = shared_part(pack(info), chat)
+        return joined_frame(
+            rid, self.room, seat, rev, view_hash, shared, token, elapsed, moved_from, view
         )
 
     # Spectators, sync -------------------------------------------------------------------------
@@ -326,19 +441,21 @@ class Membership:
                 watchers.append(member)
         play, out = self._play, self._out
         info = self._info()
+        encoded = pack(info)  # (the frames below carry the same info: encoded once)
         if claimed:
-            # What every seat's ``joined`` shares (as :meth:`_joined` makes it), read once.
+            # What every seat's ``joined`` shares (as :meth:`_joined` makes it), made once.
             chat = self._chat.recent(None, self._wall())
             elapsed = self._clocks.elapsed(out.now)
             rev = play.rev
+            shared = shared_part(encoded, chat)
             for member, seat, token in claimed:
                 index = seat.index
                 member.rooms[room] = index
                 enc, view_hash = play.views.document(index, member.hash_rule)
-                joined = f.Joined(
-                    None, room, index, rev, None, view_hash, info, chat, token, elapsed, source
+                frame = joined_frame(
+                    None, room, index, rev, view_hash, shared, token, elapsed, source, enc
                 )
-                out.send((member,), f.encode_frame_with(joined, "view", enc))
+                out.send((member,), frame)
         if self.spectators.delayed:
             upto = self.spectators.delayed_view()[1]
             for member in watchers:
@@ -347,9 +464,14 @@ class Membership:
             # Every spectator's ``joined`` is the same frame (the spectators' document and hash
             # are the same under both hash rules): made once, the same bytes to each.
             enc, view_hash = play.views.document(None)
-            joined = self._joined(None, None, None, play.rev, None, view_hash, info, source)
-            out.send(tuple(watchers), f.encode_frame_with(joined, "view", enc))
-        out.reply(conn, f.Ack(req.id, room, play.rev, info))
+            chat = self._chat.recent(self.spectators.delay, self._wall())
+            elapsed = self._clocks.elapsed(out.now)
+            shared = shared_part(encoded, chat)
+            frame = joined_frame(
+                None, room, None, play.rev, view_hash, shared, None, elapsed, source, enc
+            )
+            out.send(tuple(watchers), frame)
+        out.add(Send((conn,), ack_frame(req.id, room, play.rev, encoded)))
         moved = [member for member, _, _ in claimed] + watchers
         self._log.info(
             "rematch_joined", source=source, seats=[seat.index for _, seat, _ in claimed],

@@ -63,6 +63,9 @@ _FINISHED: Final = RoomState.FINISHED
 """(The room's states every move is checked against, as final names: compiled code reads
 them as constants; ``RoomState.OPEN`` looked the class up among the module's globals, then the
 member on the class, about 1,000 instructions each, on every move.)"""
+_PLAYING_STATE: Final = RoomState.PLAYING.value
+"""(The stored state of a match that starts, read once: ``.value`` of an enum member is an
+interpreted property.)"""
 
 
 class Play:
@@ -158,7 +161,7 @@ class Play:
         False: the caller tells the members, a rematch's ``joined`` frames)."""
         for seat in bots or ():
             seat.bot, seat.name, seat.bot_kind = True, f"bot {seat.index + 1}", self.settings.bot
-        meta = self._meta(state=RoomState.PLAYING.value)
+        meta = self._meta(state=_PLAYING_STATE)
         try:
             yield StoreSeats(meta, required=True)
         except RequestError:

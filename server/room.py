@@ -181,6 +181,7 @@ class Room:
     @publish.setter
     def publish(self, publish: Callable[[Room, bytes, bytes], None] | None) -> None:
         self.effector.publish = publish
+        self.core.relayed = publish is not None
 
     @property
     def forward(self) -> Callable[[str, Internal], None] | None:
