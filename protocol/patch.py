@@ -23,10 +23,16 @@ leaving nothing half-done.
 
 The size rule's helpers (``_collapse``, ``_replaces_list``, ``_diff_child``) are shared with
 :mod:`protocol.tree`, the server's diff over kept bytes, and are not public API.
+
+The diff has a native twin, ``protocol._diffc`` (``protocol/_diffc.c``, built with the compiled
+modules by ``scripts/build_compiled.py``): the same ops, in the same order, holding the same value
+objects, and the same encodings recorded (``tests/protocol/test_diffc.py``). :func:`diff` and
+:mod:`protocol.tree` call it when it imports (:data:`_NATIVE`), the Python here otherwise.
 """
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
@@ -97,7 +103,12 @@ def diff(old: Any, new: Any, path: str = "", sizes: Mapping[int, int] | None = N
     object) are skipped without a look.
     """
     ops: list[Op] = []
-    _diff(old, new, path, ops, sizes or _NO_SIZES, _OpBytes())
+    packed = _OpBytes()
+    if _NATIVE_DIFF is not None:  # (a Mapping that is not a dict: copied, C reads a dict)
+        known = sizes if type(sizes) is dict else dict(sizes) if sizes else _NO_SIZES_DICT
+        _NATIVE_DIFF(old, new, path, ops, known, packed.enc, packed.keep)
+    else:
+        _diff(old, new, path, ops, sizes or _NO_SIZES, packed)
     return ops
 
 
@@ -236,6 +247,7 @@ def _int_size(n: int) -> int:
 
 
 _NO_SIZES: Final[Mapping[int, int]] = {}
+_NO_SIZES_DICT: Final[dict[int, int]] = {}
 _ABSENT: Final[Any] = object()
 """(Final: compiled, held in C statics, not looked up among the module's globals at every use.)"""
 _REPLACE_OVERHEAD: Final = len(pack({"op": "replace", "path": "", "value": None})) - 2
@@ -406,6 +418,36 @@ _AT: Final = tuple(f"/{i}" for i in range(_INDICES))
 def _signed(a: float, b: float) -> bool:
     """True for equal floats that still encode differently: ``0.0`` and ``-0.0``."""
     return a == 0.0 and math.copysign(1.0, a) != math.copysign(1.0, b)
+
+
+def _native() -> Any:
+    """``protocol._diffc``, the diff in C, given this module's encoder, step caches (the same
+    ``_STEPS``: one cache for both) and op sizes; None where it is not built (pure Python, or a
+    compiled build without it). Its functions take an :class:`_OpBytes`'s ``enc`` and ``keep``
+    (and ``sizes`` as a dict): ``diff`` is :func:`_diff`, ``diff_child`` :func:`_diff_child`,
+    ``collapse`` :func:`_collapse` (its value a callable), ``replaces_list``
+    :func:`_replaces_list`, ``op_size`` :meth:`_OpBytes.size`."""
+    try:
+        native = importlib.import_module("protocol._diffc")
+    except ImportError:
+        return None
+    native.setup(
+        pack,
+        _STEPS,
+        _STEPS_MAX,
+        _AT,
+        _OP_SIZES["replace"],
+        _OP_SIZES["add"],
+        _OP_SIZES["remove"],
+        _REPLACE_OVERHEAD,
+        _REMOVE_LEAST,
+    )
+    return native
+
+
+_NATIVE: Final[Any] = _native()
+_NATIVE_DIFF: Final[Any] = None if _NATIVE is None else _NATIVE.diff
+"""(The native functions bound once: Final, held in C statics when compiled.)"""
 
 
 class _Patcher:

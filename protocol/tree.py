@@ -41,6 +41,7 @@ from protocol.codec import (
     unpack,
 )
 from protocol.patch import (
+    _NATIVE,
     Op,
     _at,
     _collapse,
@@ -307,6 +308,12 @@ def _map_node(kids: dict[str, Tree]) -> Tree:
 
 
 _NOTHING_WHOLE: Final[frozenset[str]] = frozenset()
+_NATIVE_DIFF: Final[Any] = None if _NATIVE is None else _NATIVE.diff
+_NATIVE_DIFF_CHILD: Final[Any] = None if _NATIVE is None else _NATIVE.diff_child
+_NATIVE_COLLAPSE: Final[Any] = None if _NATIVE is None else _NATIVE.collapse
+_NATIVE_REPLACES_LIST: Final[Any] = None if _NATIVE is None else _NATIVE.replaces_list
+"""The diff's native twins (:func:`protocol.patch._native`: ``protocol._diffc``), or None: the
+Python ones. (Bound here, Final: compiled, C statics of this module.)"""
 _REPLACE_HEAD: Final = map_header(3) + pack("op") + pack("replace") + pack("path")
 _VALUE_KEY: Final = pack("value")
 
@@ -360,10 +367,14 @@ def _diff_trees(
         before = _MISSING if previous is None else previous.get(id(old), _MISSING)
         if before is _MISSING:
             before = unpack(old.enc)
-        if below:
-            _diff_child(before, after, path, ops, work.sizes, work.packed)
+        packed = work.packed
+        if _NATIVE_DIFF is not None:
+            native = _NATIVE_DIFF_CHILD if below else _NATIVE_DIFF
+            native(before, after, path, ops, work.sizes, packed.enc, packed.keep)
+        elif below:
+            _diff_child(before, after, path, ops, work.sizes, packed)
         else:
-            _diff(before, after, path, ops, work.sizes, work.packed)
+            _diff(before, after, path, ops, work.sizes, packed)
         return
     if type(ok) is not type(nk):
         ops.append({"op": "replace", "path": path, "value": work.value(new)})
@@ -400,9 +411,13 @@ def _diff_trees(
             ops.append({"op": "remove", "path": path + _at(i)})
         for i in range(common, len(nk)):
             ops.append({"op": "add", "path": path + _at(i), "value": work.value(nk[i])})
-    if below:
+    if below and len(ops) - start >= 2:  # (else nothing to weigh)
         decoded: Callable[[], Any] = new.value
-        _collapse(ops, start, path, len(new.enc), decoded, work.packed)
+        if _NATIVE_COLLAPSE is not None:
+            packed = work.packed
+            _NATIVE_COLLAPSE(ops, start, path, len(new.enc), decoded, packed.enc, packed.keep)
+        else:
+            _collapse(ops, start, path, len(new.enc), decoded, work.packed)
 
 
 def _list_shortcut(
@@ -424,7 +439,11 @@ def _list_shortcut(
     the ops are the ``add`` of the new items (or one ``replace`` if smaller, below the top).
     """
     count, size = header
-    if below and _replaces_list(count, after, path, len(new)):
+    if below and (
+        _replaces_list(count, after, path, len(new))
+        if _NATIVE_REPLACES_LIST is None
+        else _NATIVE_REPLACES_LIST(count, after, path, len(new))
+    ):
         ops.append({"op": "replace", "path": path, "value": after})
         return True
     grown = array_length(new)
@@ -436,6 +455,9 @@ def _list_shortcut(
     start = len(ops)
     for i in range(count, grown[0]):
         ops.append({"op": "add", "path": path + _at(i), "value": after[i]})
-    if below:
-        _collapse(ops, start, path, len(new), lambda: after, packed)
+    if below and len(ops) - start >= 2:  # (else nothing to weigh)
+        if _NATIVE_COLLAPSE is not None:
+            _NATIVE_COLLAPSE(ops, start, path, len(new), lambda: after, packed.enc, packed.keep)
+        else:
+            _collapse(ops, start, path, len(new), lambda: after, packed)
     return True

@@ -43,6 +43,12 @@ name has one type); and a coroutine that handled an exception, then reaches a ``
 holding an ``await`` that does not run, raises the exception underneath the one handled when a
 compiled coroutine awaits it (no ``await`` in a ``finally``).
 
+Beside them one hand-written C extension (``NATIVE``): ``protocol/_diffc.c``, the view diff of
+``protocol/patch.py`` in C (issue 21, "native diff"), built by setuptools with the groups (gcc
+``-O3`` always, the tests' copy too: it is small, and the tested binary is then the shipped one),
+removed by ``--clean`` and counted in ``--check``'s staleness like a module. ``patch.py`` uses it
+when it imports and its own Python otherwise, so a tree without it still runs.
+
 One mypyc group per package (``GROUPS``): each builds one shared library beside its modules
 (``protocol/native__mypyc.*.so``, ...), so that an installed tree (the image's wheel) carries
 every compiled file inside its packages.
@@ -54,6 +60,7 @@ every compiled file inside its packages.
     python scripts/build_compiled.py --auto   # scripts/serve: build if it can, else pure Python
     python scripts/build_compiled.py --root DIR   # build in another checkout (the tests' copy)
     python scripts/build_compiled.py --modules protocol/codec.py,...   # measure another set
+        (``.c`` sources of ``NATIVE`` among them build those; none: no native extension)
     python scripts/build_compiled.py --root DIR --opt-level 0   # gcc -O0: half the build time
 
 After editing a compiled module, build again or clean: an extension beside a newer source is
@@ -154,6 +161,12 @@ GROUPS: dict[str, tuple[str, ...]] = {
 }
 """Package -> its compiled modules: one mypyc group (one shared library) per package."""
 MODULES = tuple(m for group in GROUPS.values() for m in group)
+NATIVE: dict[str, str] = {"protocol/_diffc.c": "protocol._diffc"}
+"""Hand-written C extensions: source -> module, built in place beside the mypyc groups."""
+NATIVE_OPT = "3"
+"""gcc's optimisation of the native extensions, whatever ``--opt-level`` says (a second's build)."""
+SOURCES = MODULES + tuple(NATIVE)
+"""Every source of a full build (the stamp's digests)."""
 SCANNED = ("protocol", "games", "games/ishtar", "games/yspahan", "server", "server/store")
 """Where extensions may be (``--modules`` may compile any of these packages' modules)."""
 LIBRARY = "native"
@@ -166,15 +179,16 @@ STAMP = "build/compiled.json"
 SETUP = """
 import sys
 from mypyc.build import mypycify
-from setuptools import setup
+from setuptools import Extension, setup
 
 sys.argv[1:] = ["build_ext", "--inplace", "--parallel", {jobs!r}]
-setup(
-    name="oasis-compiled",
-    packages=[],
-    py_modules=[],
-    ext_modules=mypycify({files!r}, opt_level={opt!r}, separate={groups!r}),
-)
+files = {files!r}
+compiled = mypycify(files, opt_level={opt!r}, separate={groups!r}) if files else []
+native = [
+    Extension(name, [source], extra_compile_args=["-O" + {native_opt!r}])
+    for source, name in {native!r}
+]
+setup(name="oasis-compiled", packages=[], py_modules=[], ext_modules=compiled + native)
 """
 
 
@@ -199,18 +213,26 @@ def clean(root: Path) -> None:
     (root / STAMP).unlink(missing_ok=True)
 
 
-def build(root: Path, modules: tuple[str, ...] = MODULES, opt: str = "3") -> None:
-    """Build ``modules`` in place in ``root``; ``opt``: the C compiler's optimisation level
-    (``3`` as shipped; the tests' copy takes ``0``: it changes how fast the code runs, not what
-    it does, and takes about half the time to build)."""
+def build(root: Path, modules: tuple[str, ...] = SOURCES, opt: str = "3") -> None:
+    """Build ``modules`` in place in ``root``: the ``.py`` ones by mypyc, the ``.c`` ones
+    (``NATIVE``) as they are; ``opt``: the mypyc modules' C optimisation level (``3`` as
+    shipped; the tests' copy takes ``0``: it changes how fast the code runs, not what it does,
+    and takes about half the time to build)."""
     clean(root)
+    unknown = [m for m in modules if m.endswith(".c") and m not in NATIVE]
+    if unknown:
+        raise SystemExit(f"not a native extension's source: {', '.join(unknown)}")
+    python = [m for m in modules if not m.endswith(".c")]
+    native = [(m, NATIVE[m]) for m in modules if m.endswith(".c")]
     groups: dict[str, list[str]] = {}
-    for module in modules:
+    for module in python:
         groups.setdefault(package(module), []).append(module)
     separate = [(files, f"{name}.{LIBRARY}") for name, files in groups.items()]
     env = {**os.environ, "MYPYC_OPT_LEVEL": opt}
-    jobs = str(min(len(separate), os.cpu_count() or 1))
-    code = SETUP.format(files=list(modules), groups=separate, jobs=jobs, opt=opt)
+    jobs = str(max(1, min(len(separate) + len(native), os.cpu_count() or 1)))
+    code = SETUP.format(
+        files=python, groups=separate, jobs=jobs, opt=opt, native=native, native_opt=NATIVE_OPT
+    )
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True
     )
@@ -220,12 +242,12 @@ def build(root: Path, modules: tuple[str, ...] = MODULES, opt: str = "3") -> Non
         raise SystemExit(f"mypyc build failed ({done.returncode})")
     missing = [m for m in modules if not list((root / m).parent.glob(Path(m).stem + ".*.so"))]
     if missing:
-        raise SystemExit(f"mypyc built no extension for {', '.join(missing)}")
+        raise SystemExit(f"the build made no extension for {', '.join(missing)}")
     (root / STAMP).parent.mkdir(exist_ok=True)
     (root / STAMP).write_text(json.dumps(digests(root, modules), indent=1) + "\n")
 
 
-def stale(root: Path, modules: tuple[str, ...] = MODULES) -> list[str]:
+def stale(root: Path, modules: tuple[str, ...] = SOURCES) -> list[str]:
     """Modules that a build in place lacks or whose source changed since (an empty list for a
     tree with no extensions at all: pure Python is never stale)."""
     if not extensions(root):
@@ -260,9 +282,9 @@ def auto(root: Path, setting: str) -> str:
             clean(root)
         return f"oasis: pure Python (OASIS_COMPILED={setting})"
     built = bool(extensions(root))
-    old = stale(root) if built else list(MODULES)
+    old = stale(root) if built else list(SOURCES)
     if not old:
-        return f"oasis: compiled: {len(MODULES)} modules (scripts/build-compiled, up to date)"
+        return f"oasis: compiled: {len(MODULES)} modules, {len(NATIVE)} native (up to date)"
     why = compiler()
     if why is None:
         sys.stderr.write(
@@ -274,7 +296,7 @@ def auto(root: Path, setting: str) -> str:
         except SystemExit as failed:
             clean(root)
             return f"oasis: pure Python: the compiled build failed ({failed})"
-        return f"oasis: compiled: {len(MODULES)} modules (built now)"
+        return f"oasis: compiled: {len(MODULES)} modules, {len(NATIVE)} native (built now)"
     if built:
         clean(root)
         return f"oasis: pure Python: stale compiled modules removed, cannot rebuild: {why}"
@@ -303,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     root = args.root.resolve()
-    modules = tuple(args.modules.split(",")) if args.modules else MODULES
+    modules = tuple(args.modules.split(",")) if args.modules else SOURCES
     if args.clean:
         clean(root)
         print("compiled modules removed: pure Python")

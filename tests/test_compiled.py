@@ -3,9 +3,12 @@ games' and the server's own tests.
 
 One build per session (:func:`compiled_tree`, shared with ``tests/deploy``'s compiled server): a
 copy of ``protocol/``, ``games/`` and ``server/`` (this checkout stays as it is) with every
-module of ``scripts/build_compiled.py``'s ``MODULES`` compiled in place, checked to import the
-extensions, not the sources; then ``tests/protocol``, ``tests/games`` and ``tests/server`` run
-against it in subprocesses.
+module of ``scripts/build_compiled.py``'s ``MODULES`` compiled in place and its ``NATIVE``
+extensions built (the view diff in C, ``protocol._diffc``), checked to import the extensions,
+not the sources, and the diff to use its native twin; then ``tests/protocol``, ``tests/games``
+and ``tests/server`` run against it in subprocesses, with ``OASIS_NATIVE_DIFF=required``: the
+native diff's differential tests (``tests/protocol/test_diffc.py``, skipped where it is not
+built) run there and fail if it is missing.
 
 The default tier runs a representative part: the protocol's tests but the six slowest property
 tests (the diff's, the tree's and the mutated frames': their smaller siblings still run), and the
@@ -34,7 +37,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "scripts" / "build_compiled.py"
 sys.path.insert(0, str(BUILD.parent))
-from build_compiled import MODULES  # noqa: E402
+from build_compiled import MODULES, NATIVE  # noqa: E402
 
 SLOWEST = (
     "tests/protocol/test_patch.py::test_jsonpatch_applies_our_diff",
@@ -129,10 +132,11 @@ def _compiled_copy(tmp: Path) -> Path:
         timeout=1800,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    names = [module_name(m) for m in MODULES]
+    names = [module_name(m) for m in MODULES] + list(NATIVE.values())
     where = subprocess.run(
         [sys.executable, "-c", f"import importlib, sys\nfor m in {names!r}: "
-         "print(m, importlib.import_module(m).__file__)"],
+         "print(m, importlib.import_module(m).__file__)\n"
+         "from protocol import patch\nassert patch._NATIVE is not None, 'no native diff'"],
         cwd=tmp, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert where.returncode == 0, where.stderr
@@ -170,11 +174,26 @@ def compiled(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return compiled_tree(tmp_path_factory)
 
 
-def _run_tests(root: Path, paths: tuple[str, ...], *extra: str) -> None:
+NATIVE_REQUIRED = {"OASIS_NATIVE_DIFF": "required"}
+"""The compiled copy's test runs: tests/protocol/test_diffc.py runs (never skips) and fails if
+the native diff is missing."""
+
+
+def _run_tests(
+    root: Path, paths: tuple[str, ...], *extra: str, env: dict[str, str] | None = None
+) -> str:
     args = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *paths, *extra]
-    done = subprocess.run(args, cwd=root, capture_output=True, text=True, timeout=3600)
+    done = subprocess.run(
+        args,
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+        env={**os.environ, **NATIVE_REQUIRED, **(env or {})},
+    )
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
     assert " passed" in done.stdout and "failed" not in done.stdout
+    return done.stdout
 
 
 def _protocol_tests(root: Path, *deselect: str) -> None:
@@ -191,6 +210,23 @@ def test_the_compiled_protocol_passes_protocols_tests(compiled: Path) -> None:
 @pytest.mark.slow
 def test_the_compiled_protocol_passes_every_protocol_test(compiled: Path) -> None:
     _protocol_tests(compiled)
+
+
+def test_the_native_diff_makes_the_python_ops(compiled: Path) -> None:
+    """The native diff's differential and reference tests, none skipped (also part of the
+    protocol's tests above: here on their own, to show they ran)."""
+    out = _run_tests(compiled, ("tests/protocol/test_diffc.py",), "-rs")
+    assert "skipped" not in out, out[-2000:]
+
+
+@pytest.mark.slow
+def test_the_native_diff_under_the_debug_allocator(compiled: Path) -> None:
+    """The same under ``PYTHONMALLOC=debug``: a write past a block, a block freed twice or
+    used after it was freed (a reference dropped once too often) fails them."""
+    out = _run_tests(
+        compiled, ("tests/protocol/test_diffc.py",), "-rs", env={"PYTHONMALLOC": "debug"}
+    )
+    assert "skipped" not in out, out[-2000:]
 
 
 def test_the_compiled_engines_pass_their_rules_tests_and_seeded_playouts(compiled: Path) -> None:
@@ -339,7 +375,8 @@ def test_a_compiled_build_is_refused_once_its_sources_changed(
     compiled: Path, tmp_path: Path
 ) -> None:
     """``--check`` catches an extension older than its source (which Python would still
-    import): a copy of the build whose ``tree.py`` and Ishtar's ``views.py`` are then edited."""
+    import): a copy of the build whose ``tree.py``, Ishtar's ``views.py`` and the native diff's
+    C are then edited."""
     root = tmp_path / "copy"
     shutil.copytree(compiled, root, symlinks=True)
     check = [sys.executable, str(BUILD), "--root", str(root), "--check"]
@@ -348,9 +385,12 @@ def test_a_compiled_build_is_refused_once_its_sources_changed(
     for source in ("protocol/tree.py", "games/ishtar/views.py"):
         with (root / source).open("a") as f:
             f.write("\n# edited\n")
+    with (root / "protocol/_diffc.c").open("a") as f:
+        f.write("\n/* edited */\n")
     done = subprocess.run(check, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1, done.stdout
     assert "protocol/tree.py" in done.stdout and "games/ishtar/views.py" in done.stdout
+    assert "protocol/_diffc.c" in done.stdout
     assert "games/yspahan/views.py" not in done.stdout
 
 
@@ -367,6 +407,7 @@ def test_serve_never_runs_a_stale_build_and_says_which_it_runs(
     monkeypatch.setattr(build_compiled, "compiler", lambda: "no C compiler (cc, gcc)")
     line = build_compiled.auto(root, "")
     assert line.startswith("oasis: compiled: ") and build_compiled.extensions(root), line
+    assert any(p.name.startswith("_diffc.") for p in build_compiled.extensions(root))
     with (root / "games" / "yspahan" / "views.py").open("a") as f:
         f.write("\n# edited\n")
     line = build_compiled.auto(root, "")

@@ -1,7 +1,8 @@
 """A server started from a compiled tree says so at start: its ``compiled_modules`` line lists
-every module of ``scripts/build_compiled.py``'s ``MODULES`` (read from the imported modules'
-files, not from a setting), and a server started from the same tree without the extensions
-lists none (pure Python). The compiled tree is the session's one build (``tests/test_compiled``).
+every module of ``scripts/build_compiled.py``'s ``MODULES`` and ``NATIVE`` (read from the
+imported modules' files, not from a setting), and a server started from the same tree without
+the extensions lists none (pure Python). The compiled tree is the session's one build
+(``tests/test_compiled``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 
 from tests.services import free_port
-from tests.test_compiled import MODULES, compiled_tree, module_name
+from tests.test_compiled import MODULES, NATIVE, compiled_tree, module_name
 
 START_TIMEOUT = 60.0
 
@@ -56,7 +57,7 @@ def test_a_server_from_a_compiled_tree_reports_its_compiled_modules(
 ) -> None:
     tree = compiled_tree(tmp_path_factory)
     reported = started_log(tree, tmp_path / "compiled.log")
-    assert reported["compiled"] == sorted(module_name(m) for m in MODULES)
+    assert reported["compiled"] == sorted([*(module_name(m) for m in MODULES), *NATIVE.values()])
 
 
 def test_a_server_from_a_pure_tree_reports_none(tmp_path: Path) -> None:
