@@ -245,8 +245,16 @@ def test_the_compiled_room_core_passes_its_twins_and_unit_tests(compiled: Path) 
 
 @pytest.mark.slow
 def test_the_compiled_server_passes_every_server_test(compiled: Path) -> None:
-    """Every test of ``tests/server``: lobby, resume, spectators, takeover, the store, relays."""
-    _run_tests(compiled, ("tests/server",), "-m", "slow or not slow")
+    """Every test of ``tests/server``: lobby, resume, spectators, takeover, the store, relays.
+    But ``test_effector.py``, whose stand-ins for the room's parts the compiled effector refuses
+    (it takes their real classes): pure Python only, as its docstring says."""
+    _run_tests(
+        compiled,
+        ("tests/server",),
+        "-m",
+        "slow or not slow",
+        "--ignore=tests/server/test_effector.py",
+    )
 
 
 def _except_names(function: ast.AST) -> dict[str, set[str]]:
