@@ -13,12 +13,16 @@ under rule 2 it is the spectators' hash chained with the seat's own bytes
 dozen bytes per seat), under rule 1 the whole document's
 (:class:`protocol.hashing.DocumentHasher`: what sorts before ``own`` is hashed once per
 revision, the shared part after it once per such seat). The spectators' frames are the same
-under both rules. A seat's own part is encoded whole first (one compiled call): when its
-bytes are those last sent, as for most seats at most revisions, it has no ops and keeps its
-tree without being tracked field by field; the seat that decides, and the one that did at the
-last revision, are tracked at once (their choices changed), and their
-``choices`` are replaced whole, never diffed (SPEC section 3, :data:`_WHOLE`): that op carries
-the new list's canonical bytes, which its tree holds already, not a second encoding of it.
+under both rules, and the spectators' hash and the rule-2 hasher are kept while the shared
+part and the room's parts stay the same (a new match's ``joined`` frames, one per audience,
+ask for them again). Every seat's ``private`` part and the deciding seat's ``choices`` are
+encoded in one compiled call per revision, one array read back seat by seat against each
+seat's last bytes (:meth:`Views._advance_own`; ``seat`` never changes and ``undo`` is a
+bool): a seat whose entries all have their last bytes, as most seats at most revisions, has
+no ops and keeps its tree; another gets new leaves for its changed entries, spliced into its
+last pieces, and only those are diffed. ``choices`` are replaced whole, never diffed (SPEC
+section 3, :data:`_WHOLE`): that op carries the new list's canonical bytes, which its tree
+holds already, not a second encoding of it.
 
 A room may add *room-level parts*: further top-level entries of every audience's document (the
 same for all, like ``clock``, :mod:`server.clock`). They are diffed with the shared part (their
@@ -49,13 +53,32 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from games.base import Decision, Event, Match, own_part, shared_part
-from protocol.codec import array_header, canonical, canonical_copy, canonical_map, unpack
+from protocol.codec import (
+    array_header,
+    canonical,
+    canonical_copy,
+    canonical_key,
+    map_header,
+    unpack,
+)
 from protocol.frames import RevisionFrames, encode_events
-from protocol.hashing import ChainedHasher, DocumentHasher, chained_hash, hash_bytes
+from protocol.hashing import ChainedHasher, DocumentHasher, hash_bytes
 from protocol.patch import Op, diff
 from protocol.tree import Tree, Work, diff_trees, track
 
 _NONE: Final = canonical(None)
+_TRUE: Final = canonical(True)
+_FALSE: Final = canonical(False)
+_EMPTY_ARRAY: Final = canonical([])
+_OWN_HEAD: Final = map_header(4)
+_CHOICES: Final = canonical_key("choices")
+_PRIVATE: Final = canonical_key("private")
+_SEAT: Final = canonical_key("seat")
+_UNDO: Final = canonical_key("undo")
+"""A seat's own part (:func:`own_view`) as a map of four entries, keys in canonical order."""
+_OWN_KEY: Final = canonical_key("own")
+_NO_OPS: Final[list[Op]] = []
+"""The ops of a seat whose own part did not change (never appended to: only tested)."""
 _NO_KEPT: Final[dict[str, Any]] = {}
 _NO_FIELD: Final[Any] = object()
 """(Final: compiled, held in C statics, not looked up among the module's globals at every use.)"""
@@ -88,10 +111,90 @@ and encoding every op to weigh it; replaced whole, the seats' patches of those m
 
 def own_view(match: Match[Any], seat: int, decision: Decision | None) -> dict[str, Any]:
     """``seat``'s own part as the room sends it: the contract's (``seat``, ``private``,
-    ``choices``) and ``undo``, whether the seat may take back a step now (SPEC section 24)."""
+    ``choices``) and ``undo``, whether the seat may take back a step now (SPEC section 24).
+    (The reference: :class:`Views` makes the same bytes for every seat from one encoding,
+    :meth:`Views._own_trees` and :meth:`Views._advance_own`.)"""
     own = own_part(match.game, match.state, seat, decision)
     own["undo"] = match.can_undo(seat)
     return own
+
+
+def _leaf(enc: bytes, value: Any, work: Work) -> Tree:
+    """The leaf :func:`protocol.tree.track` makes for a value of ``enc`` that changed: its
+    value and, for a container, its encoded size noted in ``work`` for the diff."""
+    node = Tree(enc, None)
+    work.fresh[id(node)] = value
+    kind = type(value)
+    if kind is dict or kind is list or kind is tuple:
+        work.sizes[id(value)] = len(enc)
+    return node
+
+
+def _own_batch(match: Match[Any], decision: Decision | None, players: int) -> list[Any]:
+    """What :func:`own_view` gives that changes from seat to seat, in one list to encode at
+    once: every seat's ``private`` part, then the deciding seat's ``choices`` if a seat decides
+    (as :func:`games.base.own_part` makes them)."""
+    game, state = match.game, match.state
+    batch: list[Any] = [game.own_view(state, seat) for seat in range(players)]
+    if decision is not None and 0 <= decision.seat < players:
+        batch.append(list(game.describe(state, decision)))
+    return batch
+
+
+def _skip(data: bytes, pos: int) -> int:
+    """Where the msgpack value that starts at ``pos`` of ``data`` ends (any msgpack value, read
+    header by header: a container adds its items to those still to be passed)."""
+    left = 1
+    while left:
+        left -= 1
+        b = data[pos]
+        if b <= 0x7F or b >= 0xE0 or b == 0xC0 or b == 0xC2 or b == 0xC3:  # (fixint, nil, bools)
+            pos += 1
+        elif b <= 0x8F:  # fixmap
+            left += 2 * (b & 0x0F)
+            pos += 1
+        elif b <= 0x9F:  # fixarray
+            left += b & 0x0F
+            pos += 1
+        elif b <= 0xBF:  # fixstr
+            pos += 1 + (b & 0x1F)
+        elif b == 0xD9 or b == 0xC4:  # str 8, bin 8
+            pos += 2 + data[pos + 1]
+        elif b == 0xDA or b == 0xC5:  # str 16, bin 16
+            pos += 3 + int.from_bytes(data[pos + 1 : pos + 3], "big")
+        elif b == 0xDB or b == 0xC6:  # str 32, bin 32
+            pos += 5 + int.from_bytes(data[pos + 1 : pos + 5], "big")
+        elif b == 0xDC:  # array 16
+            left += int.from_bytes(data[pos + 1 : pos + 3], "big")
+            pos += 3
+        elif b == 0xDD:  # array 32
+            left += int.from_bytes(data[pos + 1 : pos + 5], "big")
+            pos += 5
+        elif b == 0xDE:  # map 16
+            left += 2 * int.from_bytes(data[pos + 1 : pos + 3], "big")
+            pos += 3
+        elif b == 0xDF:  # map 32
+            left += 2 * int.from_bytes(data[pos + 1 : pos + 5], "big")
+            pos += 5
+        elif b == 0xCC or b == 0xD0:  # uint 8, int 8
+            pos += 2
+        elif b == 0xCD or b == 0xD1:  # uint 16, int 16
+            pos += 3
+        elif b == 0xCA or b == 0xCE or b == 0xD2:  # float 32, uint 32, int 32
+            pos += 5
+        elif b == 0xCB or b == 0xCF or b == 0xD3:  # float 64, uint 64, int 64
+            pos += 9
+        elif 0xD4 <= b <= 0xD8:  # fixext 1, 2, 4, 8, 16
+            pos += 2 + (1 << (b - 0xD4))
+        elif b == 0xC7:  # ext 8
+            pos += 3 + data[pos + 1]
+        elif b == 0xC8:  # ext 16
+            pos += 4 + int.from_bytes(data[pos + 1 : pos + 3], "big")
+        elif b == 0xC9:  # ext 32
+            pos += 6 + int.from_bytes(data[pos + 1 : pos + 5], "big")
+        else:  # (0xC1: never used by msgpack)
+            raise ValueError(f"not msgpack: byte {b:#x} at {pos}")
+    return pos
 
 
 @dataclass(slots=True, init=False)
@@ -158,15 +261,23 @@ class Views:
         self._around: DocumentHasher | None = None
         """The hasher of the spectators' document around its shared part (the room's parts and
         ``own`` nil, hashed once): made again when the parts change."""
+        self._hashed: Tree | None = None
+        self._spectators = ""
+        """The spectators' hash of the shared part ``_hashed`` under ``_around`` (None: none
+        yet): a new match's ``joined`` frames ask for it once per audience."""
+        self._chain: ChainedHasher | None = None
+        """The rule-2 hasher chained on the spectators' hash ``_spectators`` (None: none yet)."""
+        self._spliced: Tree | None = None
+        self._before = self._after = b""
+        """Every audience's document around its ``own`` value, for the shared part ``_spliced``
+        and the room's parts as they are (None: not made yet): a new match's ``joined`` frames
+        splice one per audience."""
         self.set_parts(parts or {})
         self._shared: Tree | None = None
         self._own: list[Tree] = []
         self._kept_fields: tuple[str, ...] = tuple(getattr(match.game, "kept_fields", ()))
         """(A scripted stand-in for a game, in tests, may not declare any. A tuple: compiled,
         walked by index.)"""
-        self._decider: int | None = None
-        """The seat whose choices the last frames listed (its own part changes at the next
-        revision, its choices at least: it is tracked without trying its old bytes first)."""
         self._kept: dict[str, Any] = _NO_KEPT
         """The game's kept fields as last sent (``Game.kept_fields``), as ``track``'s ``before``
         of the shared part: ``{"game": {field: value}}``."""
@@ -176,7 +287,7 @@ class Views:
     def set_parts(self, parts: dict[str, Any]) -> None:
         """Replace the room-level parts without a patch (before anyone was sent the view)."""
         self.parts, self.parts_enc = {}, {}
-        self._around = None
+        self._around = self._hashed = self._chain = self._spliced = None
         for name, value in parts.items():
             self.parts[name], self.parts_enc[name] = canonical_copy(value)
 
@@ -187,17 +298,13 @@ class Views:
         match = self.match
         decision = match.decision
         work = Work()
-        self._own = [
-            track(None, own_view(match, seat, decision), _OWN_DEPTH, work)
-            for seat in range(self.players)
-        ]
+        self._own = self._own_trees(match, decision)
         shared = shared_part(match.game, match.state, decision)
         tree = track(None, shared, 0, work)  # (one encoding tells a small part: kept as a leaf)
         if len(tree.enc) >= _SHARED_WHOLE_BELOW:
             tree = track(None, shared, _SHARED_DEPTH, work)
         self._shared = tree
         self._keep(shared)
-        self._decider = None if decision is None else decision.seat
         return self._shared
 
     def _keep(self, shared: dict[str, Any]) -> None:
@@ -236,17 +343,34 @@ class Views:
 
     def hash_for(self, seat: int | None, rule: int = 1) -> str:
         """The view hash of ``seat``'s document (None: the spectators') under ``rule``."""
-        if seat is None or rule == 2:
-            spectators = self._spectator_hash()
-            return spectators if seat is None else chained_hash(spectators, self._own[seat].enc)
+        if seat is None:
+            return self._spectator_hash()
+        if rule == 2:
+            return self._chained().hash(self._own[seat].enc)
         return self._hasher().hash(self._own[seat].enc)
 
     def _spectator_hash(self) -> str:
-        """The spectators' view hash now (the same under both rules)."""
+        """The spectators' view hash now (the same under both rules), taken once per shared
+        part (a new match's ``joined`` frames, one per audience, ask for it again)."""
+        shared = self.ensure()
+        if self._hashed is shared:
+            return self._spectators
         around = self._around
         if around is None:
             around = self._around = DocumentHasher({**self.parts_enc, "own": _NONE}, "shared")
-        return around.hash(self.ensure().enc)
+        self._spectators = around.hash(shared.enc)
+        self._hashed = shared
+        self._chain = None
+        return self._spectators
+
+    def _chained(self) -> ChainedHasher:
+        """The rule-2 hasher of the current revision's seats (:func:`protocol.hashing.chained_hash`
+        of the spectators' hash), made once per revision."""
+        spectators = self._spectator_hash()
+        chain = self._chain
+        if chain is None:
+            chain = self._chain = ChainedHasher(spectators)
+        return chain
 
     def _hasher(self) -> DocumentHasher:
         """The hasher of every audience's document as it is now: they differ in ``own`` only."""
@@ -256,13 +380,31 @@ class Views:
     def document(self, seat: int | None, rule: int = 1) -> tuple[bytes, str]:
         """``seat``'s current view document as canonical bytes (None: the spectators'), and its
         hash under ``rule``: spliced from the kept bytes, decoded by no one (a ``joined`` or
-        ``state`` frame carries it as it is, :func:`protocol.frames.encode_frame_with`)."""
+        ``state`` frame carries it as it is, :func:`protocol.frames.encode_frame_with`). The
+        spectators' hash is that of this very document (:meth:`_spectator_hash`'s, kept)."""
         shared = self.ensure()
         own = _NONE if seat is None else self._own[seat].enc
-        doc = canonical_map({**self.parts_enc, "shared": shared.enc, "own": own})
-        if seat is None or rule != 2:
+        if self._spliced is not shared:  # (what surrounds ``own``: the same for every audience)
+            entries = {**self.parts_enc, "shared": shared.enc}
+            keys = sorted({*entries, "own"})  # (as :func:`protocol.codec.canonical_map`)
+            before = [map_header(len(keys))]
+            after: list[bytes] = []
+            pieces = before
+            for name in keys:
+                if name == "own":
+                    before.append(_OWN_KEY)
+                    pieces = after
+                else:
+                    pieces.append(canonical_key(name))
+                    pieces.append(entries[name])
+            self._before, self._after = b"".join(before), b"".join(after)
+            self._spliced = shared
+        doc = self._before + own + self._after
+        if seat is None:
+            return doc, self._spectator_hash()
+        if rule != 2:
             return doc, hash_bytes(doc)
-        return doc, chained_hash(self._spectator_hash(), own)
+        return doc, self._chained().hash(own)
 
     def full(self, seat: int | None, rule: int = 1) -> tuple[dict[str, Any], str]:
         """A fresh copy of ``seat``'s current view document and its hash under ``rule``."""
@@ -271,6 +413,111 @@ class Views:
         doc = {name: unpack(enc) for name, enc in self.parts_enc.items()}
         doc.update(shared=shared.value(), own=own)
         return doc, self.hash_for(seat, rule)
+
+    def _own_trees(self, match: Match[Any], decision: Decision | None) -> list[Tree]:
+        """Every seat's own part as :func:`protocol.tree.track` tracks it (``_OWN_DEPTH``: a
+        node per entry), from one canonical call (see :meth:`_advance_own`): the same bytes,
+        kids and pieces as ``track(None, own_view(match, seat, decision), _OWN_DEPTH, work)``,
+        with ``own_view``'s four keys in their canonical order."""
+        players = self.players
+        decider = -1 if decision is None else decision.seat
+        batch = _own_batch(match, decision, players)
+        data = canonical(batch)
+        pos = len(array_header(len(batch)))
+        privates: list[bytes] = []
+        for _ in range(players):
+            end = _skip(data, pos)
+            privates.append(data[pos:end])
+            pos = end
+        choices = data[pos:] if len(batch) > players else _EMPTY_ARRAY
+        trees: list[Tree] = []
+        for seat in range(players):
+            mine = choices if seat == decider else _EMPTY_ARRAY
+            private = privates[seat]
+            number = canonical(seat)
+            undo = _TRUE if match.can_undo(seat) else _FALSE
+            kids = {
+                "choices": Tree(mine, None),
+                "private": Tree(private, None),
+                "seat": Tree(number, None),
+                "undo": Tree(undo, None),
+            }
+            parts = [_OWN_HEAD, _CHOICES, mine, _PRIVATE, private, _SEAT, number, _UNDO, undo]
+            tree = Tree(b"".join(parts), kids)
+            tree.parts = parts
+            trees.append(tree)
+        return trees
+
+    def _advance_own(
+        self, match: Match[Any], decision: Decision | None, work: Work
+    ) -> list[list[Op]]:
+        """Bring every seat's own part up to date (``self._own``) and give each seat's ops.
+
+        Every seat's ``private`` and the deciding seat's ``choices`` are encoded in one
+        canonical call, as one array (``[private_0, ..., private_n, choices]``: an array's
+        canonical bytes are its header and its items' canonical bytes): one call to the encoder
+        costs about 2,000 instructions before its first byte, so one per revision instead of one
+        per seat (the whole own part of a quiet seat, the parts of a deciding one). The array is
+        then read seat by seat against each seat's last bytes: a private part whose last bytes
+        start the rest of the array is that very value (msgpack is prefix-free: a whole value's
+        bytes are never the start of another's), else it changed and its end is found by
+        :func:`_skip`; the choices are whatever follows the last private part. ``seat`` never
+        changes, ``undo`` is a bool and a seat that does not decide has no choices: a seat whose
+        three changing entries have their last bytes keeps its tree, no ops (most seats at most
+        revisions); another gets the node :func:`protocol.tree.track` would make (the last
+        node's pieces with the changed entries' bytes, :attr:`protocol.tree.Tree.parts`) and
+        the ops of :func:`protocol.tree.diff_trees`, which sees the unchanged entries by
+        identity.
+        """
+        players = self.players
+        decider = -1 if decision is None else decision.seat
+        batch = _own_batch(match, decision, players)
+        data = canonical(batch)
+        pos = len(array_header(len(batch)))
+        deciding = len(batch) > players
+        owns = self._own
+        privates: list[bytes] = []
+        for seat in range(players):
+            old = owns[seat].parts
+            assert old is not None and len(old) == 9
+            kept = old[4]
+            end = pos + len(kept)
+            if data[pos:end] != kept:  # (else this very value: msgpack is prefix-free)
+                end = _skip(data, pos)
+                kept = data[pos:end]
+            privates.append(kept)
+            pos = end
+        choices = data[pos:] if deciding else _EMPTY_ARRAY
+        out: list[list[Op]] = []
+        for seat in range(players):
+            prev = owns[seat]
+            parts = prev.parts
+            kids = prev.kids
+            assert parts is not None and type(kids) is dict
+            private = privates[seat]
+            mine_choices = choices if seat == decider else _EMPTY_ARRAY
+            undo = match.can_undo(seat)
+            undo_enc = _TRUE if undo else _FALSE
+            if private is parts[4] and mine_choices == parts[2] and undo_enc == parts[8]:
+                out.append(_NO_OPS)  # (most seats, most revisions: nothing changed)
+                continue
+            pieces = parts.copy()
+            fresh = dict(kids)
+            if mine_choices != parts[2]:
+                pieces[2] = mine_choices
+                value = batch[players] if seat == decider else []
+                fresh["choices"] = _leaf(mine_choices, value, work)
+            if private is not parts[4]:
+                pieces[4] = private
+                fresh["private"] = _leaf(private, batch[seat], work)
+            if undo_enc != parts[8]:
+                pieces[8] = undo_enc
+                fresh["undo"] = _leaf(undo_enc, undo, work)
+            mine = Tree(b"".join(pieces), fresh)
+            mine.parts = pieces
+            out.append(diff_trees(prev, mine, "/own", work, whole=_WHOLE))
+            owns[seat] = mine
+        return out
 
     def advance(
         self,
@@ -305,7 +552,7 @@ class Views:
                 else:
                     shared_ops.append({"op": "add", "path": "/" + name, "value": part})
                 self.parts[name], self.parts_enc[name] = part, enc
-                self._around = None
+                self._around = self._hashed = self._chain = self._spliced = None
         shared_bytes = work.encode_ops(shared_ops)
         count = len(shared_ops)
         self._shared = tree
@@ -318,34 +565,32 @@ class Views:
         spliced = RevisionFrames(self.room, rev, shared_bytes, count, public)
         hasher: DocumentHasher | None = None
         chain: ChainedHasher | None = None
-        used = bytearray(self.players)
+        used: list[int] = []
         frames: list[bytes] = []
-        decider = None if decision is None else decision.seat
+        secret = False  # (whether any event has a seat's private fields: seldom)
+        for event in events:
+            if event.private:
+                secret = True
+        all_ops = self._advance_own(match, decision, work)
+        owns = self._own
         for seat in range(self.players):
-            prev = self._own[seat]
-            own = own_view(match, seat, decision)
-            if seat != decider and seat != self._decider and canonical(own) == prev.enc:
-                # (most seats, most revisions: one compiled encode, no choices either side)
-                mine, own_ops = prev, []  # (what tracking it would give: the same node)
-            else:
-                mine = track(prev, own, _OWN_DEPTH, work)
-                own_ops = diff_trees(prev, mine, "/own", work, whole=_WHOLE)
-                self._own[seat] = mine
+            mine = owns[seat]
+            own_ops = all_ops[seat]
             seen = (
                 encode_events([e.project(seat) for e in events])
-                if any(seat in e.private for e in events)
+                if secret and any(seat in e.private for e in events)
                 else public
             )
             if seat < len(rules) and rules[seat] == 2:
                 if chain is None:
-                    chain = ChainedHasher(spectator_hash)
+                    chain = self._chained()
                 digest = chain.hash(mine.enc)
-                used[seat] = 2
+                used.append(2)
             else:
                 if hasher is None:
                     hasher = self._hasher()
                 digest = hasher.hash(mine.enc)
-                used[seat] = 1
+                used.append(1)
             if own_ops:  # (their bytes from the diff: the choices' are the canonical ones)
                 frame = spliced.with_own(work.encode_ops(own_ops), len(own_ops), digest, seen)
             elif seen is public:
@@ -353,7 +598,6 @@ class Views:
             else:
                 frame = spliced.with_own(b"", 0, digest, seen)
             frames.append(frame)
-        self._decider = decider
         spectator = spliced.plain(spectator_hash)
         return Revision(
             rev, tuple(frames), bytes(used), spectator, shared_bytes, count, spectator_hash

@@ -17,6 +17,7 @@ from protocol.codec import canonical
 from protocol.hashing import view_hash
 from protocol.patch import apply, diff
 from server.views import Views
+from tests.games.tiny import TINY
 
 
 class _Scripted(Game[None]):
@@ -279,3 +280,174 @@ def test_a_small_shared_part_is_one_leaf_and_patched_exactly_as_it_grows_and_shr
             crossings += 1
         watched, was_leaf = new, leaf
     assert leaves >= 3 and deep >= 3 and crossings == 2
+
+
+class _Seated(_Scripted):
+    """A scripted engine whose seats each have their own private view (``owns[seat]``)."""
+
+    def __init__(self, players: int) -> None:
+        super().__init__()
+        self.owns: list[Any] = [{"hand": []} for _ in range(players)]
+
+    def own_view(self, state: None, seat: int) -> Any:
+        return self.owns[seat]
+
+
+def test_every_seat_own_part_changing_in_any_way_is_patched_exactly() -> None:
+    """Every seat's private part and the deciding seat's choices are encoded together, as one
+    array read seat by seat (``Views._advance_own``): any seat's private part may change at any
+    revision, deciding or not, to a value of another size or type, one whose bytes start with
+    the last value's or another seat's, or back to the same; every frame must still rebuild
+    every seat's view and hash, and a seat whose own part did not change gets no own ops."""
+    players = 4
+    game = _Seated(players)
+    match = _match(game)
+    views = Views("r", match, players)
+    docs = [views.full(s)[0] for s in range(players)]
+    rng = Rng.from_seed(7)
+    values: list[Any] = [
+        {"hand": []},
+        {"hand": [1]},
+        {"hand": [1, 2]},
+        {"hand": [1, 2], "x": "s" * 40},
+        {"hand": list(range(20))},
+        {"b": 1, "a": {"z": None, "y": [True, False, 1.5]}},
+        {"": [1]},
+        {"": [[1]]},
+        {"": 1},
+        {"hand": "x" * 300},
+        {},
+        {"hand": [2**40, -(2**40), -1, 200, -200, 70000]},
+    ]
+    for rev in range(1, 120):
+        before = [canonical(game.owns[s]) for s in range(players)]
+        for seat in range(players):
+            if rng.below(3) == 0:
+                game.owns[seat] = values[rng.below(len(values))]
+        seat = rng.below(players + 1)  # (players: the match is over, nobody decides)
+        choices: list[Choice] = [{"kind": "pass", "n": n} for n in range(rng.below(4))]
+        chosen = None if seat == players else Decision(seat, "turn", choices)
+        old = [views.full(s)[0]["own"]["choices"] for s in range(players)]
+        match.game.next = chosen  # type: ignore[attr-defined]
+        match._known = False
+        revision = views.advance(rev, [], None, [2, 1, 2, 1])
+        _check_frames_rules(views, docs, revision.seat_frames, [2, 1, 2, 1])
+        for s in range(players):
+            mine = [op for op in _ops(revision.seat_frames[s]) if op["path"].startswith("/own")]
+            now = views.full(s)[0]["own"]
+            unchanged = before[s] == canonical(game.owns[s]) and old[s] == now["choices"]
+            assert (mine == []) == unchanged
+            assert now["private"] == msgpack.unpackb(msgpack.packb(game.owns[s]))
+
+
+def _check_frames_rules(
+    views: Views, docs: list[Any], frames: tuple[bytes, ...], rules: list[int]
+) -> None:
+    for seat, data in enumerate(frames):
+        frame = msgpack.unpackb(data)
+        docs[seat] = apply(docs[seat], frame["ops"])
+        assert view_hash(docs[seat], rules[seat]) == frame["hash"]
+        assert docs[seat] == views.full(seat)[0]
+        enc, digest = views.document(seat, rules[seat])
+        assert enc == canonical(docs[seat]) and digest == frame["hash"]
+        assert views.hash_for(seat, rules[seat]) == frame["hash"]
+    enc, digest = views.document(None)
+    assert enc == canonical(views.full(None)[0]) and digest == view_hash(views.full(None)[0])
+
+
+def test_skip_finds_the_end_of_every_kind_of_msgpack_value() -> None:
+    values: list[Any] = [
+        None,
+        True,
+        False,
+        0,
+        127,
+        128,
+        255,
+        256,
+        65535,
+        65536,
+        2**32 - 1,
+        2**32,
+        2**64 - 1,
+        -1,
+        -32,
+        -33,
+        -128,
+        -129,
+        -32768,
+        -32769,
+        -(2**31),
+        -(2**31) - 1,
+        -(2**63),
+        1.5,
+        "",
+        "x" * 31,
+        "x" * 32,
+        "x" * 255,
+        "x" * 256,
+        "x" * 65535,
+        "x" * 65536,
+        b"",
+        b"x" * 256,
+        b"x" * 65536,
+        [],
+        list(range(15)),
+        list(range(16)),
+        list(range(65536)),
+        {},
+        {str(i): i for i in range(15)},
+        {str(i): [i, {"a": None}] for i in range(16)},
+        {str(i): i for i in range(65536)},
+        *(msgpack.ExtType(1, b"x" * n) for n in (1, 2, 4, 8, 16, 3, 256, 65536)),
+    ]
+    encoded = [msgpack.packb(v, use_bin_type=True) for v in values]
+    encoded.append(msgpack.packb(2.5, use_single_float=True))
+    for data in encoded:
+        assert views_module._skip(data + b"\xc0\x01", 0) == len(data)
+        assert views_module._skip(b"\x00" + data, 1) == 1 + len(data)
+    with pytest.raises(ValueError, match="not msgpack"):
+        views_module._skip(b"\xc1", 0)
+
+
+@pytest.mark.parametrize("name", ["tiny", "yspahan", "ishtar"])
+def test_own_parts_made_at_once_are_those_track_makes(name: str) -> None:
+    """``Views.ensure`` makes every seat's own tree from one encoding: the same bytes, entries
+    and pieces as tracking each seat's ``own_view`` (which ``Views.advance`` then relies on),
+    at every revision of a seeded match, the deciding seat's choices included."""
+    if name == "tiny":
+        registry.register(TINY)
+    game = registry.get(name)
+    match = Match.new(game, 4, {}, 3)
+    chooser = Rng.from_seed(3)
+    for _ in range(60):
+        decision = match.decision
+        views = Views("r", match, 4)
+        for seat, tree in enumerate(views._own):
+            made = protocol.tree.track(
+                None, views_module.own_view(match, seat, decision), 1, protocol.tree.Work()
+            )
+            assert tree.enc == made.enc and tree.parts == made.parts
+            assert type(tree.kids) is dict and type(made.kids) is dict
+            assert [(k, v.enc, v.kids) for k, v in tree.kids.items()] == [
+                (k, v.enc, v.kids) for k, v in made.kids.items()
+            ]
+        if decision is None:
+            break
+        match.act(decision.seat, chooser.below(len(decision.choices)))
+
+
+def test_a_room_part_that_changes_alone_changes_every_hash() -> None:
+    """The spectators' hash (and the rule-2 hashes chained on it) is kept while the shared part
+    and the room's parts stay the same: a revision at which only a room-level part changed (a
+    clock) must still hash the new documents, in its frames and in ``document``."""
+    game = _Seated(2)
+    game.shared = {"same": 1}
+    game.next = None
+    views = Views("r", _match(game), 2, {"clock": {"left": 0}})
+    docs = [views.full(s)[0] for s in range(2)]
+    for rev in range(1, 4):
+        revision = views.advance(rev, [], {"clock": {"left": rev}}, [2, 1])
+        _check_frames_rules(views, docs, revision.seat_frames, [2, 1])
+        assert msgpack.unpackb(revision.spectator_frame)["hash"] == views.document(None)[1]
+        assert views.full(None)[0]["clock"] == {"left": rev}
