@@ -113,9 +113,17 @@ class Client:
 
     async def run(self, what: str, op: Callable[[], Awaitable[Any]]) -> Any:
         """Run one bounded Redis call; map every failure to StoreError and track readiness."""
+        return await self._settled(what, self._bounded(op))
+
+    async def _bounded(self, op: Callable[[], Awaitable[Any]]) -> Any:
+        """``op()`` under the overall deadline (its TimeoutError an OSError: mapped as one)."""
+        async with asyncio.timeout(self.deadline):
+            return await op()
+
+    async def _settled(self, what: str, pending: Awaitable[Any]) -> Any:
+        """``pending``'s result, every failure mapped to a StoreError (readiness told)."""
         try:
-            async with asyncio.timeout(self.deadline):
-                result = await op()
+            result = await pending
         except ResponseError as exc:
             raise self.refused(what, exc) from exc
         except (RedisConnectionError, RedisTimeoutError, RedisError, OSError) as lost:
@@ -135,14 +143,8 @@ class Client:
         reconnection and one load of each script. ``asyncio.timeout``'s context per batch (its
         interpreted enter and exit, its timer and its task bookkeeping) was about 27,000
         instructions, a quarter of a lone append's whole path (issue 21)."""
-        try:
-            result = await self.commit_scripts(calls)
-        except ResponseError as exc:
-            raise self.refused(what, exc) from exc
-        except (RedisConnectionError, RedisTimeoutError, RedisError, OSError) as lost:
-            raise self.unavailable(what, lost) from lost
-        self.health.set_ready(True)
-        return result
+        replies: list[Any] = await self._settled(what, self.commit_scripts(calls))
+        return replies
 
     def unavailable(self, what: str, lost: Exception) -> StoreError:
         """The StoreError for a Redis that did not answer (and readiness told so)."""
