@@ -79,9 +79,11 @@ class Autoplay:
 
     def next(self) -> None:
         """Queue the turn of the seat to move if a bot (or the replay's script) decides it."""
-        to_move = self._play.match.to_move
         status = self._status
-        if status.state is not _PLAYING or to_move is None or status.paused:
+        if status.state is not _PLAYING or status.paused or not (self.script or self.bots):
+            return  # (no bot, no script: the seat to move, which the game computes, is not read)
+        to_move = self._play.match.to_move
+        if to_move is None:
             return
         if self.script or to_move in self.bots:
             delay = self._replay_interval if self.script else self._bot_delay

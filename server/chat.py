@@ -22,7 +22,7 @@ before it is sent.
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from protocol import frames as f
 from protocol import messages as m
@@ -39,11 +39,11 @@ from server.store.errors import StoreError
 if TYPE_CHECKING:
     from server.member import Member
 
-SHOWN_ON_JOIN = 50
+SHOWN_ON_JOIN: Final = 50
 
 
-ROOM_BURST = 10
-MAX_BUCKETS = 1024
+ROOM_BURST: Final = 10
+MAX_BUCKETS: Final = 1024
 """Speakers' buckets kept per room before the refilled ones are dropped."""
 
 

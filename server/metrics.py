@@ -12,12 +12,13 @@ there first. ``oasis_refused_total{limit}`` counts refusals per quota or budget,
 (the room's own work on it is in its inbox, not here), ``oasis_half_open`` the TCP connections
 still in the WebSocket upgrade, ``oasis_spectators`` the spectators of every room.
 
-The hot metrics (every frame in and out, every action, every request) cost no Prometheus work
-on the path (issue 21): they are plain numbers (:class:`Tally`, :class:`Tallies`,
-:class:`Spread`) that the event loop adds to without a lock (the server touches its metrics from
-its event loop's thread only) and a collector reads at each scrape; a labelled child is looked
-up in a dict, not through the client library's ``labels``. The rest (gauges, rare counters) are
-the client library's own, with their labelled children bound once (:class:`Bound`).
+The hot metrics (every frame in and out, every action, every request, every room's change of
+state) cost no Prometheus work on the path (issue 21): they are plain numbers (:class:`Tally`,
+:class:`Tallies`, :class:`Level`, :class:`Spread`) that the event loop adds to without a lock
+(the server touches its metrics from its event loop's thread only) and a collector reads at each
+scrape; a labelled child is looked up in a dict, not through the client library's ``labels``.
+The rest (gauges, rare counters) are the client library's own, with their labelled children
+bound once (:class:`Bound`).
 """
 
 from __future__ import annotations
@@ -34,7 +35,12 @@ from prometheus_client import (
     generate_latest,
 )
 from prometheus_client.metrics import MetricWrapperBase
-from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.metrics_core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
 from prometheus_client.utils import floatToGoString
 
 _go_float: Final[Callable[[float], str]] = floatToGoString
@@ -98,6 +104,55 @@ class Tallies:
     def _family(self) -> CounterMetricFamily:
         labels = [] if self.label is None else [self.label]
         return CounterMetricFamily(self.name, self.documentation, labels=labels)
+
+
+class Level:
+    """One gauge's value: a plain number, moved without a lock."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0.0
+
+    def inc(self, amount: float = 1.0) -> None:
+        self.value += amount
+
+    def dec(self, amount: float = 1.0) -> None:
+        self.value -= amount
+
+
+class Levels:
+    """A Prometheus gauge with one label, kept as :class:`Level` children and exposed at each
+    scrape (registered in ``registry``): the ``rooms`` gauge, moved at every change of a room's
+    state (three a match), where the client library's ``inc`` and ``dec`` ran its interpreted
+    code and took its lock."""
+
+    def __init__(
+        self, name: str, documentation: str, label: str, registry: CollectorRegistry
+    ) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.label = label
+        self.children: dict[str, Level] = {}
+        registry.register(self)
+
+    def labels(self, value: str) -> Level:
+        child = self.children.get(value)
+        if child is None:
+            child = self.children[value] = Level()
+        return child
+
+    def describe(self) -> Iterable[Metric]:
+        return [self._family()]
+
+    def collect(self) -> Iterable[Metric]:
+        family = self._family()
+        for value, child in list(self.children.items()):
+            family.add_metric([value], child.value)
+        return [family]
+
+    def _family(self) -> GaugeMetricFamily:
+        return GaugeMetricFamily(self.name, self.documentation, labels=[self.label])
 
 
 class Spread:
@@ -200,7 +255,7 @@ class Metrics:
         self.registry = CollectorRegistry()
         r = self.registry
         self.connections = Gauge("oasis_connections", "Open WebSocket connections", registry=r)
-        self.rooms = Bound(Gauge("oasis_rooms", "Rooms in memory", ["state"], registry=r))
+        self.rooms = Levels("oasis_rooms", "Rooms in memory", "state", r)
         self.frames_in = Tallies("oasis_frames_in_total", "Client frames received", "type", r)
         self.frames_out = Tallies("oasis_frames_out_total", "Frames written", None, r)
         self.bytes_out = Tallies("oasis_bytes_out_total", "Bytes of frames written", None, r)

@@ -27,11 +27,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Final, TypeAlias
 
 from protocol.errors import QuotaExceeded
 from server.limits import TokenBucket
 
-Refused = Callable[[str], None]
+Refused: TypeAlias = Callable[[str], None]
 """Told the name of every limit that refused something (the metrics counter)."""
 
 
@@ -152,7 +153,7 @@ class Budget:
             del self._buckets[key]
 
 
-COSTLY = ("list", "create", "replay")
+COSTLY: Final = ("list", "create", "replay")
 """The kinds of costly request with a budget (``start`` with bots spends ``create``'s)."""
 
 

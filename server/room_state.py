@@ -67,6 +67,21 @@ RESTORED: Final[dict[RoomState, tuple[RoomEvent, ...]]] = {
 """The events a stored room went through to reach the state it was stored in: a restored room
 reaches it through the table (:meth:`Lifecycle.restore`), like the room it was."""
 
+_STEPS: Final[tuple[tuple[RoomState, RoomEvent, RoomState, str, str], ...]] = tuple(
+    (state, event, new, state.value, new.value) for (state, event), new in TRANSITIONS.items()
+)
+""":data:`TRANSITIONS` as rows (state, event, new state, and the two states' gauge labels), that
+:meth:`Lifecycle.transition` scans by identity: a lookup in the table hashes two enum members
+(``Enum.__hash__`` is interpreted: about 2,000 instructions a lookup), and ``.value`` of a
+member is an interpreted property."""
+_LABELS: Final[tuple[tuple[RoomState, str], ...]] = tuple((s, s.value) for s in RoomState)
+"""Each state and its gauge label, scanned by identity as :data:`_STEPS`."""
+_PLAYING: Final = RoomState.PLAYING
+_FINISHED: Final = RoomState.FINISHED
+_CLOSED: Final = RoomState.CLOSED
+"""(Final names: compiled code reads them as constants, not the class among the module's
+globals and then its member.)"""
+
 
 @dataclass(slots=True)
 class Status:
@@ -101,24 +116,34 @@ class Lifecycle:
 
     def count(self) -> None:
         """The room's task starts: it counts in the gauge."""
-        self._metrics.rooms.labels(self._status.state.value).inc()
+        state = self._status.state
+        for known, label in _LABELS:
+            if known is state:
+                self._metrics.rooms.labels(label).inc()
         self.counted = True
 
     def transition(self, event: RoomEvent) -> None:
         """Change the state by the table, or ``not_allowed`` naming the state."""
         status = self._status
-        new = TRANSITIONS.get((status.state, event))
-        if new is None:
+        state = status.state
+        step = None
+        for row in _STEPS:
+            if row[0] is state and row[1] is event:
+                step = row
+                break
+        if step is None:
             raise RequestError(
-                ErrorCode.NOT_ALLOWED, f"cannot {event.value} a room that is {status.state.value}"
+                ErrorCode.NOT_ALLOWED, f"cannot {event.value} a room that is {state.value}"
             )
+        _, _, new, label, new_label = step
         if self.counted:  # (a closed room is no longer counted)
-            self._metrics.rooms.labels(status.state.value).dec()
-            if new is not RoomState.CLOSED:
-                self._metrics.rooms.labels(new.value).inc()
+            rooms = self._metrics.rooms
+            rooms.labels(label).dec()
+            if new is not _CLOSED:
+                rooms.labels(new_label).inc()
         status.state = new
-        if new in (RoomState.FINISHED, RoomState.CLOSED):
-            self._holdings.release()
+        if (new is _FINISHED or new is _CLOSED) and self._holdings.held:
+            self._holdings.release()  # (an interpreted call, made only when it gives back)
 
     def restore(self, state: RoomState) -> None:
         """A stored room reaches ``state`` through the table (:data:`RESTORED`), or ValueError."""

@@ -18,11 +18,12 @@ room gets a fresh grace period from the moment the room is restored, then a stan
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from server.bots import Bot, make_bot
 from server.seats import Seat
 
-STANDIN_KIND = "heuristic"
+STANDIN_KIND: Final = "heuristic"
 """Stand-ins play for a person, so they play as well as the server can."""
 
 

@@ -27,7 +27,7 @@ _CLOSED: Final = RoomState.CLOSED
 """(Final names, as :mod:`server.play`'s: compiled code reads them as constants, not the class
 among the module's globals and then its member.)"""
 
-RETIRE_RETRY_SECONDS = 5.0
+RETIRE_RETRY_SECONDS: Final = 5.0
 """A room whose retirement the store could not record tries again this much later (closing it
 without would leave it live in the store, and a node would restore it as an orphan)."""
 

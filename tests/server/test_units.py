@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 import pytest
 
@@ -14,8 +15,10 @@ from server.connection import ConnEvent, ConnState
 from server.errors import close_code, wire_error
 from server.inbox import Inbox
 from server.limits import IpCounter, SendBuffer, SendVerdict, TokenBucket
+from server.metrics import Metrics
+from server.quotas import Holdings, Quota
 from server.room_state import TRANSITIONS as ROOM_TRANSITIONS
-from server.room_state import RoomEvent, RoomSettings, RoomState
+from server.room_state import Lifecycle, RoomEvent, RoomSettings, RoomState, Status
 from server.seats import Seat, digest, find_by_token
 
 
@@ -107,6 +110,47 @@ def test_lifecycle_tables_allow_only_their_transitions() -> None:
     assert ROOM_TRANSITIONS[(RoomState.OPEN, RoomEvent.START)] is RoomState.PLAYING
     assert (RoomState.FINISHED, RoomEvent.START) not in ROOM_TRANSITIONS
     assert not any(state is RoomState.CLOSED for state, _ in ROOM_TRANSITIONS)
+
+
+@pytest.mark.parametrize("state", list(RoomState))
+@pytest.mark.parametrize("event", list(RoomEvent))
+def test_a_room_changes_state_by_the_table_only(state: RoomState, event: RoomEvent) -> None:
+    """Every state and event through :meth:`Lifecycle.transition` (which scans the table's
+    rows by identity): the table's new state, the gauge moved from one state to the other,
+    the creator's quota given back on finishing or closing; anything else ``not_allowed``
+    naming both, nothing changed."""
+    metrics, quota, holdings = Metrics(), Quota("rooms", 5, "rooms"), Holdings()
+    holdings.take(quota, "10.0.0.1")
+    status = Status(state=state)
+    lifecycle = Lifecycle(status, metrics, holdings)
+    lifecycle.count()
+    gauge = metrics.rooms.children
+    assert {k: v.value for k, v in gauge.items()} == {state.value: 1.0}
+    new = ROOM_TRANSITIONS.get((state, event))
+    if new is None:
+        with pytest.raises(RequestError) as caught:
+            lifecycle.transition(event)
+        assert caught.value.code is ErrorCode.NOT_ALLOWED
+        assert caught.value.message == f"cannot {event.value} a room that is {state.value}"
+        assert status.state is state and len(holdings.held) == 1
+        return
+    lifecycle.transition(event)
+    assert status.state is new
+    counted = {k: v.value for k, v in gauge.items() if v.value}
+    assert counted == ({} if new is RoomState.CLOSED else {new.value: 1.0})
+    gives_back = new in (RoomState.FINISHED, RoomState.CLOSED)
+    assert len(holdings.held) == (0 if gives_back else 1)
+    assert quota.total() == (0 if gives_back else 1)
+
+
+def test_a_new_seat_has_every_field_at_its_declared_default() -> None:
+    """``Seat`` writes its own ``__init__`` (the dataclass's is interpreted): it must set
+    every field, each to the default the class declares."""
+    seat = Seat(3)
+    assert seat.index == 3
+    for field in dataclasses.fields(Seat):
+        if field.name != "index":
+            assert getattr(seat, field.name) == field.default, field.name
 
 
 def test_tokens_are_stored_as_digests_and_found_in_constant_time() -> None:
