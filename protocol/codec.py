@@ -301,7 +301,7 @@ def _least_size(value: dict[str, Any], limits: Limits) -> int:
                 k = len(key)
                 if k > max_str:
                     return -1
-                total += k + (1 if k < 32 else 2 if k < 0x100 else 3 if k < 0x10000 else 5)
+                total += _str_form(k)
                 used = _least_scalar(child, max_str)
                 if used >= 0:
                     total += used
@@ -339,11 +339,9 @@ def _least_scalar(value: object, max_str: int) -> int:
     kind = type(value)
     if kind is str:
         n = len(cast(str, value))
-        if n > max_str:
-            return -1
-        return n + (1 if n < 32 else 2 if n < 0x100 else 3 if n < 0x10000 else 5)
+        return -1 if n > max_str else _str_form(n)
     if kind is int:
-        return _least_int(cast(int, value))
+        return _int_size(cast(int, value))
     if kind is dict or kind is list:
         return _CONTAINER
     if value is None or kind is bool:
@@ -353,17 +351,34 @@ def _least_scalar(value: object, max_str: int) -> int:
     return -1
 
 
-def _least_int(n: int) -> int:
-    """The bytes of ``n`` in msgpack's shortest form (a decoded int: 64 bits at most)."""
-    if -32 <= n < 0x80:
+def _str_form(n: int) -> int:
+    """The bytes of a string of ``n`` UTF-8 bytes in msgpack's shortest string form (the forms
+    :func:`pack` writes; also :mod:`protocol.patch`'s size rule's)."""
+    return n + (1 if n < 32 else 2 if n < 0x100 else 3 if n < 0x10000 else 5)
+
+
+def _int_size(n: int) -> int:
+    """``len(pack(n))``: ``n`` in msgpack's shortest form, or 0 beyond 64 bits (which ``pack``
+    refuses; a decoded int never is). Also :mod:`protocol.patch`'s size rule's."""
+    if n >= 0:
+        if n < 0x80:
+            return 1
+        if n < 0x100:
+            return 2
+        if n < 0x10000:
+            return 3
+        if n < 0x100000000:
+            return 5
+        return 9 if n < 0x10000000000000000 else 0
+    if n >= -32:
         return 1
-    if -0x80 <= n < 0x100:
+    if n >= -0x80:
         return 2
-    if -0x8000 <= n < 0x10000:
+    if n >= -0x8000:
         return 3
-    if -0x80000000 <= n < 0x100000000:
+    if n >= -0x80000000:
         return 5
-    return 9
+    return 9 if n >= -0x8000000000000000 else 0
 
 
 def _sorted(value: Any) -> Any:

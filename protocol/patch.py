@@ -37,7 +37,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
-from protocol.codec import array_header, canonical, pack
+from protocol.codec import _int_size, _str_form, array_header, canonical, pack
 from protocol.pointer import PointerError, escape
 from protocol.pointer import index as _index
 from protocol.pointer import parse as _parse
@@ -213,37 +213,7 @@ _OP_SIZES: Final = {
 
 def _str_size(text: str) -> int:
     """``len(pack(text))``: msgpack's string header and the UTF-8 bytes."""
-    n = len(text) if text.isascii() else len(text.encode())
-    if n < 32:
-        return n + 1
-    if n < 0x100:
-        return n + 2
-    if n < 0x10000:
-        return n + 3
-    return n + 5
-
-
-def _int_size(n: int) -> int:
-    """``len(pack(n))``, or 0 beyond 64 bits (which ``pack`` refuses)."""
-    if n >= 0:
-        if n < 0x80:
-            return 1
-        if n < 0x100:
-            return 2
-        if n < 0x10000:
-            return 3
-        if n < 0x100000000:
-            return 5
-        return 9 if n < 0x10000000000000000 else 0
-    if n >= -32:
-        return 1
-    if n >= -0x80:
-        return 2
-    if n >= -0x8000:
-        return 3
-    if n >= -0x80000000:
-        return 5
-    return 9 if n >= -0x8000000000000000 else 0
+    return _str_form(len(text) if text.isascii() else len(text.encode()))
 
 
 _NO_SIZES: Final[Mapping[int, int]] = {}
