@@ -2,9 +2,7 @@
 
 The Redis store (:mod:`server.store.redis`), the leases and the relay all call Redis through
 :meth:`Client.run`: socket and connect timeouts of ``timeout`` seconds, one immediate retry on
-a dropped connection only, an overall deadline of three timeouts. The group commit's batches
-go through :meth:`Client.commit`, bounded step by step by the same timeouts instead of by one
-overall deadline (see there). A connection error or a
+a dropped connection only, an overall deadline of three timeouts. A connection error or a
 timeout raises :class:`~server.store.StoreError` and tells :class:`Readiness` that Redis is
 away; an error reply becomes the StoreError of its kind (:meth:`Client.refused`: the scripts'
 ``OASIS_*`` tags of :mod:`server.store.scripts`), and tells Readiness that Redis answered,
@@ -113,44 +111,17 @@ class Client:
 
     async def run(self, what: str, op: Callable[[], Awaitable[Any]]) -> Any:
         """Run one bounded Redis call; map every failure to StoreError and track readiness."""
-        return await self._settled(what, self._bounded(op))
-
-    async def _bounded(self, op: Callable[[], Awaitable[Any]]) -> Any:
-        """``op()`` under the overall deadline (its TimeoutError an OSError: mapped as one)."""
-        async with asyncio.timeout(self.deadline):
-            return await op()
-
-    async def _settled(self, what: str, pending: Awaitable[Any]) -> Any:
-        """``pending``'s result, every failure mapped to a StoreError (readiness told)."""
         try:
-            result = await pending
+            async with asyncio.timeout(self.deadline):
+                result = await op()
         except ResponseError as exc:
             raise self.refused(what, exc) from exc
         except (RedisConnectionError, RedisTimeoutError, RedisError, OSError) as lost:
-            raise self.unavailable(what, lost) from lost
+            why = f"{type(lost).__name__}: {lost}" if str(lost) else type(lost).__name__
+            self.health.set_ready(False, why)
+            raise StoreError(f"{what}: redis is unavailable ({why})") from lost
         self.health.set_ready(True)
         return result
-
-    async def commit(
-        self, what: str, calls: Sequence[tuple[Any, Sequence[Any], Sequence[Any]]]
-    ) -> list[Any]:
-        """:meth:`commit_scripts` as :meth:`run` runs a call (every failure a StoreError,
-        readiness tracked), but without :meth:`run`'s overall deadline: the group commit's
-        batch is bounded step by step instead, each round trip by the lane's timer
-        (:class:`~server.store.lane.Lane`: ``timeout`` seconds, then a
-        :class:`~redis.exceptions.TimeoutError`), a new connection by the pool's connect
-        timeout and a script load by the socket timeout, at most two round trips, one
-        reconnection and one load of each script. ``asyncio.timeout``'s context per batch (its
-        interpreted enter and exit, its timer and its task bookkeeping) was about 27,000
-        instructions, a quarter of a lone append's whole path (issue 21)."""
-        replies: list[Any] = await self._settled(what, self.commit_scripts(calls))
-        return replies
-
-    def unavailable(self, what: str, lost: Exception) -> StoreError:
-        """The StoreError for a Redis that did not answer (and readiness told so)."""
-        why = f"{type(lost).__name__}: {lost}" if str(lost) else type(lost).__name__
-        self.health.set_ready(False, why)
-        return StoreError(f"{what}: redis is unavailable ({why})")
 
     def refused(self, what: str, exc: ResponseError) -> StoreError:
         """The StoreError for a Redis error reply (a script's OASIS_* refusals by kind)."""

@@ -16,10 +16,9 @@ choices' appends, and a creation and an archive each went through redis-py's pip
 Redis Cluster each call keeps its own round trip (and the global indexes are written apart:
 :mod:`server.store.redis`).
 
-Failures are those of :meth:`.Client.commit` (on a cluster :meth:`.Client.run`): a dropped
-connection is retried once (every script is idempotent: a resent append, creation or archive
-stores nothing twice), a Redis that lost its scripts gets them loaded and those calls sent
-again, a Redis away or a round trip past its timeout raises
+Failures are those of :meth:`.Client.run`: a dropped connection is retried once (every script
+is idempotent: a resent append, creation or archive stores nothing twice), a Redis that lost
+its scripts gets them loaded and those calls sent again, a Redis away raises
 :class:`~server.store.StoreError` and marks the store not ready.
 """
 
@@ -27,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from redis.typing import EncodableT
@@ -117,6 +117,6 @@ class Writes:
         :class:`GroupCommit`'s sender."""
         calls = [(i.payload.script, i.payload.keys, i.payload.args) for i in batch]
         what = batch[0].what if len(batch) == 1 else f"{len(batch)} writes"
-        replies = await self._client.commit(what, calls)
+        replies = await self._client.run(what, partial(self._client.commit_scripts, calls))
         outcome = self._client.outcome
         return [outcome(i.what, reply) for i, reply in zip(batch, replies, strict=True)]
