@@ -61,14 +61,9 @@ class Seat:
 
     def __init__(self, index: int) -> None:
         self.index = index
-        self.name = ""
-        self.token_digest = b""
-        self.conn = None
-        self.bot = False
-        self.bot_kind = ""
-        self.standin = False
         self.forfeited = False
         self.hash_rule = 2
+        self.release()  # (every other field at its default: a seat nobody holds)
 
     @property
     def taken(self) -> bool:
