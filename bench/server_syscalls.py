@@ -66,9 +66,11 @@ def count(
     seed: int,
     extra_env: dict[str, str],
     store: str = "memory",
+    rematch: bool = False,
 ) -> tuple[Counter[str], int]:
     """One server traced from the moment it listens: its system calls and the actions served
-    (with ``store`` redis, the server's private ``redis-server`` is not traced)."""
+    (with ``store`` redis, the server's private ``redis-server`` is not traced; ``rematch``: the
+    bots start each next match by ``rematch``)."""
     strace = shutil.which("strace")
     if strace is None:
         raise SystemExit("strace is not installed (apt-get install strace)")
@@ -89,7 +91,9 @@ def count(
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             )  # fmt: skip
             time.sleep(1.0)  # (attached to every thread before the first bot connects)
-            done = asyncio.run(drive(f"ws://127.0.0.1:{port}/", game, rooms, actions, seed))
+            done = asyncio.run(
+                drive(f"ws://127.0.0.1:{port}/", game, rooms, actions, seed, rematch)
+            )
         finally:
             if tracer is not None:
                 tracer.send_signal(signal.SIGINT)  # (detaches and writes its table)
@@ -106,17 +110,27 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     add_run_arguments(parser, "500,2500")
     add_server_env(parser, "more environment for the measured server (PYTHONMALLOC=malloc)")
+    parser.add_argument(
+        "--rematch",
+        action="store_true",
+        help="the bots start each next match by rematch (protocol 1.5) instead of requests",
+    )
     args = parser.parse_args(argv)
     extra_env = server_env(parser, args.server_env)
     low, high = (int(n) for n in args.actions.split(","))
     tree = args.tree.resolve()
     print(
         f"server of {tree}, {args.store} store, {args.rooms} rooms, {low} and {high} actions, "
+        f"{'rematch' if args.rematch else 'requests'} for the next match, "
         f"environment {extra_env or 'unchanged'}"
     )
     for game in args.games.split(","):
-        few, a_few = count(tree, game, args.rooms, low, args.seed, extra_env, args.store)
-        many, a_many = count(tree, game, args.rooms, high, args.seed, extra_env, args.store)
+        few, a_few = count(
+            tree, game, args.rooms, low, args.seed, extra_env, args.store, args.rematch
+        )
+        many, a_many = count(
+            tree, game, args.rooms, high, args.seed, extra_env, args.store, args.rematch
+        )
         actions = max(1, a_many - a_few)
         per = {name: (many[name] - few[name]) / actions for name in many | few}
         shown = sorted(
