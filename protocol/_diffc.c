@@ -23,7 +23,14 @@
 
    The module is set up once by protocol/patch.py (``setup``): the encoder, the path step
    caches (``_STEPS``, shared with the Python, and ``_AT``) and the op size constants, so that
-   there is one source of each. */
+   there is one source of each.
+
+   Beside the diff, what a revision's views cost most in calls to other encoders (issue 21):
+   the codec's bytes for the plain types (``pack``, ``canonical``, and ``join_ops``, the ops of
+   a frame one after the other), its values back (``unpack``) and the view hash's BLAKE2b-64
+   (``blake2b_state``, ``blake2b_hex``), each the same bytes or values as the one it stands in
+   for (tests/protocol/test_native_encoding.py), and handing back to it whatever it does not
+   write or read for certain. One extension, so that the build has one native module. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -234,6 +241,330 @@ static Py_ssize_t packed_size(PyObject *value)
     return n < 0 ? FAILED : n;
 }
 
+/* ---- Encoding: pack's and canonical's bytes for the plain types ---------------------------- */
+
+/* The forms protocol.codec.pack writes (ormsgpack's and msgpack's, those msgpack_size counts),
+   each map's entries in the dict's order, or with ``sort`` in their keys' order (code points:
+   the order of their UTF-8 bytes, protocol.codec.canonical's), in one pass into a buffer that
+   grows. A value it does not write as the codec would for certain (a subclass, a tuple, bytes,
+   a non-string key, an int beyond 64 bits, a lone surrogate, deep nesting) makes the whole
+   value NOT_WRITTEN, for the codec's own encoder (which writes it, or raises its own error).
+   Tested against pack and canonical (tests/protocol/test_native_encoding.py). */
+
+#define NOT_WRITTEN 1
+
+typedef struct {
+    unsigned char *data;
+    Py_ssize_t len, cap;
+    unsigned char stack[512];
+} Out;
+
+static void out_init(Out *o)
+{
+    o->data = o->stack;
+    o->len = 0;
+    o->cap = (Py_ssize_t)sizeof(o->stack);
+}
+
+static void out_free(Out *o)
+{
+    if (o->data != o->stack)
+        PyMem_Free(o->data);
+}
+
+/* Room for ``need`` more bytes: 0, or -1 with MemoryError set. */
+static int out_room(Out *o, Py_ssize_t need)
+{
+    if (o->len + need <= o->cap)
+        return 0;
+    Py_ssize_t cap = o->cap * 2;
+    while (cap < o->len + need)
+        cap *= 2;
+    unsigned char *data;
+    if (o->data == o->stack) {
+        data = PyMem_Malloc((size_t)cap);
+        if (data != NULL)
+            memcpy(data, o->stack, (size_t)o->len);
+    }
+    else
+        data = PyMem_Realloc(o->data, (size_t)cap);
+    if (data == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    o->data = data;
+    o->cap = cap;
+    return 0;
+}
+
+/* ``n`` big-endian bytes of ``v`` after the byte ``head`` (room made by the caller). */
+static void out_be(Out *o, unsigned char head, uint64_t v, int n)
+{
+    unsigned char *p = o->data + o->len;
+    *p = head;
+    for (int i = n; i >= 1; i--) {
+        p[i] = (unsigned char)(v & 0xFF);
+        v >>= 8;
+    }
+    o->len += 1 + n;
+}
+
+static int out_bytes(Out *o, const void *data, Py_ssize_t n)
+{
+    if (out_room(o, n) < 0)
+        return -1;
+    memcpy(o->data + o->len, data, (size_t)n);
+    o->len += n;
+    return 0;
+}
+
+/* A header: ``fix | n`` below ``fix_below``, else the 8-, 16- or 32-bit form from ``wide8``
+   (0: none, as for containers). */
+static int out_head(Out *o, Py_ssize_t n, unsigned char fix, Py_ssize_t fix_below,
+                    unsigned char wide8, unsigned char wide16, unsigned char wide32)
+{
+    if (out_room(o, 5) < 0)
+        return -1;
+    if (n < fix_below)
+        o->data[o->len++] = (unsigned char)(fix | n);
+    else if (wide8 && n < 0x100)
+        out_be(o, wide8, (uint64_t)n, 1);
+    else if (n < 0x10000)
+        out_be(o, wide16, (uint64_t)n, 2);
+    else
+        out_be(o, wide32, (uint64_t)n, 4);
+    return 0;
+}
+
+static int write_str(Out *o, PyObject *text)
+{
+    Py_ssize_t n;
+    const char *data;
+    if (PyUnicode_IS_ASCII(text)) {
+        n = PyUnicode_GET_LENGTH(text);
+        data = (const char *)PyUnicode_1BYTE_DATA(text);
+    }
+    else if ((data = PyUnicode_AsUTF8AndSize(text, &n)) == NULL) {
+        PyErr_Clear(); /* (a lone surrogate: the codec's encoder raises its own error) */
+        return NOT_WRITTEN;
+    }
+    if (out_head(o, n, 0xA0, 32, 0xD9, 0xDA, 0xDB) < 0)
+        return -1;
+    return out_bytes(o, data, n);
+}
+
+static int write_int(Out *o, PyObject *value)
+{
+    long long n;
+#if PY_VERSION_HEX < 0x030C0000
+    /* (CPython 3.11's ints: a size and 30-bit digits; most are one digit or zero) */
+    Py_ssize_t digits = Py_SIZE(value);
+    if (digits == 0)
+        n = 0;
+    else if (digits == 1 || digits == -1)
+        n = digits * (long long)((PyLongObject *)value)->ob_digit[0];
+    else
+#endif
+    {
+        int overflow = 0;
+        n = PyLong_AsLongLongAndOverflow(value, &overflow);
+        if (overflow < 0)
+            return NOT_WRITTEN;
+        if (overflow > 0) { /* from 2**63: a uint64 if below 2**64 */
+            unsigned long long u = PyLong_AsUnsignedLongLong(value);
+            if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+                PyErr_Clear();
+                return NOT_WRITTEN;
+            }
+            if (out_room(o, 9) < 0)
+                return -1;
+            out_be(o, 0xCF, (uint64_t)u, 8);
+            return 0;
+        }
+    }
+    if (out_room(o, 9) < 0)
+        return -1;
+    if (n >= 0) {
+        if (n < 0x80)
+            o->data[o->len++] = (unsigned char)n;
+        else if (n < 0x100)
+            out_be(o, 0xCC, (uint64_t)n, 1);
+        else if (n < 0x10000)
+            out_be(o, 0xCD, (uint64_t)n, 2);
+        else if (n < 0x100000000LL)
+            out_be(o, 0xCE, (uint64_t)n, 4);
+        else
+            out_be(o, 0xCF, (uint64_t)n, 8);
+    }
+    else if (n >= -32)
+        o->data[o->len++] = (unsigned char)(n & 0xFF);
+    else if (n >= -0x80)
+        out_be(o, 0xD0, (uint64_t)n, 1);
+    else if (n >= -0x8000)
+        out_be(o, 0xD1, (uint64_t)n, 2);
+    else if (n >= -0x80000000LL)
+        out_be(o, 0xD2, (uint64_t)n, 4);
+    else
+        out_be(o, 0xD3, (uint64_t)n, 8);
+    return 0;
+}
+
+#define SORT_ON_STACK 32
+#define INSERTION_MOST 12 /* (more entries: sorted by qsort) */
+
+typedef struct {
+    PyObject *key, *value;
+} Entry;
+
+/* Whether the str ``a`` sorts before ``b`` by code point (Python's ``a < b``): the bytes of
+   two one-byte strings compared as they are, others by PyUnicode_Compare. */
+static int key_before(PyObject *a, PyObject *b)
+{
+    if (PyUnicode_KIND(a) == PyUnicode_1BYTE_KIND && PyUnicode_KIND(b) == PyUnicode_1BYTE_KIND) {
+        Py_ssize_t la = PyUnicode_GET_LENGTH(a), lb = PyUnicode_GET_LENGTH(b);
+        const Py_UCS1 *x = PyUnicode_1BYTE_DATA(a), *y = PyUnicode_1BYTE_DATA(b);
+        Py_ssize_t n = la < lb ? la : lb;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (x[i] != y[i])
+                return x[i] < y[i];
+        }
+        return la < lb;
+    }
+    return PyUnicode_Compare(a, b) < 0;
+}
+
+static int entry_order(const void *a, const void *b)
+{
+    PyObject *x = ((const Entry *)a)->key, *y = ((const Entry *)b)->key;
+    return key_before(x, y) ? -1 : key_before(y, x) ? 1 : 0;
+}
+
+static int write_value(Out *o, PyObject *value, int depth, int sort);
+
+static int write_entries(Out *o, Entry *entries, Py_ssize_t count, int depth, int sort)
+{
+    for (Py_ssize_t i = 0; i < count; i++) {
+        int done = write_str(o, entries[i].key);
+        if (done == 0)
+            done = write_value(o, entries[i].value, depth + 1, sort);
+        if (done)
+            return done;
+    }
+    return 0;
+}
+
+/* A map's entries, with ``sort`` in their keys' code point order (a dict's keys are
+   distinct): the keys all exact str, else NOT_WRITTEN. */
+static int write_map(Out *o, PyObject *map, int depth, int sort)
+{
+    Py_ssize_t n = PyDict_GET_SIZE(map);
+    if (out_head(o, n, 0x80, 16, 0, 0xDE, 0xDF) < 0)
+        return -1;
+    Entry stack[SORT_ON_STACK];
+    Entry *entries = stack;
+    if (n > SORT_ON_STACK) {
+        entries = PyMem_Malloc(sizeof(Entry) * (size_t)n);
+        if (entries == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+    }
+    Py_ssize_t pos = 0, count = 0;
+    PyObject *key, *item;
+    int done = 0;
+    while (PyDict_Next(map, &pos, &key, &item)) {
+        if (Py_TYPE(key) != &PyUnicode_Type) {
+            done = NOT_WRITTEN;
+            break;
+        }
+        Py_ssize_t at = count++;
+        if (sort && n <= INSERTION_MOST) {
+            while (at > 0 && key_before(key, entries[at - 1].key)) {
+                entries[at] = entries[at - 1];
+                at--;
+            }
+        }
+        entries[at].key = key;
+        entries[at].value = item;
+    }
+    if (!done) {
+        if (sort && n > INSERTION_MOST)
+            qsort(entries, (size_t)count, sizeof(Entry), entry_order);
+        done = write_entries(o, entries, count, depth, sort);
+    }
+    if (entries != stack)
+        PyMem_Free(entries);
+    return done;
+}
+
+/* ``value`` written: 0, NOT_WRITTEN (nothing to raise), or -1 with an exception set. */
+static int write_value(Out *o, PyObject *value, int depth, int sort)
+{
+    PyTypeObject *kind = Py_TYPE(value);
+    if (kind == &PyUnicode_Type)
+        return write_str(o, value);
+    if (kind == &PyLong_Type)
+        return write_int(o, value);
+    if (value == Py_None || kind == &PyBool_Type) {
+        if (out_room(o, 1) < 0)
+            return -1;
+        o->data[o->len++] = value == Py_None ? 0xC0 : value == Py_True ? 0xC3 : 0xC2;
+        return 0;
+    }
+    if (kind == &PyFloat_Type) { /* (always a float64, as pack writes them) */
+        double d = PyFloat_AS_DOUBLE(value);
+        uint64_t bits;
+        memcpy(&bits, &d, 8);
+        if (out_room(o, 9) < 0)
+            return -1;
+        out_be(o, 0xCB, bits, 8);
+        return 0;
+    }
+    if (depth >= MAX_DEPTH)
+        return NOT_WRITTEN;
+    if (kind == &PyList_Type) {
+        Py_ssize_t n = PyList_GET_SIZE(value);
+        if (out_head(o, n, 0x90, 16, 0, 0xDC, 0xDD) < 0)
+            return -1;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            int done = write_value(o, PyList_GET_ITEM(value, i), depth + 1, sort);
+            if (done)
+                return done;
+        }
+        return 0;
+    }
+    if (kind == &PyDict_Type)
+        return write_map(o, value, depth, sort);
+    return NOT_WRITTEN;
+}
+
+/* The bytes of ``value`` as a new bytes object, or None (a new reference) where they are not
+   written here (the caller encodes it its own way); NULL with an exception set. */
+static PyObject *encoded(PyObject *value, int sort)
+{
+    Out o;
+    out_init(&o);
+    int done = write_value(&o, value, 0, sort);
+    PyObject *result = NULL;
+    if (done == 0)
+        result = PyBytes_FromStringAndSize((const char *)o.data, o.len);
+    else if (done == NOT_WRITTEN)
+        result = Py_NewRef(Py_None);
+    out_free(&o);
+    return result;
+}
+
+/* pack(value): written here where msgpack_size counts it, else by pack itself. */
+static PyObject *pack_value(PyObject *value)
+{
+    PyObject *out = encoded(value, 0);
+    if (out == Py_None) {
+        Py_DECREF(out);
+        return PyObject_CallOneArg(pack_fn, value);
+    }
+    return out;
+}
+
 /* ---- The op encodings: _OpBytes --------------------------------------------------------- */
 
 /* Mirrors _OpBytes.of, returning the length: pack(op), made on the first call only and recorded
@@ -252,7 +583,7 @@ static Py_ssize_t op_bytes(PyObject *op, PyObject *enc, PyObject *keep)
         n = FAILED;
     }
     else {
-        bytes = PyObject_CallOneArg(pack_fn, op);
+        bytes = pack_value(op);
         if (bytes == NULL || PyDict_SetItem(enc, id, bytes) < 0 || PyList_Append(keep, op) < 0)
             n = FAILED;
         else
@@ -1150,6 +1481,521 @@ static PyObject *py_setup(PyObject *module, PyObject *const *args, Py_ssize_t na
     Py_RETURN_NONE;
 }
 
+/* ---- Decoding: the codec's bytes back to values ------------------------------------------- */
+
+/* protocol.codec.unpack's values (ormsgpack's: dict, list, str, int, float, bool, None) from
+   msgpack's nil, bools, ints, floats, strs, arrays and maps of str keys: what the server's own
+   canonical encodings hold (a view's last bytes, decoded to diff them). Anything else (bin,
+   ext, a key that is not a str, invalid UTF-8, bytes left over or missing, deep nesting) is
+   NOT decoded here: the caller's ``default`` comes back, for the codec to decode or refuse.
+   Short ASCII map keys come from a small cache of str objects (their hashes kept), so a
+   view's keys are not made and hashed again at every decoding. Tested against the codec
+   (tests/protocol/test_native_encoding.py). */
+
+typedef struct {
+    const unsigned char *p, *end;
+} In;
+
+#define KEY_SLOTS 512
+#define KEY_LONGEST 32
+static PyObject *key_cache[KEY_SLOTS]; /* (strong references, for the life of the process) */
+
+static int in_has(In *in, Py_ssize_t n)
+{
+    return in->end - in->p >= n;
+}
+
+static uint64_t in_be(In *in, int n)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++)
+        v = (v << 8) | in->p[i];
+    in->p += n;
+    return v;
+}
+
+/* A str of ``n`` UTF-8 bytes at ``in``, or NULL (invalid UTF-8: quietly, the codec decides). */
+static PyObject *read_text(In *in, Py_ssize_t n, int key)
+{
+    const unsigned char *data = in->p;
+    in->p += n;
+    if (key && n <= KEY_LONGEST) {
+        uint32_t h = 2166136261u;
+        int ascii = 1;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            h = (h ^ data[i]) * 16777619u;
+            ascii &= data[i] < 0x80;
+        }
+        if (ascii) {
+            PyObject **slot = &key_cache[(h ^ (uint32_t)n) & (KEY_SLOTS - 1)];
+            PyObject *known = *slot;
+            if (known != NULL && PyUnicode_GET_LENGTH(known) == n
+                && memcmp(PyUnicode_1BYTE_DATA(known), data, (size_t)n) == 0)
+                return Py_NewRef(known);
+            PyObject *text = PyUnicode_New(n, 127);
+            if (text == NULL)
+                return NULL;
+            memcpy(PyUnicode_1BYTE_DATA(text), data, (size_t)n);
+            Py_XSETREF(*slot, Py_NewRef(text));
+            return text;
+        }
+    }
+    PyObject *text = PyUnicode_DecodeUTF8((const char *)data, n, NULL);
+    if (text == NULL && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+        PyErr_Clear();
+    return text;
+}
+
+/* The value at ``in``: a new reference, or NULL: with an exception set (memory), or quietly
+   (not decoded here). */
+static PyObject *read_value(In *in, int depth)
+{
+    if (!in_has(in, 1))
+        return NULL;
+    unsigned char b = *in->p++;
+    if (b <= 0x7F)
+        return PyLong_FromLong(b);
+    if (b >= 0xE0)
+        return PyLong_FromLong((long)(signed char)b);
+    if (b >= 0xA0 && b <= 0xBF) {
+        Py_ssize_t n = b & 0x1F;
+        return in_has(in, n) ? read_text(in, n, 0) : NULL;
+    }
+    Py_ssize_t items = -1, entries = -1;
+    if (b >= 0x80 && b <= 0x8F)
+        entries = b & 0x0F;
+    else if (b >= 0x90 && b <= 0x9F)
+        items = b & 0x0F;
+    else {
+        switch (b) {
+        case 0xC0:
+            Py_RETURN_NONE;
+        case 0xC2:
+            Py_RETURN_FALSE;
+        case 0xC3:
+            Py_RETURN_TRUE;
+        case 0xCC:
+        case 0xCD:
+        case 0xCE: {
+            int n = 1 << (b - 0xCC);
+            return in_has(in, n) ? PyLong_FromUnsignedLongLong(in_be(in, n)) : NULL;
+        }
+        case 0xCF:
+            return in_has(in, 8) ? PyLong_FromUnsignedLongLong(in_be(in, 8)) : NULL;
+        case 0xD0:
+            return in_has(in, 1) ? PyLong_FromLong((int8_t)in_be(in, 1)) : NULL;
+        case 0xD1:
+            return in_has(in, 2) ? PyLong_FromLong((int16_t)in_be(in, 2)) : NULL;
+        case 0xD2:
+            return in_has(in, 4) ? PyLong_FromLong((int32_t)in_be(in, 4)) : NULL;
+        case 0xD3:
+            return in_has(in, 8) ? PyLong_FromLongLong((int64_t)in_be(in, 8)) : NULL;
+        case 0xCA: {
+            if (!in_has(in, 4))
+                return NULL;
+            uint32_t bits = (uint32_t)in_be(in, 4);
+            float f;
+            memcpy(&f, &bits, 4);
+            return PyFloat_FromDouble((double)f);
+        }
+        case 0xCB: {
+            if (!in_has(in, 8))
+                return NULL;
+            uint64_t bits = in_be(in, 8);
+            double d;
+            memcpy(&d, &bits, 8);
+            return PyFloat_FromDouble(d);
+        }
+        case 0xD9:
+        case 0xDA:
+        case 0xDB: {
+            int w = b == 0xD9 ? 1 : b == 0xDA ? 2 : 4;
+            if (!in_has(in, w))
+                return NULL;
+            Py_ssize_t n = (Py_ssize_t)in_be(in, w);
+            return in_has(in, n) ? read_text(in, n, 0) : NULL;
+        }
+        case 0xDC:
+        case 0xDD: {
+            int w = b == 0xDC ? 2 : 4;
+            if (!in_has(in, w))
+                return NULL;
+            items = (Py_ssize_t)in_be(in, w);
+            break;
+        }
+        case 0xDE:
+        case 0xDF: {
+            int w = b == 0xDE ? 2 : 4;
+            if (!in_has(in, w))
+                return NULL;
+            entries = (Py_ssize_t)in_be(in, w);
+            break;
+        }
+        default: /* (bin, ext, never-used) */
+            return NULL;
+        }
+    }
+    if (depth >= MAX_DEPTH)
+        return NULL;
+    if (items >= 0) {
+        if (!in_has(in, items)) /* (each item is a byte at least) */
+            return NULL;
+        PyObject *list = PyList_New(items);
+        if (list == NULL)
+            return NULL;
+        for (Py_ssize_t i = 0; i < items; i++) {
+            PyObject *item = read_value(in, depth + 1);
+            if (item == NULL) {
+                Py_DECREF(list);
+                return NULL;
+            }
+            PyList_SET_ITEM(list, i, item);
+        }
+        return list;
+    }
+    if (!in_has(in, 2 * entries))
+        return NULL;
+    PyObject *map = _PyDict_NewPresized(entries);
+    if (map == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < entries; i++) {
+        PyObject *key = NULL;
+        if (in_has(in, 1)) {
+            unsigned char k = *in->p++;
+            Py_ssize_t n = -1;
+            if (k >= 0xA0 && k <= 0xBF)
+                n = k & 0x1F;
+            else if (k == 0xD9 && in_has(in, 1))
+                n = (Py_ssize_t)in_be(in, 1);
+            else if (k == 0xDA && in_has(in, 2))
+                n = (Py_ssize_t)in_be(in, 2);
+            else if (k == 0xDB && in_has(in, 4))
+                n = (Py_ssize_t)in_be(in, 4);
+            if (n >= 0 && in_has(in, n))
+                key = read_text(in, n, 1);
+        }
+        PyObject *item = key == NULL ? NULL : read_value(in, depth + 1);
+        if (item == NULL || PyDict_SetItem(map, key, item) < 0) {
+            Py_XDECREF(key);
+            Py_XDECREF(item);
+            Py_DECREF(map);
+            return NULL;
+        }
+        Py_DECREF(key);
+        Py_DECREF(item);
+    }
+    return map;
+}
+
+/* unpack(data, default): protocol.codec.unpack's value of ``data``, or ``default`` where it is
+   not decoded here (see above). */
+static PyObject *py_unpack(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "unpack(data: bytes, default)");
+        return NULL;
+    }
+    if (!PyBytes_CheckExact(args[0]))
+        return Py_NewRef(args[1]);
+    In in = {(const unsigned char *)PyBytes_AS_STRING(args[0]), NULL};
+    in.end = in.p + PyBytes_GET_SIZE(args[0]);
+    PyObject *value = read_value(&in, 0);
+    if (value == NULL)
+        return PyErr_Occurred() ? NULL : Py_NewRef(args[1]);
+    if (in.p != in.end) { /* (bytes left over) */
+        Py_DECREF(value);
+        return Py_NewRef(args[1]);
+    }
+    return value;
+}
+
+/* pack(value): protocol.codec.pack's bytes (written here for the plain types, see put_value;
+   else pack's own). */
+static PyObject *py_pack(PyObject *module, PyObject *value)
+{
+    if (!ready())
+        return NULL;
+    return pack_value(value);
+}
+
+/* canonical(value): protocol.codec.canonical's bytes for the plain types (its maps' keys
+   sorted), or None: a value this does not write (a tuple, a subclass, a non-string key, an int
+   beyond 64 bits, deep nesting...), for codec.canonical to encode. */
+static PyObject *py_canonical(PyObject *module, PyObject *value)
+{
+    return encoded(value, 1);
+}
+
+/* join_ops(ops, enc): _OpBytes.join: the ops' encodings one after the other, each the one
+   recorded in ``enc`` (by id of the op) or else pack's (written here where it can be). */
+static PyObject *py_join_ops(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyList_CheckExact(args[0]) || !PyDict_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "join_ops(ops: list, enc: dict)");
+        return NULL;
+    }
+    if (!ready())
+        return NULL;
+    PyObject *ops = args[0], *enc = args[1];
+    Out o;
+    out_init(&o);
+    PyObject *out = NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(ops); i++) {
+        PyObject *op = PyList_GET_ITEM(ops, i);
+        PyObject *id = PyLong_FromVoidPtr(op);
+        if (id == NULL)
+            goto end;
+        PyObject *bytes = PyDict_GetItemWithError(enc, id); /* (borrowed) */
+        Py_DECREF(id);
+        if (bytes == NULL) {
+            if (PyErr_Occurred())
+                goto end;
+            Py_ssize_t mark = o.len;
+            int done = write_value(&o, op, 0, 0);
+            if (done < 0)
+                goto end;
+            if (done == 0)
+                continue;
+            o.len = mark; /* (NOT_WRITTEN: what was written of it dropped, pack's bytes instead) */
+            bytes = PyObject_CallOneArg(pack_fn, op);
+            if (bytes == NULL)
+                goto end;
+        }
+        else
+            Py_INCREF(bytes);
+        int failed = !PyBytes_CheckExact(bytes);
+        if (failed)
+            PyErr_SetString(PyExc_TypeError, "join_ops: an op's encoding is bytes");
+        else
+            failed = out_bytes(&o, PyBytes_AS_STRING(bytes), PyBytes_GET_SIZE(bytes)) < 0;
+        Py_DECREF(bytes);
+        if (failed)
+            goto end;
+    }
+    out = PyBytes_FromStringAndSize((const char *)o.data, o.len);
+end:
+    out_free(&o);
+    return out;
+}
+
+/* ---- The view hash: BLAKE2b-64 (protocol/hashing.py) ------------------------------------ */
+
+/* BLAKE2b (RFC 7693) with an 8-byte digest, no key, no salt or personalisation: what
+   hashlib.blake2b(digest_size=8) computes, byte for byte (tests/protocol/test_native_hash.py
+   compares the two over every length up to a few blocks and random bytes). protocol/hashing.py
+   calls it where it is built: hashlib's object costs a method call for each of its copy, update
+   and hexdigest (the last one copying the state again), about 1,500 instructions around the
+   one block a seat's rule-2 hash compresses.
+
+   A state is handed to Python as bytes (``blake2b_state``: what was absorbed so far, the
+   buffered last block included) and resumed by ``blake2b_hex``, which never changes it: one
+   state serves every audience of a revision, as hashlib's state copied for each did. */
+
+typedef struct {
+    uint64_t h[8];
+    uint64_t t[2];
+    uint64_t buflen;
+    uint8_t buf[128];
+} B2State;
+
+static const uint64_t b2_iv[8] = {
+    0x6a09e667f3bcc908ULL, 0xbb67ae8584caa73bULL, 0x3c6ef372fe94f82bULL, 0xa54ff53a5f1d36f1ULL,
+    0x510e527fade682d1ULL, 0x9b05688c2b3e6c1fULL, 0x1f83d9abfb41bd6bULL, 0x5be0cd19137e2179ULL,
+};
+
+static const uint8_t b2_sigma[12][16] = {
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15},
+    {14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3},
+    {11, 8, 12, 0, 5, 2, 15, 13, 10, 14, 3, 6, 7, 1, 9, 4},
+    {7, 9, 3, 1, 13, 12, 11, 14, 2, 6, 5, 10, 4, 0, 15, 8},
+    {9, 0, 5, 7, 2, 4, 10, 15, 14, 1, 11, 12, 6, 8, 3, 13},
+    {2, 12, 6, 10, 0, 11, 8, 3, 4, 13, 7, 5, 15, 14, 1, 9},
+    {12, 5, 1, 15, 14, 13, 4, 10, 0, 7, 6, 3, 9, 2, 8, 11},
+    {13, 11, 7, 14, 12, 1, 3, 9, 5, 0, 15, 4, 8, 6, 2, 10},
+    {6, 15, 14, 9, 11, 3, 0, 8, 12, 2, 13, 7, 1, 4, 10, 5},
+    {10, 2, 8, 4, 7, 6, 1, 5, 15, 11, 9, 14, 3, 12, 13, 0},
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15},
+    {14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3},
+};
+
+static inline uint64_t b2_load(const uint8_t *p)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t w;
+    memcpy(&w, p, 8); /* (one load: the words are little-endian, as this machine's) */
+    return w;
+#else
+    uint64_t w = 0;
+    for (int i = 7; i >= 0; i--)
+        w = (w << 8) | p[i];
+    return w;
+#endif
+}
+
+static inline uint64_t b2_rotr(uint64_t w, unsigned c)
+{
+    return (w >> c) | (w << (64 - c));
+}
+
+#define B2_G(r, i, a, b, c, d)                          \
+    do {                                                \
+        a = a + b + m[b2_sigma[r][2 * (i)]];            \
+        d = b2_rotr(d ^ a, 32);                         \
+        c = c + d;                                      \
+        b = b2_rotr(b ^ c, 24);                         \
+        a = a + b + m[b2_sigma[r][2 * (i) + 1]];        \
+        d = b2_rotr(d ^ a, 16);                         \
+        c = c + d;                                      \
+        b = b2_rotr(b ^ c, 63);                         \
+    } while (0)
+
+#define B2_ROUND(r)                                     \
+    do {                                                \
+        B2_G(r, 0, v[0], v[4], v[8], v[12]);            \
+        B2_G(r, 1, v[1], v[5], v[9], v[13]);            \
+        B2_G(r, 2, v[2], v[6], v[10], v[14]);           \
+        B2_G(r, 3, v[3], v[7], v[11], v[15]);           \
+        B2_G(r, 4, v[0], v[5], v[10], v[15]);           \
+        B2_G(r, 5, v[1], v[6], v[11], v[12]);           \
+        B2_G(r, 6, v[2], v[7], v[8], v[13]);            \
+        B2_G(r, 7, v[3], v[4], v[9], v[14]);            \
+    } while (0)
+
+static void b2_compress(B2State *s, const uint8_t *block, int last)
+{
+    uint64_t m[16], v[16];
+    for (int i = 0; i < 16; i++)
+        m[i] = b2_load(block + 8 * i);
+    for (int i = 0; i < 8; i++) {
+        v[i] = s->h[i];
+        v[i + 8] = b2_iv[i];
+    }
+    v[12] ^= s->t[0];
+    v[13] ^= s->t[1];
+    if (last)
+        v[14] = ~v[14];
+    B2_ROUND(0);
+    B2_ROUND(1);
+    B2_ROUND(2);
+    B2_ROUND(3);
+    B2_ROUND(4);
+    B2_ROUND(5);
+    B2_ROUND(6);
+    B2_ROUND(7);
+    B2_ROUND(8);
+    B2_ROUND(9);
+    B2_ROUND(10);
+    B2_ROUND(11);
+    for (int i = 0; i < 8; i++)
+        s->h[i] ^= v[i] ^ v[i + 8];
+}
+
+static void b2_count(B2State *s, uint64_t n)
+{
+    s->t[0] += n;
+    if (s->t[0] < n)
+        s->t[1] += 1;
+}
+
+static void b2_init(B2State *s)
+{
+    memset(s, 0, sizeof(*s));
+    for (int i = 0; i < 8; i++)
+        s->h[i] = b2_iv[i];
+    s->h[0] ^= 0x01010000ULL | 8; /* depth 1, fanout 1, no key, an 8-byte digest */
+}
+
+/* blake2b_update of the reference: the last block (full or not) stays buffered until more
+   comes, since only the final one is compressed with the last-block flag. */
+static void b2_update(B2State *s, const uint8_t *in, size_t n)
+{
+    if (n == 0)
+        return;
+    size_t left = (size_t)s->buflen, fill = 128 - left;
+    if (n > fill) {
+        s->buflen = 0;
+        memcpy(s->buf + left, in, fill);
+        b2_count(s, 128);
+        b2_compress(s, s->buf, 0);
+        in += fill;
+        n -= fill;
+        while (n > 128) {
+            b2_count(s, 128);
+            b2_compress(s, in, 0);
+            in += 128;
+            n -= 128;
+        }
+    }
+    memcpy(s->buf + s->buflen, in, n);
+    s->buflen += n;
+}
+
+static int b2_read(PyObject *state, B2State *into)
+{
+    if (!PyBytes_CheckExact(state) || PyBytes_GET_SIZE(state) != (Py_ssize_t)sizeof(B2State)) {
+        PyErr_SetString(PyExc_TypeError, "blake2b_hex: not a blake2b_state");
+        return 0;
+    }
+    memcpy(into, PyBytes_AS_STRING(state), sizeof(B2State));
+    return 1;
+}
+
+static int b2_absorb(B2State *s, PyObject *data)
+{
+    if (PyBytes_CheckExact(data)) { /* (the usual case: no buffer taken) */
+        b2_update(s, (const uint8_t *)PyBytes_AS_STRING(data), (size_t)PyBytes_GET_SIZE(data));
+        return 1;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
+        return 0;
+    b2_update(s, (const uint8_t *)view.buf, (size_t)view.len);
+    PyBuffer_Release(&view);
+    return 1;
+}
+
+/* blake2b_state(data=b""): the state of BLAKE2b-64 after ``data``, for blake2b_hex. */
+static PyObject *py_blake2b_state(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs > 1) {
+        PyErr_SetString(PyExc_TypeError, "blake2b_state(data: bytes = b'')");
+        return NULL;
+    }
+    B2State s;
+    b2_init(&s);
+    if (nargs == 1 && !b2_absorb(&s, args[0]))
+        return NULL;
+    return PyBytes_FromStringAndSize((const char *)&s, sizeof(s));
+}
+
+/* blake2b_hex(state, value, after): the 16 hex digits of BLAKE2b-64 of what ``state`` absorbed
+   followed by ``value`` and ``after`` (``state`` unchanged): hashlib's copy(), update(value),
+   update(after) and hexdigest(). */
+static PyObject *py_blake2b_hex(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "blake2b_hex(state, value: bytes, after: bytes)");
+        return NULL;
+    }
+    B2State s;
+    if (!b2_read(args[0], &s) || !b2_absorb(&s, args[1]) || !b2_absorb(&s, args[2]))
+        return NULL;
+    b2_count(&s, s.buflen);
+    memset(s.buf + s.buflen, 0, 128 - (size_t)s.buflen);
+    b2_compress(&s, s.buf, 1);
+    PyObject *out = PyUnicode_New(16, 127);
+    if (out == NULL)
+        return NULL;
+    static const char digits[] = "0123456789abcdef";
+    Py_UCS1 *text = PyUnicode_1BYTE_DATA(out);
+    uint64_t h = s.h[0];
+    for (int i = 0; i < 8; i++, h >>= 8) { /* the digest: h[0]'s bytes, little-endian */
+        text[2 * i] = (Py_UCS1)digits[(h >> 4) & 0xF];
+        text[2 * i + 1] = (Py_UCS1)digits[h & 0xF];
+    }
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"setup", (PyCFunction)(void (*)(void))py_setup, METH_FASTCALL,
      "Give the module patch.py's encoder, step caches and op size constants."},
@@ -1166,13 +2012,25 @@ static PyMethodDef methods[] = {
     {"packed_size", py_packed_size, METH_O, "len(pack(value)), counted where it can be."},
     {"counted_size", py_counted_size, METH_O,
      "len(pack(value)) as counted without pack, or None where the count hands over to pack."},
+    {"pack", py_pack, METH_O, "pack(value): protocol.codec.pack's bytes."},
+    {"canonical", py_canonical, METH_O,
+     "canonical(value): protocol.codec.canonical's bytes for the plain types, else None."},
+    {"unpack", (PyCFunction)(void (*)(void))py_unpack, METH_FASTCALL,
+     "unpack(data, default): protocol.codec.unpack's value, or default where not decoded."},
+    {"join_ops", (PyCFunction)(void (*)(void))py_join_ops, METH_FASTCALL,
+     "join_ops(ops, enc): patch._OpBytes.join."},
+    {"blake2b_state", (PyCFunction)(void (*)(void))py_blake2b_state, METH_FASTCALL,
+     "blake2b_state(data=b''): BLAKE2b-64's state after data, for blake2b_hex."},
+    {"blake2b_hex", (PyCFunction)(void (*)(void))py_blake2b_hex, METH_FASTCALL,
+     "blake2b_hex(state, value, after): the hex digest of state's data, value and after."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT,
     .m_name = "protocol._diffc",
-    .m_doc = "The view diff of protocol/patch.py in C (see protocol/_diffc.c).",
+    .m_doc = "The view diff of protocol/patch.py in C, the codec's plain encodings and the "
+             "view hash's BLAKE2b-64 (see protocol/_diffc.c).",
     .m_size = -1,
     .m_methods = methods,
 };

@@ -23,6 +23,7 @@ from typing import Any, Final
 
 from protocol.codec import array_header, map_header, pack
 from protocol.messages import RequestId
+from protocol.patch import _pack
 
 __all__ = [
     "RevisionFrames",
@@ -42,7 +43,7 @@ def encode_ops(ops: list[dict[str, Any]]) -> bytes:
 def encode_events(events: list[Any]) -> bytes:
     """The encoding of a patch frame's ``events`` array, to reuse for every audience that sees
     the same events."""
-    return pack(events)
+    return _pack(events)
 
 
 _PATCH_HEAD: Final = map_header(6) + pack("type") + pack("patch") + pack("room")

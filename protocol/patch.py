@@ -37,7 +37,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
-from protocol.codec import _int_size, _str_form, array_header, canonical, pack
+from protocol.codec import _int_size, _str_form, array_header, canonical, pack, unpack
 from protocol.pointer import PointerError, escape
 from protocol.pointer import index as _index
 from protocol.pointer import parse as _parse
@@ -178,7 +178,11 @@ class _OpBytes:
 
         Those not encoded yet are encoded together, each run of them as one list whose array
         header is cut off (msgpack writes a list's items one after the other, each as alone):
-        one call to the encoder for the few ops of a revision instead of one per op."""
+        one call to the encoder for the few ops of a revision instead of one per op; in C
+        where built (:data:`_NATIVE_JOIN`: the same bytes, the plain ones written there)."""
+        if _NATIVE_JOIN is not None:
+            joined: bytes = _NATIVE_JOIN(ops, self.enc)
+            return joined
         known = self.enc
         parts: list[bytes] = []
         run: list[Op] = []
@@ -396,7 +400,10 @@ def _native() -> Any:
     compiled build without it). Its functions take an :class:`_OpBytes`'s ``enc`` and ``keep``
     (and ``sizes`` as a dict): ``diff`` is :func:`_diff`, ``diff_child`` :func:`_diff_child`,
     ``collapse`` :func:`_collapse` (its value a callable), ``replaces_list``
-    :func:`_replaces_list`, ``op_size`` :meth:`_OpBytes.size`."""
+    :func:`_replaces_list`, ``op_size`` :meth:`_OpBytes.size`; and ``join_ops``
+    (:meth:`_OpBytes.join`), ``pack``, ``canonical`` and ``unpack`` (:func:`_pack`,
+    :func:`_canonical`, :func:`_unpack`), the view hash's ``blake2b_state`` and ``blake2b_hex``
+    (:mod:`protocol.hashing`)."""
     try:
         native = importlib.import_module("protocol._diffc")
     except ImportError:
@@ -417,7 +424,33 @@ def _native() -> Any:
 
 _NATIVE: Final[Any] = _native()
 _NATIVE_DIFF: Final[Any] = None if _NATIVE is None else _NATIVE.diff
+_NATIVE_JOIN: Final[Any] = None if _NATIVE is None else _NATIVE.join_ops
+_NATIVE_PACK: Final[Any] = None if _NATIVE is None else _NATIVE.pack
+_NATIVE_CANONICAL: Final[Any] = None if _NATIVE is None else _NATIVE.canonical
+_NATIVE_UNPACK: Final[Any] = None if _NATIVE is None else _NATIVE.unpack
 """(The native functions bound once: Final, held in C statics when compiled.)"""
+
+
+def _pack(value: Any) -> bytes:
+    """:func:`protocol.codec.pack`'s bytes: written in C where built (``protocol._diffc``'s
+    ``pack``: the plain types in msgpack's forms, tested against it; one C call where pack
+    calls ormsgpack, whose call costs about 2,000 instructions before its first byte), else
+    pack's."""
+    if _NATIVE_PACK is not None:
+        enc: bytes = _NATIVE_PACK(value)
+        return enc
+    return pack(value)
+
+
+def _canonical(value: Any) -> bytes:
+    """:func:`protocol.codec.canonical`'s bytes: written in C where built (``protocol._diffc``'s
+    ``canonical``, for the plain types: each map's keys sorted by code point, as ormsgpack's
+    key sorting and the reference path sort them; tested against it), else canonical's."""
+    if _NATIVE_CANONICAL is not None:
+        enc: bytes | None = _NATIVE_CANONICAL(value)
+        if enc is not None:
+            return enc
+    return canonical(value)
 
 
 class _Patcher:
@@ -565,3 +598,16 @@ def _source(op: Mapping[str, Any], name: str) -> str:
     if type(source) is not str:
         raise PatchError(f"{name} without a 'from' pointer")
     return source
+
+
+def _unpack(data: bytes) -> Any:
+    """:func:`protocol.codec.unpack`'s value: decoded in C where built (``protocol._diffc``'s
+    ``unpack``: the plain types of the server's own encodings, short map keys from a cache of
+    str objects, tested against it; one C call where unpack calls ormsgpack, about 8,000
+    instructions for a 90-byte view), else unpack's (and for what the C leaves: bin, ext, keys
+    that are not strings...)."""
+    if _NATIVE_UNPACK is not None:
+        value = _NATIVE_UNPACK(data, _ABSENT)
+        if value is not _ABSENT:
+            return value
+    return unpack(data)

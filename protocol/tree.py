@@ -33,12 +33,10 @@ from typing import Any, Final
 from protocol.codec import (
     array_header,
     array_length,
-    canonical,
     canonical_array,
     canonical_key,
     map_header,
     pack,
-    unpack,
 )
 from protocol.patch import (
     _NATIVE,
@@ -51,6 +49,8 @@ from protocol.patch import (
     _replaces_list,
     _step,
 )
+from protocol.patch import _canonical as canonical  # (codec's bytes; in C where built)
+from protocol.patch import _unpack as unpack  # (codec's values; in C where built)
 
 __all__ = ["Tree", "Work", "diff_trees", "track"]
 

@@ -63,7 +63,7 @@ from protocol.codec import (
 )
 from protocol.frames import RevisionFrames, encode_events
 from protocol.hashing import ChainedHasher, DocumentHasher, hash_bytes
-from protocol.patch import Op, diff
+from protocol.patch import Op, _canonical, diff
 from protocol.tree import Tree, Work, diff_trees, track
 
 _NONE: Final = canonical(None)
@@ -422,7 +422,7 @@ class Views:
         players = self.players
         decider = -1 if decision is None else decision.seat
         batch = _own_batch(match, decision, players)
-        data = canonical(batch)
+        data = _canonical(batch)
         pos = len(array_header(len(batch)))
         privates: list[bytes] = []
         for _ in range(players):
@@ -472,7 +472,7 @@ class Views:
         players = self.players
         decider = -1 if decision is None else decision.seat
         batch = _own_batch(match, decision, players)
-        data = canonical(batch)
+        data = _canonical(batch)
         pos = len(array_header(len(batch)))
         deciding = len(batch) > players
         owns = self._own
