@@ -41,7 +41,9 @@ def awaits(app: App, conn: Connection, req: m.Request) -> bool:
     the room (the cluster may redirect it or claim it, the relay serve it): for a room in this
     node's lobby that ``conn`` does not watch through the relay, :func:`dispatch` would hand it
     to the room without awaiting anything, as :func:`handle_now` does."""
-    if type(req) is not m.Act:  # (the request of nearly every action: a room's, see below)
+    # (isinstance of a compiled class: a check of the type compiled code holds; ``type(req) is
+    # m.Act`` looked ``m`` up in the module's globals, then its ``Act``, at every call)
+    if not isinstance(req, m.Act):  # (the request of nearly every action: a room's, see below)
         if isinstance(req, (m.Hello, m.Ping)):
             return False
         if isinstance(req, m.ListRooms):
@@ -59,7 +61,7 @@ def handle_now(app: App, conn: Connection, req: m.Request) -> None:
     """Serve ``req``, one that does not :func:`awaits`, without awaiting."""
     if app.stopping and not isinstance(req, m.Ping):
         raise RequestError(ErrorCode.UNAVAILABLE, "the server is shutting down")
-    if type(req) is m.Act:  # (nearly every request: to its room without the checks below)
+    if isinstance(req, m.Act):  # (nearly every request: to its room without the checks below)
         _submit(app, conn, req)
     elif isinstance(req, m.Hello):
         if req.version != PROTOCOL_VERSION:

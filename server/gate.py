@@ -14,9 +14,9 @@ A refused connection is aborted at once (``transport.abort()``: no HTTP answer, 
 handshake, no buffers), which is the cheapest answer there is. The counts are released when the
 upgrade completes (:meth:`GatedConnection.upgraded`) or the connection is lost.
 
-The same connection class also offers the read path's fast path its frames
-(:class:`GatedConnection`), taking a read's first whole binary frame from the bytes when
-websockets' parser is provably between two frames (:meth:`GatedConnection._take_binary`).
+The same connection class gives its socket reads to the read path's fast path first
+(:class:`server.reader.Intake`: a read's first whole binary frame taken from the bytes when
+websockets' parser is provably between two frames).
 """
 
 from __future__ import annotations
@@ -28,17 +28,11 @@ from ipaddress import IPv4Network, IPv6Network
 from typing import Any
 
 from websockets.asyncio.server import ServerConnection
-from websockets.frames import Frame, Opcode
-from websockets.protocol import OPEN, Event
-from websockets.streams import StreamReader
-
-try:  # (websockets' own choice: its C unmasking where it is built)
-    from websockets.speedups import apply_mask
-except ImportError:  # pragma: no cover (a platform without a build)
-    from websockets.utils import apply_mask
+from websockets.protocol import Event
 
 from protocol.errors import QuotaExceeded
 from server.quotas import Quota
+from server.reader import Intake
 
 
 class Gate:
@@ -105,32 +99,36 @@ def _trusted(address: str, networks: list[IPv4Network | IPv6Network]) -> bool:
     return any(ip in network for network in networks)
 
 
-_BINARY_FIN = b"\x82"
-"""The first byte of an unfragmented binary frame with no extension bits (RFC 6455 5.2)."""
-_AT_EOF = StreamReader.at_eof.__code__
-"""Where websockets' frame parser waits between two frames (``Protocol.parse``): it asks its
-reader whether the stream ended before it reads the next frame's header."""
-
-
 class GatedConnection(ServerConnection):
     """A server connection counted by its :class:`Gate` from TCP accept on.
 
-    It also offers each socket read's first whole binary message to :attr:`fast` (the read
-    path's fast path, :meth:`server.reader.Reader.now`, through the connection's
-    :class:`server.reader.Offer`) when the connection's task waits in ``recv()`` with nothing
-    queued: handled there, the task is not woken for it; refused
-    (False), it is queued for the task as websockets does. When the read starts with that
-    message's frame, it is taken from the bytes without websockets' parser
-    (:meth:`_take_binary`); otherwise from the frame websockets parsed
-    (:meth:`process_event`)."""
+    Its socket reads go to its :class:`server.reader.Intake` (compiled), which offers each
+    read's first whole binary message to :attr:`fast` (the read path's fast path,
+    :meth:`server.reader.Reader.now`, through the connection's :class:`server.reader.Offer`)
+    and hands every other byte to websockets: the intake's ``data_received`` is this
+    connection's (an instance attribute: the event loop reads it when it makes the
+    transport, after ``__init__``, and calls it at every read without a Python frame of this
+    class). A frame websockets parsed is offered by :meth:`process_event`."""
 
     gate: Gate
-    fast: Callable[[bytes], bool] | None = None
     _key: str | None = None
     _upgrading = False
     _admitted = False
     _refused = False
-    _offered = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._intake = Intake(self.protocol, super().data_received)
+        self.data_received = self._intake.data_received  # type: ignore[method-assign]
+
+    @property
+    def fast(self) -> Callable[[bytes], bool] | None:
+        """The read path's fast path (None: every frame goes to the connection's task)."""
+        return self._intake.fast
+
+    @fast.setter
+    def fast(self, fast: Callable[[bytes], bool] | None) -> None:
+        self._intake.fast = fast
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         peer = transport.get_extra_info("peername")
@@ -140,10 +138,12 @@ class GatedConnection(ServerConnection):
             # Refused before websockets sees it: no handler task, no buffers; the loop calls
             # connection_lost next, which has nothing to undo.
             self._refused = True
+            self._intake.lost()  # (reads nothing: websockets' parser never sees a byte)
             transport.abort()  # type: ignore[attr-defined]
             return
         self._key, self._upgrading, self._admitted = key, True, True
         super().connection_made(transport)
+        self._intake.made(self.recv_messages)
 
     def upgraded(self) -> None:
         """The WebSocket upgrade is done: no longer half-open (idempotent)."""
@@ -154,86 +154,16 @@ class GatedConnection(ServerConnection):
     def connection_lost(self, exc: Any) -> None:
         if self._refused:
             return
+        self._intake.lost()  # (it lets go of this connection: no reference cycle left)
         self.upgraded()
         if self._admitted:
             self._admitted = False
             self.gate.lost()
         super().connection_lost(exc)
 
-    def data_received(self, data: bytes) -> None:
-        if self._refused:
-            return
-        self._offered = False
-        fast = self.fast
-        if fast is not None and data[:1] == _BINARY_FIN:
-            taken = self._take_binary(data, fast)
-            if taken:
-                if taken < len(data):  # (the rest starts at a frame boundary)
-                    super().data_received(data[taken:])
-                return
-        super().data_received(data)
-
-    def _take_binary(self, data: bytes, fast: Callable[[bytes], bool]) -> int:
-        """The fast path without websockets' parser: when this read starts with a whole
-        unfragmented binary frame, masked, within the size limit, at a frame boundary of an
-        open connection whose task waits in ``recv()`` with nothing queued, its payload goes to
-        :attr:`fast`; the bytes it took, or 0 (nothing done: websockets parses ``data`` as
-        usual). Any other frame (text, fragments, control frames, compression bits) and any
-        read that starts inside a frame never comes here, so websockets sees every frame that
-        could change its own state; a data frame taken here would only have been queued."""
-        protocol = self.protocol
-        # (``_state``: what websockets' ``state`` property returns, read without running the
-        # property's Python getter; see :meth:`server.connection.Connection._direct`)
-        if protocol._state is not OPEN or protocol.current_size is not None:
-            return 0
-        if protocol.reader.buffer:
-            return 0
-        waiting: Any = protocol.parser  # (the server's parse, in the frames' parse, in the wait)
-        while (inner := waiting.gi_yieldfrom) is not None:
-            waiting = inner
-        if waiting.gi_code is not _AT_EOF:
-            return 0  # (not provably between two frames: websockets' parser goes on)
-        if not self._task_waits():
-            return 0
-        second = data[1] if len(data) > 1 else 0
-        if not second & 0x80:
-            return 0  # (an unmasked client frame: websockets fails the connection)
-        length, start = second & 0x7F, 2
-        if length == 126:
-            length, start = int.from_bytes(data[2:4]), 4
-        elif length == 127:
-            return 0
-        end = start + 4 + length
-        limit = protocol.max_message_size
-        if len(data) < end or (limit is not None and length > limit):
-            return 0
-        payload = apply_mask(data[start + 4 : end], data[start : start + 4])
-        self._offered = True  # (one offer per socket read: the others take turns meanwhile)
-        return end if fast(payload) else 0
-
     def process_event(self, event: Event) -> None:
-        fast = self.fast
-        if (
-            fast is not None
-            and not self._offered
-            and isinstance(event, Frame)
-            and event.opcode is Opcode.BINARY
-            and event.fin
-            and self.protocol._state is OPEN
-        ):
-            self._offered = True  # (one per socket read: the others take turns meanwhile)
-            if self._task_waits() and fast(bytes(event.data)):
-                return
-        super().process_event(event)
-
-    def _task_waits(self) -> bool:
-        """The connection's task waits in ``recv()`` with nothing queued before a new frame.
-
-        (``frames.queue``: the deque behind websockets' queue of received frames, whose own
-        ``__len__`` is Python: read as a truth value, it ran interpreted on every socket read.
-        ``tests/server/test_gate.py`` fails if websockets stops keeping them there.)"""
-        received = self.recv_messages
-        return received.get_in_progress and not received.frames.queue
+        if not self._intake.parsed(event):
+            super().process_event(event)
 
     def eof_received(self) -> None:
         if not self._refused:

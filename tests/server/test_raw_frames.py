@@ -1,5 +1,5 @@
 """A client's frames as raw bytes, cut across socket reads in every way that matters to the read
-path's fast path (:meth:`server.gate.GatedConnection._take_binary`), which takes a read's first
+path's fast path (:class:`server.reader.Intake`), which takes a read's first
 whole binary frame without websockets' parser only when that parser is provably between two
 frames. Each case checks the server's answers as a client sees them, and which way each frame
 went. rules-checklist: none (transport)."""
@@ -17,7 +17,7 @@ import pytest
 from protocol.codec import encode, unpack
 from server.app import App
 from server.gate import GatedConnection
-from tests.server.conftest import MakeApp
+from tests.server.conftest import TEST_CONFIG, MakeApp
 
 MASK = b"\x11\x22\x33\x44"
 
@@ -104,20 +104,33 @@ class Raw:
 
 @pytest.fixture
 def taken(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
-    """The payloads the fast path took from raw bytes, without websockets' parser."""
+    """The payloads the fast path took from raw bytes, without websockets' parser: those its
+    :attr:`GatedConnection.fast` handled outside ``process_event`` (the way in of a frame
+    websockets parsed)."""
     seen: list[bytes] = []
-    real = GatedConnection._take_binary
+    parsing: list[bool] = []
+    real_fast: property = vars(GatedConnection)["fast"]
+    real_event = GatedConnection.process_event
 
-    def spy(self: GatedConnection, data: bytes, fast: Any) -> int:
+    def process_event(self: GatedConnection, event: Any) -> None:
+        parsing.append(True)
+        try:
+            real_event(self, event)
+        finally:
+            parsing.pop()
+
+    def set_fast(self: GatedConnection, fast: Any) -> None:
         def offered(payload: bytes) -> bool:
             handled = fast(payload)
-            if handled:
+            if handled and not parsing:
                 seen.append(payload)
             return bool(handled)
 
-        return real(self, data, offered)
+        assert real_fast.fset is not None
+        real_fast.fset(self, None if fast is None else offered)
 
-    monkeypatch.setattr(GatedConnection, "_take_binary", spy)
+    monkeypatch.setattr(GatedConnection, "fast", property(real_fast.fget, set_fast))
+    monkeypatch.setattr(GatedConnection, "process_event", process_event)
     return seen
 
 
@@ -141,6 +154,27 @@ async def test_a_whole_frame_alone_in_a_read_is_taken_without_the_parser(
     assert (answer["type"], answer["id"], answer["code"]) == ("error", 9, "not_found")
     assert len(taken) == 4 and len(taken[-1]) > 125
     await raw.close()
+
+
+def test_on_uvloop_the_fast_path_takes_frames_from_the_reads(taken: list[bytes]) -> None:
+    """uvloop reads a protocol's ``data_received`` once, when it makes the transport (the other
+    tests run on asyncio's loop, which reads it at every read): the connection's intake must
+    be it by then, or every frame would go to websockets' parser."""
+    uvloop = pytest.importorskip("uvloop")
+
+    async def serve_one() -> None:
+        app = App(TEST_CONFIG)
+        await app.start()
+        try:
+            raw = await Raw.open(app)
+            await raw.write(request(ping(1)))
+            assert (await raw.message())["id"] == 1
+            await raw.close()
+        finally:
+            await app.stop()
+
+    uvloop.run(serve_one())
+    assert [unpack(p)["id"] for p in taken] == [1]
 
 
 async def test_two_frames_in_one_read_first_taken_then_the_parser_in_order(
