@@ -24,13 +24,21 @@ server's room core and the shell's hot path (a frame read, dispatched, queued in
 inbox, its effects carried out, the keeper's store calls among them, frames written to sockets
 and spectators, the metrics counted), with the room's vocabulary (``server/room_state.py``: its
 ``Status``, settings and commands native classes, whose fields the core reads at every command,
-looked up as attributes of Python objects otherwise); the Redis store's write path (the group
-commit, its pipelined connection, the script calls, records and keys) and the room's stored
-meta (``server/store/meta.py``: a ``RoomMeta`` built and written at every seat change).
+looked up as attributes of Python objects otherwise) and the core's other parts (chat, upkeep,
+stand-ins, quotas); the lobby, which makes a new match (``server/lobby.py``); the Redis store's
+write path (the group commit, its pipelined connection, the script calls, records and keys), the
+room's stored meta (``server/store/meta.py``: a ``RoomMeta`` built and written at every seat
+change) and the memory store (``server/store/memory.py``: one append per choice on a server
+without Redis). The lobby's and the memory store's classes are ordinary Python classes with
+compiled methods (mypyc's ``native_class=False``): tests replace a method of one lobby or store
+and subclass the store. Such a class cannot hold a lambda or a nested function in a method
+(mypyc fails on it) nor a property with a setter.
 Not compiled: ``server/room.py``, the actor around the core (a native class cannot be weakly
-referenced, which ``tests/server/test_memory.py`` proves freed rooms by; it does little per
-action: its command loop is the effector's), ``server/gate.py`` (it subclasses websockets'
-classes) and ``server/store/redis.py`` (a test subclasses the store; it hands each call on).
+referenced, which ``tests/server/test_memory.py`` proves freed rooms by; compiled as an
+ordinary class, the compiled effector would check the room it is given is one, and
+``tests/server/test_effector.py`` gives it a stand-in; it does little per action: its command
+loop is the effector's), ``server/gate.py`` (it subclasses websockets' classes) and
+``server/store/redis.py`` (a test subclasses the store; it hands each call on).
 
 A module-level name that a compiled function reads is declared ``Final``: else compiled code
 looks it up in the module's globals dict at every use (a ``Final`` one is a C static or
@@ -145,6 +153,14 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "server/autoplay.py",
         "server/limits.py",
         "server/metrics.py",
+        # The rest of the room core's parts, built at every new match and read per command.
+        "server/chat.py",
+        "server/upkeep.py",
+        "server/takeover.py",
+        "server/quotas.py",
+        # A new match's way: the lobby that makes it (an ordinary Python class, mypyc's
+        # native_class=False: compiled methods, an instance dict).
+        "server/lobby.py",
     ),
     "server.store": (
         # The Redis store's write path: the group commit and its pipelined connection, the
@@ -157,6 +173,9 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "server/store/records.py",
         "server/store/meta.py",
         "server/store/keys.py",
+        # The memory store (an ordinary Python class, mypyc's native_class=False: tests replace
+        # its methods and subclass it): its calls compiled coroutines, one append per choice.
+        "server/store/memory.py",
     ),
 }
 """Package -> its compiled modules: one mypyc group (one shared library) per package."""

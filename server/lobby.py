@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import secrets
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
 from games import registry
 from games.base import Match
@@ -57,7 +58,15 @@ from server.store import (
 from server.store_watch import StoreWatch
 from server.trim import Trimmer
 
-MAX_RECOVERIES = 3
+try:  # (read by mypyc at build time; a no-op where mypy_extensions is not installed)
+    from mypy_extensions import mypyc_attr
+except ImportError:  # pragma: no cover
+
+    def mypyc_attr(*attrs: str, **kwattrs: object) -> Any:  # type: ignore[misc]
+        return lambda x: x
+
+
+MAX_RECOVERIES: Final = 3
 """Times one room is rebuilt after its task failed, per node (:meth:`Lobby.recover`)."""
 
 
@@ -66,7 +75,12 @@ def _rematch_settings(old: RoomSettings, host: str) -> RoomSettings:
 
     Written out, not ``dataclasses.replace``, which reads the class's fields anew at every call
     (about 38,000 instructions a rematch: more than making the settings);
-    tests/server/core/test_spliced_frames.py holds it to ``replace``'s result, field by field."""
+    tests/server/core/test_spliced_frames.py holds it to ``replace``'s result, field by field.
+    The finished room's own (frozen) settings when they already say so: the same player asking
+    again for a rematch of a rematch, where a new ``RoomSettings`` costs about 30,000
+    instructions (its dataclass ``__init__`` runs interpreted, compiled or not)."""
+    if not old.quick and old.host == host:
+        return old
     return RoomSettings(
         game=old.game,
         players=old.players,
@@ -83,6 +97,22 @@ def _rematch_settings(old: RoomSettings, host: str) -> RoomSettings:
     )
 
 
+def _pick(
+    rooms: dict[str, Room], state: str | None, free: bool, room_id: str
+) -> Callable[[], dict[str, Any]] | None:
+    """:meth:`Lobby.picker`'s: room ``room_id``'s ``info`` if it is served and passes the
+    filters (``state``: its state's value, or None for any; ``free``: open with a free seat)."""
+    room = rooms.get(room_id)
+    if room is None:
+        return None
+    if state is not None and room.state.value != state:
+        return None
+    if free and (room.state is not RoomState.OPEN or room.free_seats() <= 0):
+        return None
+    return room.info
+
+
+@mypyc_attr(native_class=False)  # (compiled methods; an instance's may be replaced, as tests do)
 class Lobby:
     def __init__(self, config: Config, store: Store, metrics: Metrics, quotas: Quotas) -> None:
         self.config = config
@@ -94,7 +124,9 @@ class Lobby:
         """The public rooms, for :meth:`page`."""
         self._keys: dict[str, tuple[Key, str]] = {}
         """Room id -> its key in the index and its game."""
-        self.trimmer = Trimmer(lambda: len(self.rooms))
+        # (no lambda or nested function in a method: mypyc's classes of native_class=False
+        # cannot compile one)
+        self.trimmer = Trimmer(self.rooms.__len__)
         """Gives the memory of closed rooms back to the system (:mod:`server.trim`)."""
         self.creating: set[str] = set()
         """Rooms whose ``create_room`` is in flight: already in the store, not yet in ``rooms``."""
@@ -143,20 +175,7 @@ class Lobby:
 
     def picker(self, filters: Filters) -> Callable[[str], Callable[[], dict[str, Any]] | None]:
         """For :func:`~server.listing.cut`: a served room passing ``filters``, by id."""
-        rooms = self.rooms
-        state, free = filters.state, filters.free
-
-        def pick(room_id: str) -> Callable[[], dict[str, Any]] | None:
-            room = rooms.get(room_id)
-            if room is None:
-                return None
-            if state is not None and room.state.value != state:
-                return None
-            if free and (room.state is not RoomState.OPEN or room.free_seats() <= 0):
-                return None
-            return room.info
-
-        return pick
+        return functools.partial(_pick, self.rooms, filters.state, filters.free)
 
     def _reserve(self) -> None:
         """Refuse a new room when the rooms served and being created reach ``max_rooms``."""

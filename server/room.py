@@ -105,6 +105,14 @@ SLOW_LOG_EVERY = 10.0
 at most once per room every this many seconds, counting the slow commands since the last."""
 
 
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    """The running event loop, or None outside one."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
 class Room:
     """One room's actor: its task, inbox and store calls around its core (see the module doc)."""
 
@@ -131,8 +139,9 @@ class Room:
         self.store = store
         self.metrics = metrics
         self.created = time.time()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        """The loop the task runs in (see :meth:`_now`), from :meth:`start_task` on."""
+        self._loop: asyncio.AbstractEventLoop | None = _running_loop()
+        """The loop the task runs in (see :meth:`_now`): the one the room is made in (None
+        outside one, in tests: then the one :meth:`start_task` runs in)."""
         self.log = oasis_logging.get(room=room_id, game=settings.game)
         self.keeper = Keeper(store, room_id, snapshot_every, self.log)
         self.core = RoomCore(
@@ -144,7 +153,7 @@ class Room:
             metrics=metrics,
             log=self.log,
             paused=not store.ready(),
-            epoch=time.time() - self._now(),
+            epoch=self.created - self._now(),
             quotas=quotas,
         )
         # (the core's compiled ``closed``, asked at every command queued: not a closure)
@@ -259,7 +268,9 @@ class Room:
     # The outside: submit and run --------------------------------------------------------------
 
     def start_task(self) -> None:
-        loop = self._loop = asyncio.get_running_loop()
+        loop = self._loop
+        if loop is None:
+            loop = self._loop = asyncio.get_running_loop()
         self._task = loop.create_task(serve_room(self), name=f"room-{self.id}")
         self._now_effects(self.core.open(self._now()))
 
@@ -298,18 +309,15 @@ class Room:
 
     def _now(self) -> float:
         """The time the core is given: the event loop's monotonic time (``time.monotonic``
-        before a loop runs: a room is only made outside one in tests).
+        outside a loop: a room is only made outside one in tests).
 
-        The loop is kept once the task starts rather than asked for at every command:
+        The loop is kept from the room's making on rather than asked for at every command:
         ``asyncio.get_running_loop`` makes a ``getpid()`` system call each time on Python
         3.11 (it checks the loop was not inherited by a forked process)."""
         loop = self._loop
         if loop is not None:
             return loop.time()
-        try:
-            return asyncio.get_running_loop().time()
-        except RuntimeError:
-            return time.monotonic()
+        return time.monotonic()
 
     def _failed(self, conn: Connection | None, command: object) -> None:
         """The task dies of a bug (in the core, an effect, the store's use): said at once in the

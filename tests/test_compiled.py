@@ -14,7 +14,8 @@ The default tier runs a representative part: the protocol's tests but the six sl
 tests (the diff's, the tree's and the mutated frames': their smaller siblings still run), and the
 games' tests of the compiled modules (views, labels, garden, legal choices) with the engines'
 contract and the seeded playouts; the server's room core through its in-process twins, its
-units, views, clocks and the connection's and fan-out's send paths (over real sockets).
+units, views, clocks and the connection's and fan-out's send paths (over real sockets), and a
+new match's way (the lobby, a rematch, the memory store).
 The slow tier (``-m slow``) runs every test of the three, the 2,000 random games per engine and
 every socket test of the server included. (A test that watches the encoder by monkeypatching a
 module global, which compiled code binds at build time, checks what it watched only in pure
@@ -93,11 +94,15 @@ SERVER_DEFAULT = (
     "tests/server/test_messages.py",
     "tests/server/store",
     "tests/server/persistence/test_redis_trouble.py",
+    "tests/server/test_lobby.py",
+    "tests/server/test_rematch.py",
+    "tests/server/test_new_match.py",
 )
 """The server's tests in the default tier: the room core's twins and units, its views and
-clocks, the shell's send paths over real sockets, its metrics and the requests' parser, and the
+clocks, the shell's send paths over real sockets, its metrics and the requests' parser, the
 Redis store's write path (its group commit, pipelined connection and batched writes, and Redis
-going away); the slow tier runs all of ``tests/server`` (``test_undo.py``'s 13 s among them)."""
+going away), and a new match's way (the lobby, a rematch, the memory store); the slow tier
+runs all of ``tests/server`` (``test_undo.py``'s 13 s among them)."""
 COMPILED_PACKAGES = ("protocol", "games", "server")
 OPT_LEVEL = "0"
 """The copy's C is compiled at ``-O0``, not the shipped ``-O3``: what the code does is mypyc's,
