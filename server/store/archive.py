@@ -17,10 +17,8 @@ The archive is one msgpack string (:func:`server.store.records.archive_blob`, re
 
 from __future__ import annotations
 
-import time
+from collections.abc import Coroutine
 from typing import Any
-
-from redis.typing import EncodableT
 
 from server.store import keys, records
 from server.store.client import Client
@@ -40,7 +38,6 @@ class Archives:
         names: keys.KeyCache,
         index: str,
         *,
-        cluster: bool,
         ttl: float,
     ) -> None:
         self._client = client
@@ -48,19 +45,18 @@ class Archives:
         self._redis = client.redis
         self._run = client.run
         self._keys = names
-        self._rooms_key = keys.rooms(names.prefix)
         self._index = index
-        self._cluster = cluster
         self._archive_ttl = ttl
         """Seconds an archive is kept (0: for ever); see :meth:`archive`."""
 
     def keys(self, room: str) -> keys.RoomKeys:
         return self._keys.get(room)
 
-    async def archive(self, room: str, result: dict[str, Any]) -> None:
+    def archive(self, room: str, result: dict[str, Any]) -> Coroutine[Any, Any, None]:
         """Write the archive (meta, seed, options, every choice, chat, result) and delete the
         room's live keys: one script (:data:`~server.store.scripts.ARCHIVE`), through the group
-        commit (:mod:`.writes`). Finishing twice is harmless.
+        commit (:meth:`.Writes.archive_room` makes the call, compiled), then forget the room's
+        cached key names. Finishing twice is harmless.
 
         The script packs the archive in Redis from the stored blobs, byte for byte what
         :func:`~server.store.records.archive_blob` packs from their decoded values: the archive
@@ -71,40 +67,7 @@ class Archives:
         The archive expires after ``archive_ttl`` seconds (``OASIS_ARCHIVE_TTL_DAYS``): storage
         stays bounded by the matches of that period, and live rooms never compete with old
         archives for memory (the deploy Redis has ``maxmemory`` with ``noeviction``)."""
-        k = self.keys(room)
-        finished = time.time()
-        ttl = self._archive_ttl
-        expiry = max(1, round(ttl)) if ttl > 0 else 0
-        bound = f"({finished - ttl}" if expiry else ""  # the index forgets expired archives too
-        score = repr(finished)
-        args: list[EncodableT] = [
-            records.archive_head(room),
-            records.pack(result),
-            records.pack(finished),
-            score,
-            expiry,
-            bound,
-            room,
-        ]
-        names = [k.meta, k.choices, k.chat, k.archive, k.log, k.snap]
-        what = f"archive room {room}"
-        writes = self._writes
-        if not self._cluster:
-            await writes.call(what, writes.archive, [*names, self._rooms_key, self._index], args)
-            return
-        # The indexes live in other slots: written apart, after the room.
-        if not await writes.call(what, writes.archive, names, args):
-            return  # archived before
-
-        async def index() -> None:
-            pipe = self._redis.pipeline(transaction=False)
-            pipe.zrem(self._rooms_key, room)
-            pipe.zadd(self._index, {room: finished})
-            if bound:
-                pipe.zremrangebyscore(self._index, "-inf", bound)
-            await pipe.execute()
-
-        await self._run(what, index)
+        return self._writes.archive_room(room, result, self._index, self._archive_ttl)
 
     async def load(self, room: str) -> ArchiveRecord | None:
         """The archive of a finished match, or None."""

@@ -7,13 +7,19 @@ timeout raises :class:`~server.store.StoreError` and tells :class:`Readiness` th
 away; an error reply becomes the StoreError of its kind (:meth:`Client.refused`: the scripts'
 ``OASIS_*`` tags of :mod:`server.store.scripts`), and tells Readiness that Redis answered,
 unless it refuses to write (a replica, out of memory, a failing disk).
+
+The group commit's batches go through :meth:`Client.commit`: the same deadline, mapping and
+readiness, the deadline kept by :class:`Deadlines` (one loop timer for every batch of the
+client) instead of an ``asyncio.timeout`` context per call.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 import redis.asyncio as aioredis
@@ -29,15 +35,134 @@ from redis.exceptions import (
 )
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.maint_notifications import MaintNotificationsConfig
+from redis.typing import EncodableT
 
 from server.store.errors import NotOwnerError, RevisionError, RoomGoneError, StoreError
 from server.store.lane import Lane
 from server.store.readiness import Readiness
 
-__all__ = ["POOL_IDLE_KEEP", "Client"]
+__all__ = ["POOL_IDLE_KEEP", "Call", "Client", "Deadline", "Deadlines", "evalsha_head"]
 
 POOL_IDLE_KEEP: Final = 32
 """Idle pooled Redis connections kept between bursts (:meth:`Client.trim_pool`)."""
+
+
+@dataclass(slots=True, init=False)
+class Call:
+    """One script call of the group commit (a :class:`~server.store.commit.GroupCommit`
+    payload, sent by :meth:`Client.commit`): redis-py's registered script, its keys and args
+    (``str``, ``bytes``, ``int``), and ``head``: ``None``, or the command's bytes from its
+    name through its keys (:func:`evalsha_head` of ``script`` and ``keys``), packed once by
+    whoever sends the same call again and again.
+
+    Never changed once made; not a frozen dataclass, whose fields cost ``object.__setattr__``
+    each (about 4,800 instructions per write): its own ``__init__``, compiled, as
+    :class:`~server.store.records.Action`."""
+
+    script: Any
+    keys: list[str]
+    args: list[EncodableT]
+    head: bytes | None
+
+    def __init__(
+        self, script: Any, keys: list[str], args: list[EncodableT], head: bytes | None = None
+    ) -> None:
+        self.script, self.keys, self.args, self.head = script, keys, args, head
+
+
+class Deadline:
+    """One call under :class:`Deadlines`: its task (None once the call is over), when it falls
+    due, the task's count of cancellation requests when it started, and whether the timer
+    cancelled it."""
+
+    __slots__ = ("cancelling", "due", "expired", "task")
+
+    def __init__(self, task: asyncio.Task[Any], due: float) -> None:
+        self.task: asyncio.Task[Any] | None = task
+        self.due = due
+        self.cancelling = task.cancelling()
+        self.expired = False
+
+
+class Deadlines:
+    """What ``asyncio.timeout(seconds)`` does for one call, for every call of a client, on one
+    loop timer.
+
+    Each call is entered (:meth:`enter`) in the task that awaits it and left (:meth:`leave`)
+    however it ends. When a call falls due first, its task is cancelled; leaving it then takes
+    that request back (``Task.uncancel``) and says whether the cancellation was the deadline's
+    alone, which the caller raises as :class:`TimeoutError`: a cancellation from elsewhere, made
+    before or meanwhile, still propagates. ``asyncio.timeout`` decides it the same way.
+
+    Every call has the same length, so the calls fall due in the order they started: they are
+    kept in that order, and the timer is set for the oldest one running, set again for the next
+    when it fires. A call costs a clock reading and a queue entry, not ``asyncio.timeout``'s
+    interpreted context (its timer, its task bookkeeping and, on Python 3.11, a ``getpid()``
+    system call to find the running loop: about 27,000 instructions per group-commit batch,
+    BENCHMARKS.md). The loop is the one of the first call, kept: a client serves one loop."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._running: deque[Deadline] = deque()
+        """The calls by start, the oldest first (with those over but not yet at the front)."""
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._armed = 0.0
+        """The loop time the timer is set for."""
+
+    def enter(self) -> Deadline:
+        """Start the deadline of a call awaited by the current task."""
+        loop = self._loop
+        if loop is None:
+            loop = self._loop = asyncio.get_running_loop()
+        task = _CURRENT_TASKS.get(loop) if _CURRENT_TASKS is not None else None
+        if task is None:
+            task = asyncio.current_task(loop)
+            if task is None:
+                raise RuntimeError("a deadline is kept for a task")
+        deadline = Deadline(task, loop.time() + self.seconds)
+        self._running.append(deadline)
+        if self._timer is None:
+            self._armed = deadline.due
+            self._timer = loop.call_at(deadline.due, self._expire)
+        return deadline
+
+    def leave(self, deadline: Deadline) -> bool:
+        """The call is over: whether the timer cancelled its task and nothing else asked to (the
+        caller then raises the call's CancelledError as a TimeoutError)."""
+        task, deadline.task = deadline.task, None
+        running = self._running
+        while running and running[0].task is None:
+            running.popleft()
+        if not deadline.expired or task is None:
+            return False
+        return task.uncancel() <= deadline.cancelling
+
+    def _expire(self) -> None:
+        """The timer fired: cancel the task of every call due by then, and set the timer for the
+        oldest call still running."""
+        self._timer = None
+        loop, running = self._loop, self._running
+        if loop is None:
+            return
+        now = max(loop.time(), self._armed)  # (the loop's clock may read a hair before it)
+        while running:
+            deadline = running[0]
+            task = deadline.task
+            if task is not None:
+                if deadline.due > now:
+                    self._armed = deadline.due
+                    self._timer = loop.call_at(deadline.due, self._expire)
+                    return
+                deadline.expired = True
+                task.cancel()
+            running.popleft()
+
+    def close(self) -> None:
+        """Stop the timer (the client is closing; a call still running keeps no deadline)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
 
 class Client:
@@ -89,8 +214,10 @@ class Client:
             self.redis = aioredis.Redis.from_pool(pool)
         self.deadline = 3 * timeout
         self._timeout = timeout
+        self._deadlines = Deadlines(self.deadline)
+        """The deadline of :meth:`commit`'s calls."""
         self._lane = Lane(getattr(self.redis, "connection_pool", None), timeout)
-        """The group commit's own pooled connection, pipelined (:meth:`commit_scripts`)."""
+        """The group commit's own pooled connection, pipelined (:meth:`commit`)."""
         self._resident: set[Any] = set()
         """The pooled connections opened at start-up (:meth:`open_pool`), kept by trims."""
         self.health = Readiness(
@@ -123,6 +250,49 @@ class Client:
         self.health.set_ready(True)
         return result
 
+    async def commit(self, what: str, calls: Sequence[Call]) -> list[Any]:
+        """The group commit's batch: script calls (any mix), the replies in order, errors as
+        values; under :meth:`run`'s deadline,
+        error mapping and readiness, the deadline kept by :class:`Deadlines` instead of an
+        ``asyncio.timeout`` context.
+
+        One connection serves the group commit, several batches in flight on it: held for good
+        (no checkout and release per batch), its commands packed here (keys and args are
+        ``str``, ``bytes`` and ``int``), written at once and their replies parsed as they arrive
+        (:class:`~server.store.lane.Lane`), instead of redis-py's per-call path (its pipeline,
+        retry, encoder and a timeout per reply: most of what the Redis log cost per action,
+        BENCHMARKS.md). A dropped connection is retried once on a new one, as redis-py's pool
+        does (every call is idempotent), and a Redis that lost its scripts gets them loaded and
+        those calls sent again, once. All in this one coroutine: each level of coroutine is one
+        more object per batch and one more frame every step of it goes through."""
+        deadline = self._deadlines.enter()
+        try:
+            try:
+                commands = [_evalsha(c.script, c.keys, c.args, c.head) for c in calls]
+                lane = self._lane
+                try:
+                    result = await lane.round_trip(commands)
+                except RedisConnectionError:
+                    result = await lane.round_trip(commands)  # (a stale connection: once more)
+                for reply in result:
+                    if isinstance(reply, NoScriptError):
+                        scripts = [call.script for call in calls]
+                        result = await self._again(scripts, result, self._commit_send(calls))
+                        break
+            except BaseException as stopped:
+                if self._deadlines.leave(deadline) and isinstance(stopped, asyncio.CancelledError):
+                    raise TimeoutError from stopped
+                raise
+            self._deadlines.leave(deadline)
+        except ResponseError as exc:
+            raise self.refused(what, exc) from exc
+        except (RedisConnectionError, RedisTimeoutError, RedisError, OSError) as lost:
+            why = f"{type(lost).__name__}: {lost}" if str(lost) else type(lost).__name__
+            self.health.set_ready(False, why)
+            raise StoreError(f"{what}: redis is unavailable ({why})") from lost
+        self.health.set_ready(True)
+        return result
+
     def refused(self, what: str, exc: ResponseError) -> StoreError:
         """The StoreError for a Redis error reply (a script's OASIS_* refusals by kind)."""
         text = str(exc)
@@ -140,7 +310,7 @@ class Client:
 
     async def open_pool(self) -> None:
         """Open :data:`POOL_IDLE_KEEP` pooled connections now, at start-up (not a cluster), and
-        the group commit's own (:meth:`commit_scripts`).
+        the group commit's own (:meth:`commit`).
 
         These are the connections :meth:`trim_pool` keeps: made before the server listens, their
         objects lie in the allocator's arenas of start-up. Made by the first burst of rooms
@@ -234,75 +404,82 @@ class Client:
     ) -> list[Any]:
         """The replies of ``calls`` sent by ``send`` (the indices of the calls to send, their
         replies in order); the calls Redis refused for lack of their script (a restart) get it
-        loaded and are sent again, once."""
-        replies: list[Any] = [None] * len(calls)
-        todo = list(range(len(calls)))
-        for attempt in range(2):
-            got = await send(todo)
-            for i, reply in zip(todo, got, strict=True):
-                replies[i] = reply
-            todo = [i for i in todo if isinstance(replies[i], NoScriptError)]
-            if not todo or attempt:
-                break
-            for script in {id(calls[i][0]): calls[i][0] for i in todo}.values():
-                await self.redis.script_load(script.script)
+        loaded and are sent again, once (:meth:`_again`)."""
+        scripts = [call[0] for call in calls]
+        return await self._again(scripts, await send(list(range(len(calls)))), send)
+
+    async def _again(
+        self,
+        scripts: Sequence[Any],
+        replies: list[Any],
+        send: Callable[[list[int]], Awaitable[list[Any]]],
+    ) -> list[Any]:
+        """``replies`` (one per call, whose scripts are ``scripts``), those Redis refused for
+        lack of their script (a restart) replaced: the scripts loaded, those calls sent again by
+        ``send``, once."""
+        todo = [i for i, reply in enumerate(replies) if isinstance(reply, NoScriptError)]
+        if not todo:
+            return replies
+        for script in {id(scripts[i]): scripts[i] for i in todo}.values():
+            await self.redis.script_load(script.script)
+        replies = list(replies)
+        for i, reply in zip(todo, await send(todo), strict=True):
+            replies[i] = reply
         return replies
 
-    async def commit_scripts(
-        self, calls: Sequence[tuple[Any, Sequence[Any], Sequence[Any]]]
-    ) -> list[Any]:
-        """:meth:`pipeline_scripts` for the group commit (not a cluster), on its own connection.
-
-        One connection serves the group commit, several batches in flight on it: held for good
-        (no checkout and release per batch), its commands packed here (keys and args are
-        ``str``, ``bytes`` and ``int``), written at once and their replies parsed as they arrive
-        (:class:`~server.store.lane.Lane`), errors as values, under one timeout for the batch
-        instead of redis-py's per-call path (its pipeline, retry, encoder and a timeout per
-        reply: most of what the Redis log cost per action, BENCHMARKS.md). A dropped
-        connection is retried once on a new one, as redis-py's pool does (every call is
-        idempotent), and a Redis that lost its scripts gets them loaded and those calls sent
-        again, once."""
+    def _commit_send(self, calls: Sequence[Call]) -> Callable[[list[int]], Awaitable[list[Any]]]:
+        """The sender of :meth:`_again` for :meth:`commit`'s calls: those of ``calls`` at the
+        indices given, on the group commit's connection (a dropped one retried once)."""
 
         async def send(todo: list[int]) -> list[Any]:
-            commands = [_evalsha(*calls[i]) for i in todo]
+            again = [calls[i] for i in todo]
+            commands = [_evalsha(c.script, c.keys, c.args, c.head) for c in again]
             try:
-                return await self._round_trip(commands)
+                return await self._lane.round_trip(commands)
             except RedisConnectionError:
-                return await self._round_trip(commands)  # (a stale connection: once more)
+                return await self._lane.round_trip(commands)  # (a stale connection: once more)
 
-        return await self._with_scripts(calls, send)
-
-    async def _round_trip(self, commands: list[bytes]) -> list[Any]:
-        """Write ``commands`` on the group commit's connection and read one reply each
-        (:class:`~server.store.lane.Lane`: pipelined, replies parsed as they arrive)."""
-        return await self._lane.round_trip(commands)
+        return send
 
     async def close(self) -> None:
+        self._deadlines.close()
         await self.health.stop_probe()
         with contextlib.suppress(Exception):
             await self._lane.close()
         await self.redis.aclose()
 
 
-def _evalsha(script: Any, names: Sequence[Any], args: Sequence[Any]) -> bytes:
+def _evalsha(
+    script: Any, names: Sequence[Any], args: Sequence[Any], head: bytes | None = None
+) -> bytes:
     """The RESP bytes of ``EVALSHA sha numkeys *names *args`` (``str``, ``bytes``, ``int``),
     hiredis's ``pack_command``'s bytes (tested), written here: an array header, then each
     argument as a bulk string, a ``str`` in UTF-8, an ``int`` in decimal, each piece put in
-    one list joined once (the command's name and its script's digest as made before). Compiled,
-    this costs a fraction of ``pack_command``'s call (its tuple of the arguments, then C
-    strings grown piece by piece: about 13,800 instructions per append). A float (none is
-    sent) is written as its ``repr``, as hiredis does; anything else raises TypeError, as
-    there."""
+    one list joined once (the command's name and its script's digest as made before; with
+    ``head``, everything from the name through the keys as given). Compiled, this costs a
+    fraction of ``pack_command``'s call (its tuple of the arguments, then C strings grown piece
+    by piece: about 13,800 instructions per append). A float (none is sent) is written as its
+    ``repr``, as hiredis does; anything else raises TypeError, as there."""
+    parts: list[bytes] = [
+        b"*%d\r\n" % (3 + len(names) + len(args)),
+        evalsha_head(script, names) if head is None else head,
+    ]
+    for arg in args:
+        _put(parts, arg)
+    return b"".join(parts)
+
+
+def evalsha_head(script: Any, names: Sequence[Any]) -> bytes:
+    """The bytes of ``EVALSHA sha numkeys *names`` as :func:`_evalsha` writes them after the
+    array header: what a :class:`Call` keeps as its ``head``."""
     sha = script.sha
-    head = _HEADS.get(sha)
-    if head is None:
-        head = _HEADS[sha] = _EVALSHA + _bulk(sha)
-    parts: list[bytes] = [b"*%d\r\n" % (3 + len(names) + len(args)), head]
+    named = _HEADS.get(sha)
+    if named is None:
+        named = _HEADS[sha] = _EVALSHA + _bulk(sha)
+    parts: list[bytes] = [named]
     _put(parts, len(names))
     for name in names:
         _put(parts, name)
-    for arg in args:
-        _put(parts, arg)
     return b"".join(parts)
 
 
@@ -339,6 +516,14 @@ _LENGTHS: Final = tuple(b"$%d\r\n" % n for n in range(_KNOWN_LENGTHS))
 """The bulk strings' length headers of the usual lengths, made once."""
 _HEADS: Final[dict[str, bytes]] = {}
 """``EVALSHA`` and the digest, by digest: one per script of the store."""
+
+
+_CURRENT_TASKS: Final[dict[asyncio.AbstractEventLoop, asyncio.Task[Any]] | None] = getattr(
+    asyncio.tasks, "_current_tasks", None
+)
+"""asyncio's task running in each loop, read directly where this Python keeps it as a dict
+(3.11 to 3.13): ``asyncio.current_task`` is an interpreted function on 3.11, about 1,400
+instructions a call. Where it holds nothing, :meth:`Deadlines.enter` asks ``current_task``."""
 
 
 def _unwritable(exc: ResponseError) -> bool:

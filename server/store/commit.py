@@ -135,7 +135,11 @@ class GroupCommit(Generic[P]):
                 if not item.reply.done():
                     item.reply.set_exception(StoreError(f"{item.what}: not stored ({stopped!r})"))
             raise
-        for item, outcome in zip(batch, outcomes, strict=True):
+        if len(outcomes) != len(batch):  # (a sender's mistake: nobody gets another's outcome)
+            wrong = f"{len(outcomes)} outcomes for a batch of {len(batch)}"
+            outcomes = [StoreError(f"{item.what}: {wrong}") for item in batch]
+        for i in range(len(batch)):  # (not zip(..., strict=True): a call of the builtin)
+            item, outcome = batch[i], outcomes[i]
             if item.reply.done():
                 continue
             if outcome is None:

@@ -51,14 +51,11 @@ stores again, and checks that Redis persists and still holds the same data. Logi
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
-from redis.typing import EncodableT
-
 from server import logging as oasis_logging
-from server.store import keys, records
+from server.store import keys
 from server.store.archive import Archives
 from server.store.client import Client
 from server.store.errors import CorruptRecordError, NotOwnerError
@@ -114,16 +111,16 @@ class RedisStore:
         self._keys = keys.KeyCache(prefix)
         self._fence = fence
         self._writes = Writes(
-            self._client, cluster=cluster, token="" if fence is None else fence.token
-        )
-        """Every write of a room's life, through the group commit (see "Group commit")."""
-        self._archives = Archives(
             self._client,
-            self._writes,
             self._keys,
-            keys.archived(prefix),
             cluster=cluster,
-            ttl=archive_ttl,
+            token="" if fence is None else fence.token,
+            lease_ms=0 if fence is None else fence.ms,
+        )
+        """Every write of a room's life, through the group commit (see "Group commit"), its
+        script calls made there (compiled: this module is not)."""
+        self._archives = Archives(
+            self._client, self._writes, self._keys, keys.archived(prefix), ttl=archive_ttl
         )
         self._recovery = Recovery(self._client, self._keys, cluster=cluster, batch=batch)
 
@@ -143,8 +140,9 @@ class RedisStore:
         return self._keys.get(room)
 
     def _forget(self, room: str) -> None:
-        """A room archived or deleted: drop its cached key names (:class:`keys.KeyCache`)."""
-        self._keys.forget(room)
+        """A room archived or deleted: drop its cached key names (:class:`keys.KeyCache`) and
+        what its writes keep (:meth:`.Writes.forget`)."""
+        self._writes.forget(room)
 
     def lease_key(self, room: str) -> str:
         """The room's lease (:mod:`server.lease`), in the room's slot."""
@@ -216,33 +214,19 @@ class RedisStore:
 
     # The Store protocol ------------------------------------------------------------------------
 
-    async def create_room(self, room: str, meta: dict[str, Any]) -> None:
+    def create_room(self, room: str, meta: dict[str, Any]) -> Coroutine[Any, Any, Any]:
         """Store a new room's meta and list it as live (one script, :data:`.scripts.CREATE`;
-        leftovers of the id go). On a Redis Cluster the index entry is written first, apart."""
-        k = self.keys(room)
-        now = time.time()
-        fence = self._fence
-        token, ms = ("", 0) if fence is None else (fence.token, fence.ms)
-        args: list[EncodableT] = [token, ms, room, repr(now), *_flat(meta)]
-        names = [*k.live(), k.lease]
-        what = f"create room {room}"
-        if self._cluster:
-            await self._run(what, lambda: self._redis.zadd(self._rooms_key, {room: now}))
-        else:
-            names.append(self._rooms_key)
-        await self._writes.call(what, self._writes.create, names, args)
+        leftovers of the id go). On a Redis Cluster the index entry is written first, apart.
+
+        Not a coroutine of its own, as :meth:`append` (:meth:`.Writes.create_room`)."""
+        return self._writes.create_room(room, meta)
 
     def update_room(self, room: str, meta: dict[str, Any]) -> Coroutine[Any, Any, Any]:
         """Merge ``meta``'s top-level fields into the stored meta (the seed given at creation
         stays even though the room's later meta omits it). Refused for a room that is not live.
 
-        Not a coroutine of its own, as :meth:`append`."""
-        k = self.keys(room)
-        args = _flat(meta)
-        if not args:
-            return _nothing()
-        writes = self._writes
-        return writes.fenced(room, f"update room {room}", writes.update, [k.meta, k.lease], args)
+        Not a coroutine of its own, as :meth:`append` (:meth:`.Writes.update_room`)."""
+        return self._writes.update_room(room, meta)
 
     def append(
         self, room: str, action: Action, meta: dict[str, Any] | None = None
@@ -252,18 +236,12 @@ class RedisStore:
         ``meta``: fields merged into the room's metadata by the same script, with the choice
         (a clock room's clocks as they are after it), so they cost no second round trip.
 
-        Not a coroutine of its own: it makes the script call and hands back the compiled group
-        commit's coroutine (:meth:`.Writes.fenced`), which the room awaits. As a coroutine of
-        this interpreted module it would be one more frame that every step of the write resumes
-        (issue 21: 35,000 instructions per tiny action with the Redis log, 5 %)."""
-        k = self.keys(room)
-        blob = pack([action.seat, action.choice])
-        names = [k.meta, k.log, k.choices, k.lease]
-        what = f"append rev {action.rev} to room {room}"
-        args: list[EncodableT] = [action.rev, blob]
-        if meta:
-            args += _flat(meta)
-        return self._writes.fenced(room, what, self._writes.append, names, args)
+        Not a coroutine of its own: the script call is made by compiled code
+        (:meth:`.Writes.append_action`), which hands back the group commit's coroutine for the
+        room to await. As a coroutine of this interpreted module it would be one more frame
+        that every step of the write resumes (issue 21: 35,000 instructions per tiny action
+        with the Redis log, 5 %)."""
+        return self._writes.append_action(room, action, meta)
 
     @property
     def append_batches(self) -> int:
@@ -292,9 +270,10 @@ class RedisStore:
                 writes.on_not_owner(room)
             raise
 
-    async def finish(self, room: str, result: dict[str, Any]) -> None:
-        """Archive the finished match and drop its live keys (see :meth:`archive`)."""
-        await self.archive(room, result)
+    def finish(self, room: str, result: dict[str, Any]) -> Coroutine[Any, Any, None]:
+        """Archive the finished match and drop its live keys (see :meth:`archive`). Not a
+        coroutine of its own, as :meth:`append`."""
+        return self.archive(room, result)
 
     async def close(self) -> None:
         self._writes.close()
@@ -309,13 +288,8 @@ class RedisStore:
         log up to it (one round trip). An older snapshot than the stored one is ignored; one
         beyond the log is refused. ``state`` is encoded as soon as the call starts; the room
         awaits it, or hands a task a fresh ``game.dump`` that nothing else mutates. Not a
-        coroutine of its own, as :meth:`append`."""
-        k = self.keys(room)
-        blob = records.snapshot_blob(rev, state)
-        names = [k.meta, k.log, k.choices, k.snap, k.lease]
-        writes = self._writes
-        what = f"snapshot rev {rev} of room {room}"
-        return writes.fenced(room, what, writes.snapshot, names, [rev, blob])
+        coroutine of its own, as :meth:`append` (:meth:`.Writes.snapshot_state`)."""
+        return self._writes.snapshot_state(room, rev, state)
 
     async def unfinished_rooms(self) -> list[str]:
         """Every live room, oldest first."""
@@ -343,10 +317,10 @@ class RedisStore:
 
     # Archives ----------------------------------------------------------------------------------
 
-    async def archive(self, room: str, result: dict[str, Any]) -> None:
-        """Archive the match and drop the room's live keys (:meth:`Archives.archive`)."""
-        await self._archives.archive(room, result)
-        self._forget(room)
+    def archive(self, room: str, result: dict[str, Any]) -> Coroutine[Any, Any, None]:
+        """Archive the match and drop the room's live keys (:meth:`Archives.archive`; its
+        cached key names go too). Not a coroutine of its own, as :meth:`append`."""
+        return self._archives.archive(room, result)
 
     async def load_archive(self, room: str) -> ArchiveRecord | None:
         """The archive of a finished match, or None."""
@@ -378,18 +352,3 @@ class RedisStore:
 
         await self._run(f"delete room {room}", op)
         self._forget(room)
-
-
-# Helpers ------------------------------------------------------------------------------------
-
-
-def _flat(meta: dict[str, Any]) -> list[EncodableT]:
-    """``meta``'s fields as a script's arguments: name, packed value, ..."""
-    args: list[EncodableT] = []
-    for name, value in meta.items():
-        args += [name, pack(value)]
-    return args
-
-
-async def _nothing() -> None:
-    """A write with nothing to write (:meth:`RedisStore.update_room` of no field)."""

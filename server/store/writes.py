@@ -5,7 +5,7 @@ appends and snapshots, and its archive (:data:`~server.store.scripts.ARCHIVE`), 
 EVALSHA, go through :class:`~server.store.commit.GroupCommit` (a lone call at once; what
 arrives meanwhile goes together next), whose sender :class:`Writes` is: a batch (a lone call
 too) is its EVALSHAs written at once on the group commit's own connection
-(:meth:`.Client.commit_scripts`: packed there, not by redis-py's pipeline), each reply mapped on
+(:meth:`.Client.commit`: packed there, not by redis-py's pipeline), each reply mapped on
 its own (a wrong rev fails that room only; a batch that fails as a whole fails each of its
 calls, an unknown outcome like any lost reply). A room has one write in flight at a time and a
 batch keeps the order of its calls, so nothing about order or acknowledgement changes: a room
@@ -16,53 +16,45 @@ choices' appends, and a creation and an archive each went through redis-py's pip
 Redis Cluster each call keeps its own round trip (and the global indexes are written apart:
 :mod:`server.store.redis`).
 
-Failures are those of :meth:`.Client.run`: a dropped connection is retried once (every script
-is idempotent: a resent append, creation or archive stores nothing twice), a Redis that lost
-its scripts gets them loaded and those calls sent again, a Redis away raises
-:class:`~server.store.StoreError` and marks the store not ready.
+Failures are those of :meth:`.Client.run` (here :meth:`.Client.commit`): a dropped connection
+is retried once (every script is idempotent: a resent append, creation or archive stores
+nothing twice), a Redis that lost its scripts gets them loaded and those calls sent again, a
+Redis away raises :class:`~server.store.StoreError` and marks the store not ready.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from functools import partial
+import time
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from redis.typing import EncodableT
 
-from server.store import scripts
-from server.store.client import Client
+from server.store import keys, scripts
+from server.store.client import Call, Client, evalsha_head
 from server.store.commit import GroupCommit, Pending
 from server.store.errors import NotOwnerError, StoreError
+from server.store.keys import KEY_CACHE_SIZE
+from server.store.records import Action, archive_head, pack, snapshot_blob
 
-__all__ = ["Call", "Writes"]
-
-
-@dataclass(slots=True, init=False)
-class Call:
-    """One script call of the group commit (a :class:`GroupCommit` payload).
-
-    Never changed once made; not a frozen dataclass, whose fields cost ``object.__setattr__``
-    each (about 4,800 instructions per write): its own ``__init__``, compiled, as
-    :class:`~server.store.records.Action`."""
-
-    script: Any
-    keys: list[str]
-    args: list[EncodableT]
-
-    def __init__(self, script: Any, keys: list[str], args: list[EncodableT]) -> None:
-        self.script, self.keys, self.args = script, keys, args
+__all__ = ["Call", "Writes", "put_fields"]
 
 
 class Writes:
-    """The scripts of one Redis store and the group commit that sends them."""
+    """The scripts of one Redis store, the group commit that sends them, and the script calls
+    of a room's writes, made here (compiled) for :class:`~server.store.redis.RedisStore`."""
 
-    def __init__(self, client: Client, *, cluster: bool, token: str) -> None:
+    def __init__(
+        self, client: Client, names: keys.KeyCache, *, cluster: bool, token: str, lease_ms: int
+    ) -> None:
         self._client = client
+        self._keys = names
+        self._rooms_key = keys.rooms(names.prefix)
         self._cluster = cluster
         self._token = token
         """This node's lease token (:mod:`.fence`); empty: no leases, nothing is fenced."""
+        self._lease_ms = lease_ms
+        """The lease's ttl in milliseconds, given to a room created here (0: no leases)."""
         redis = client.redis
         self.append = redis.register_script(scripts.APPEND)
         self.snapshot = redis.register_script(scripts.SNAPSHOT)
@@ -71,6 +63,10 @@ class Writes:
         self.create = redis.register_script(scripts.CREATE)
         self.archive = redis.register_script(scripts.ARCHIVE)
         self._commit: GroupCommit[Call] = GroupCommit(self._send)
+        self._append_heads: dict[str, bytes] = {}
+        """Each live room's append command from its name through its four keys
+        (:func:`.client.evalsha_head`), packed at its first append, not at every one (about
+        5,000 instructions each); forgotten with its key names (:meth:`forget`)."""
         self.on_not_owner: Callable[[str], None] | None = None
         """Called with a room whose write was refused because this node lost its lease."""
 
@@ -78,17 +74,124 @@ class Writes:
     def token(self) -> str:
         return self._token
 
+    # A room's writes (RedisStore's, which documents them) ---------------------------------------
+
+    async def create_room(self, room: str, meta: dict[str, Any]) -> None:
+        """:meth:`.RedisStore.create_room`: one script, :data:`.scripts.CREATE`; on a Redis
+        Cluster the index entry written first, apart."""
+        k = self._keys.get(room)
+        now = time.time()
+        args: list[EncodableT] = [self._token, self._lease_ms, room, repr(now)]
+        put_fields(args, meta)
+        names = [*k.live(), k.lease]
+        what = f"create room {room}"
+        if self._cluster:
+            redis, rooms = self._client.redis, self._rooms_key
+            await self._client.run(what, lambda: redis.zadd(rooms, {room: now}))
+        else:
+            names.append(self._rooms_key)
+        await self.call(what, self.create, names, args)
+
+    def append_action(
+        self, room: str, action: Action, meta: dict[str, Any] | None
+    ) -> Coroutine[Any, Any, Any]:
+        """:meth:`.RedisStore.append`: the choice and ``meta``'s fields, one script call."""
+        k = self._keys.get(room)
+        names = [k.meta, k.log, k.choices, k.lease]
+        head = self._append_heads.get(room)
+        if head is None:
+            if len(self._append_heads) >= KEY_CACHE_SIZE:  # (bounded as the key names are)
+                self._append_heads.clear()
+            head = self._append_heads[room] = evalsha_head(self.append, names)
+        args: list[EncodableT] = [action.rev, pack([action.seat, action.choice])]
+        if meta:
+            put_fields(args, meta)
+        what = f"append rev {action.rev} to room {room}"
+        return self.fenced(room, what, self.append, names, args, head)
+
+    def update_room(self, room: str, meta: dict[str, Any]) -> Coroutine[Any, Any, Any]:
+        """:meth:`.RedisStore.update_room`: ``meta``'s fields, one script call (none: none)."""
+        k = self._keys.get(room)
+        if not meta:
+            return _nothing()
+        args: list[EncodableT] = []
+        put_fields(args, meta)
+        return self.fenced(room, f"update room {room}", self.update, [k.meta, k.lease], args)
+
+    def snapshot_state(
+        self, room: str, rev: int, state: dict[str, Any]
+    ) -> Coroutine[Any, Any, Any]:
+        """:meth:`.RedisStore.snapshot`: ``state`` encoded now, one script call."""
+        k = self._keys.get(room)
+        blob = snapshot_blob(rev, state)
+        names = [k.meta, k.log, k.choices, k.snap, k.lease]
+        what = f"snapshot rev {rev} of room {room}"
+        return self.fenced(room, what, self.snapshot, names, [rev, blob])
+
+    async def archive_room(self, room: str, result: dict[str, Any], index: str, ttl: float) -> None:
+        """:meth:`.Archives.archive`: one script, :data:`.scripts.ARCHIVE` (on a Redis Cluster the
+        indexes written apart, after the room); then the room's key names are forgotten."""
+        k = self._keys.get(room)
+        finished = time.time()
+        expiry = max(1, round(ttl)) if ttl > 0 else 0
+        bound = f"({finished - ttl}" if expiry else ""  # the index forgets expired archives too
+        args: list[EncodableT] = [
+            archive_head(room),
+            pack(result),
+            pack(finished),
+            repr(finished),
+            expiry,
+            bound,
+            room,
+        ]
+        names = [k.meta, k.choices, k.chat, k.archive, k.log, k.snap]
+        what = f"archive room {room}"
+        if not self._cluster:
+            await self.call(what, self.archive, [*names, self._rooms_key, index], args)
+        elif await self.call(what, self.archive, names, args):  # (else archived before)
+            await self._client.run(what, lambda: self._index(room, finished, index, bound))
+        self.forget(room)
+
+    def forget(self, room: str) -> None:
+        """A room archived or deleted: drop what was kept of it (its key names, its append's
+        head)."""
+        self._keys.forget(room)
+        self._append_heads.pop(room, None)
+
+    async def _index(self, room: str, finished: float, index: str, bound: str) -> None:
+        """A room archived on a Redis Cluster: out of the live rooms' index, into the archives'
+        (whose expired entries go), in their own slots."""
+        pipe = self._client.redis.pipeline(transaction=False)
+        pipe.zrem(self._rooms_key, room)
+        pipe.zadd(index, {room: finished})
+        if bound:
+            pipe.zremrangebyscore(index, "-inf", bound)
+        await pipe.execute()
+
+    # The script calls -------------------------------------------------------------------------
+
     async def fenced(
-        self, room: str, what: str, script: Any, names: list[str], args: list[EncodableT]
+        self,
+        room: str,
+        what: str,
+        script: Any,
+        names: list[str],
+        args: list[EncodableT],
+        head: bytes | None = None,
     ) -> Any:
         """One fenced script call of ``room`` (this node's lease token goes last), through the
-        group commit; a lost lease is told to ``on_not_owner``."""
+        group commit (:meth:`call`; ``head``: see :class:`.Call`); a lost lease is told to
+        ``on_not_owner``."""
+        full = [*args, self._token]
         try:
-            return await self.call(what, script, names, [*args, self._token])
+            if self._cluster:
+                return await self._client.run(what, lambda: script(keys=names, args=full))
+            await self._commit.submit(what, Call(script, names, full, head))  # (call's, inline)
         except NotOwnerError:
             if self.on_not_owner is not None:
                 self.on_not_owner(room)
             raise
+        return None
 
     async def call(self, what: str, script: Any, names: list[str], args: list[EncodableT]) -> Any:
         """One script call through the group commit (on a cluster: alone, with its reply)."""
@@ -115,8 +218,22 @@ class Writes:
     async def _send(self, batch: Sequence[Pending[Call]]) -> list[StoreError | None]:
         """One round trip for a batch of script calls, each reply mapped on its own; the
         :class:`GroupCommit`'s sender."""
-        calls = [(i.payload.script, i.payload.keys, i.payload.args) for i in batch]
         what = batch[0].what if len(batch) == 1 else f"{len(batch)} writes"
-        replies = await self._client.run(what, partial(self._client.commit_scripts, calls))
-        outcome = self._client.outcome
-        return [outcome(i.what, reply) for i, reply in zip(batch, replies, strict=True)]
+        replies = await self._client.commit(what, [i.payload for i in batch])
+        outcomes: list[StoreError | None] = []
+        for i in range(min(len(batch), len(replies))):  # (GroupCommit checks the lengths)
+            reply = replies[i]
+            stored = not isinstance(reply, Exception)
+            outcomes.append(None if stored else self._client.outcome(batch[i].what, reply))
+        return outcomes
+
+
+def put_fields(args: list[EncodableT], meta: dict[str, Any]) -> None:
+    """Add ``meta``'s fields to a script's arguments: name, packed value, ..."""
+    for name, value in meta.items():
+        args.append(name)
+        args.append(pack(value))
+
+
+async def _nothing() -> None:
+    """A write with nothing to write (:meth:`Writes.update_room` of no field)."""

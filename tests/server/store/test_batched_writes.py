@@ -115,3 +115,20 @@ async def test_the_group_commit_connection_dropped_by_redis_is_replaced_for_the_
     assert record is not None and record.meta["state"] == "playing"
     assert [x.rev for x in record.actions] == [1, 2]
     assert store.ready()
+
+
+async def test_what_the_writes_keep_of_a_room_goes_with_it(store: RedisStore) -> None:
+    """The append's packed head is kept per live room (like its key names), and dropped once
+    the room is archived or deleted: nothing of a closed room stays (bench/memory.py)."""
+    for room in ("kept", "archived", "deleted"):
+        await store.create_room(room, meta(room))
+        await store.append(room, Action(1, 0, {"kind": "draw"}))
+    heads = store._writes._append_heads
+    assert {"kept", "archived", "deleted"} <= set(heads)
+    await store.finish("archived", {"scores": [1, 2]})
+    await store.delete("deleted")
+    assert "kept" in heads and "archived" not in heads and "deleted" not in heads
+    await store.append("kept", Action(2, 1, {"kind": "draw"}))  # (its kept head, the same bytes)
+    record = await store.load_room("kept")
+    assert record is not None and [a.rev for a in record.actions] == [1, 2]
+    assert await store.load_archive("archived") is not None

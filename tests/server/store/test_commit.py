@@ -184,3 +184,21 @@ async def test_drain_waits_for_the_batch_on_its_way() -> None:
     sender.answer(1)
     await draining
     assert second.done() and second.exception() is None
+
+
+async def test_a_sender_with_too_few_outcomes_fails_every_item_of_its_batch() -> None:
+    """A sender's mistake (fewer or more outcomes than items) is nobody's stored write: each
+    submitter of that batch gets a StoreError, none another's outcome, none waits for ever."""
+    sender = FakeSender()
+    commit: GroupCommit[str] = GroupCommit(sender)
+    lead = asyncio.create_task(commit.submit("append a", "a"))
+    await sender.next_batch(1)
+    b = asyncio.create_task(commit.submit("append b", "b"))
+    c = asyncio.create_task(commit.submit("append c", "c"))
+    await sender.next_batch(2)
+    sender.answer(0)
+    sender.answer(1, [None])  # one outcome for two items
+    await lead
+    for task, what in ((b, "append b"), (c, "append c")):
+        with pytest.raises(StoreError, match=f"{what}: 1 outcomes for a batch of 2"):
+            await task

@@ -10,7 +10,7 @@ from hiredis import pack_command
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server.store.client import _evalsha
+from server.store.client import _evalsha, evalsha_head
 
 
 class Script:
@@ -30,6 +30,8 @@ arguments = (
 def test_the_commands_are_hiredis_bytes(names: list[str], args: list[Any]) -> None:
     expected = pack_command(("EVALSHA", Script.sha, len(names), *names, *args))
     assert _evalsha(Script, names, args) == expected
+    # A call's head packed once before (the store's appends): the same bytes.
+    assert _evalsha(Script, names, args, evalsha_head(Script, names)) == expected
 
 
 def test_long_arguments_and_non_ascii_keys() -> None:
