@@ -52,10 +52,12 @@ holding an ``await`` that does not run, raises the exception underneath the one 
 compiled coroutine awaits it (no ``await`` in a ``finally``).
 
 Beside them one hand-written C extension (``NATIVE``): ``protocol/_diffc.c``, the view diff of
-``protocol/patch.py`` in C (issue 21, "native diff"), built by setuptools with the groups (gcc
-``-O3`` always, the tests' copy too: it is small, and the tested binary is then the shipped one),
-removed by ``--clean`` and counted in ``--check``'s staleness like a module. ``patch.py`` uses it
-when it imports and its own Python otherwise, so a tree without it still runs.
+``protocol/patch.py`` in C (issue 21, "native diff") and the views' other per-revision work (the
+view hash's BLAKE2b, the codec's plain-value pack, canonical and unpack, a revision's ops
+joined), built by setuptools with the groups (gcc ``-O3`` always, the tests' copy too: the
+tested binary is then the shipped one), removed by ``--clean`` and counted in ``--check``'s
+staleness like a module. ``patch.py``, ``tree.py`` and ``hashing.py`` use it when it imports and
+their own Python otherwise, so a tree without it still runs.
 
 One mypyc group per package (``GROUPS``): each builds one shared library beside its modules
 (``protocol/native__mypyc.*.so``, ...), so that an installed tree (the image's wheel) carries
