@@ -244,9 +244,7 @@ class Client:
         except ResponseError as exc:
             raise self.refused(what, exc) from exc
         except (RedisConnectionError, RedisTimeoutError, RedisError, OSError) as lost:
-            why = f"{type(lost).__name__}: {lost}" if str(lost) else type(lost).__name__
-            self.health.set_ready(False, why)
-            raise StoreError(f"{what}: redis is unavailable ({why})") from lost
+            raise self.unavailable(what, lost) from lost
         self.health.set_ready(True)
         return result
 
@@ -287,11 +285,16 @@ class Client:
         except ResponseError as exc:
             raise self.refused(what, exc) from exc
         except (RedisConnectionError, RedisTimeoutError, RedisError, OSError) as lost:
-            why = f"{type(lost).__name__}: {lost}" if str(lost) else type(lost).__name__
-            self.health.set_ready(False, why)
-            raise StoreError(f"{what}: redis is unavailable ({why})") from lost
+            raise self.unavailable(what, lost) from lost
         self.health.set_ready(True)
         return result
+
+    def unavailable(self, what: str, lost: BaseException) -> StoreError:
+        """The StoreError for a call that got no answer (the connection lost, the deadline, an
+        OS error): Readiness is told Redis is away."""
+        why = f"{type(lost).__name__}: {lost}" if str(lost) else type(lost).__name__
+        self.health.set_ready(False, why)
+        return StoreError(f"{what}: redis is unavailable ({why})")
 
     def refused(self, what: str, exc: ResponseError) -> StoreError:
         """The StoreError for a Redis error reply (a script's OASIS_* refusals by kind)."""

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import math
-import os
 import random
 import sys
 import tracemalloc
@@ -26,16 +25,12 @@ from hypothesis import strategies as st
 
 from protocol import hashing, patch
 from protocol.codec import canonical, pack, unpack
+from tests.protocol import test_diffc
 from tests.protocol.test_diffc import _EDGES, _INT_EDGES, documents
 
-REQUIRED = os.environ.get("OASIS_NATIVE_DIFF") == "required"
 NATIVE: Any = patch._NATIVE
 
-pytestmark = pytest.mark.skipif(
-    NATIVE is None and not REQUIRED,
-    reason="protocol._diffc is not built here: these tests run in the compiled tier "
-    "(tests/test_compiled.py builds it, and fails them if it is missing)",
-)
+pytestmark = test_diffc.pytestmark  # (skipped where the extension is not built: the same rule)
 
 
 def test_the_native_encoders_and_hash_are_what_the_modules_call() -> None:
