@@ -14,8 +14,6 @@ import contextlib
 import hashlib
 import math
 import random
-import sys
-import tracemalloc
 from typing import Any
 
 import msgpack
@@ -287,20 +285,7 @@ def test_the_encoders_and_hash_leak_no_reference() -> None:
         NATIVE.blake2b_state(b"w" * 130)
 
     run()
-    before = [sys.getrefcount(x) for x in watched]
-    for _ in range(300):
-        run()
-    assert [sys.getrefcount(x) for x in watched] == before
-    tracemalloc.start()
-    try:
-        run()
-        start = tracemalloc.get_traced_memory()[0]
-        for _ in range(300):
-            run()
-        grown = tracemalloc.get_traced_memory()[0] - start
-    finally:
-        tracemalloc.stop()
-    assert grown < 4096, grown
+    test_diffc.assert_no_leak(run, watched)
 
 
 def test_int_edges_are_written_in_pack_s_forms() -> None:
