@@ -36,6 +36,8 @@ def _settings(*, quick: bool, host: str) -> RoomSettings:
         spectator_chat=False,
         quick=quick,
         host=host,
+        replay_of="arch",
+        replay_interval=0.5,
         bot="greedy",
         clock=parse_clock({"initial": 60, "increment": 1}),
     )
@@ -52,6 +54,11 @@ def test_a_rematch_that_changes_the_settings_makes_new_ones(quick: bool, host: s
     made = _rematch_settings(old, host)
     assert made is not old
     assert made == dataclasses.replace(old, quick=False, host=host)
+    # (every field given a value other than its default above: one left out would differ)
+    for field in dataclasses.fields(RoomSettings):
+        if field.name not in ("quick", "host"):
+            assert getattr(made, field.name) != field.default, field.name
+            assert getattr(made, field.name) == getattr(old, field.name), field.name
 
 
 async def test_a_room_asks_for_the_running_loop_once_when_made_and_started(
@@ -59,7 +66,7 @@ async def test_a_room_asks_for_the_running_loop_once_when_made_and_started(
 ) -> None:
     app: App = await make_app()
     game = registry.get("tiny")
-    settings = dataclasses.replace(_settings(quick=False, host="ann"), options={})
+    settings = dataclasses.replace(_settings(quick=False, host="ann"), options={}, replay_of=None)
     match = Match(game, game.setup(3, {}, 5))
     running = asyncio.get_running_loop
     asked: list[asyncio.AbstractEventLoop] = []

@@ -6,17 +6,14 @@ reads the room."""
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 from typing import Any
 
 from protocol import frames as f
 from protocol.codec import pack
-from server.clock import parse_clock
 from server.effects import Publish, Watch
-from server.lobby import _rematch_settings
 from server.membership import ack_frame, joined_frame, shared_part
-from server.room_state import Moved, RoomSettings, RoomState
+from server.room_state import Moved, RoomState
 from tests.server.core.twin import ROOM, Member, Twin, started, to_move
 
 INFO = {
@@ -100,27 +97,3 @@ def test_a_relayed_room_announces_even_when_nobody_is_in_it() -> None:
     (published,) = [e for e in twin.effects if isinstance(e, Publish)]
     assert published.kind == b"i"
     assert published.data == f.encode_frame(f.RoomInfo(ROOM, twin.core.info()))
-
-
-def test_rematch_settings_are_replace_of_the_finished_rooms() -> None:
-    old = RoomSettings(
-        game="tiny",
-        players=3,
-        options={"x": 1},
-        public=False,
-        spectator_delay=2,
-        spectator_chat=False,
-        quick=True,
-        host="ann",
-        replay_of="arch",
-        replay_interval=0.5,
-        bot="greedy",
-        clock=parse_clock({"initial": 60, "increment": 1}),
-    )
-    made = _rematch_settings(old, "bob")
-    assert made == dataclasses.replace(old, quick=False, host="bob")
-    # (every field given a value other than its default above: one left out would differ)
-    for field in dataclasses.fields(RoomSettings):
-        if field.name not in ("quick", "host"):
-            assert getattr(made, field.name) != field.default, field.name
-            assert getattr(made, field.name) == getattr(old, field.name), field.name

@@ -89,14 +89,23 @@ async def test_submissions_during_a_round_trip_go_together_at_the_next_loop_turn
     await lone
 
 
-async def test_each_outcome_reaches_its_own_submitter_only() -> None:
-    sender = FakeSender()
+async def _lead_then_two(
+    sender: FakeSender,
+) -> tuple[asyncio.Task[None], asyncio.Task[None], asyncio.Task[None]]:
+    """``append a`` sent alone, then ``append b`` and ``c`` sent together as the next batch
+    while it is in flight: the three submitters' tasks."""
     commit: GroupCommit[str] = GroupCommit(sender)
     lead = asyncio.create_task(commit.submit("append a", "a"))
     await sender.next_batch(1)
     b = asyncio.create_task(commit.submit("append b", "b"))
     c = asyncio.create_task(commit.submit("append c", "c"))
     await sender.next_batch(2)
+    return lead, b, c
+
+
+async def test_each_outcome_reaches_its_own_submitter_only() -> None:
+    sender = FakeSender()
+    lead, b, c = await _lead_then_two(sender)
     sender.answer(0)
     await lead
     refused = RevisionError("append b: the log is at rev 3")
@@ -190,12 +199,7 @@ async def test_a_sender_with_too_few_outcomes_fails_every_item_of_its_batch() ->
     """A sender's mistake (fewer or more outcomes than items) is nobody's stored write: each
     submitter of that batch gets a StoreError, none another's outcome, none waits for ever."""
     sender = FakeSender()
-    commit: GroupCommit[str] = GroupCommit(sender)
-    lead = asyncio.create_task(commit.submit("append a", "a"))
-    await sender.next_batch(1)
-    b = asyncio.create_task(commit.submit("append b", "b"))
-    c = asyncio.create_task(commit.submit("append c", "c"))
-    await sender.next_batch(2)
+    lead, b, c = await _lead_then_two(sender)
     sender.answer(0)
     sender.answer(1, [None])  # one outcome for two items
     await lead
