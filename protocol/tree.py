@@ -356,25 +356,9 @@ def _diff_trees(
     if ok is None and nk is None:
         if old.enc == new.enc:
             return
-        after = work.value(new)
-        if type(after) is list:
-            header = array_length(old.enc)
-            if header is not None and _list_shortcut(
-                old.enc, header, new.enc, after, path, ops, below, work.packed
-            ):
-                return
         previous = work.previous
         before = _MISSING if previous is None else previous.get(id(old), _MISSING)
-        if before is _MISSING:
-            before = unpack(old.enc)
-        packed = work.packed
-        if _NATIVE_DIFF is not None:
-            native = _NATIVE_DIFF_CHILD if below else _NATIVE_DIFF
-            native(before, after, path, ops, work.sizes, packed.enc, packed.keep)
-        elif below:
-            _diff_child(before, after, path, ops, work.sizes, packed)
-        else:
-            _diff(before, after, path, ops, work.sizes, packed)
+        _diff_leaf(old.enc, new.enc, work.value(new), path, ops, work, below, before)
         return
     if type(ok) is not type(nk):
         ops.append({"op": "replace", "path": path, "value": work.value(new)})
@@ -418,6 +402,38 @@ def _diff_trees(
             _NATIVE_COLLAPSE(ops, start, path, len(new.enc), decoded, packed.enc, packed.keep)
         else:
             _collapse(ops, start, path, len(new.enc), decoded, work.packed)
+
+
+def _diff_leaf(
+    old: bytes,
+    new: bytes,
+    after: Any,
+    path: str,
+    ops: list[Op],
+    work: Work,
+    below: bool,
+    before: Any = _MISSING,
+) -> None:
+    """The ops of a leaf whose bytes changed from ``old`` to ``new``, ``after`` its new value
+    and ``before`` its last one (:data:`_MISSING`: decoded from ``old``, only if needed): what
+    :func:`diff_trees` appends for two leaves, and :class:`server.views.Views` for an entry of
+    a seat's own part (whose tree it does not keep, see there)."""
+    if type(after) is list:
+        header = array_length(old)
+        if header is not None and _list_shortcut(
+            old, header, new, after, path, ops, below, work.packed
+        ):
+            return
+    if before is _MISSING:
+        before = unpack(old)
+    packed = work.packed
+    if _NATIVE_DIFF is not None:
+        native = _NATIVE_DIFF_CHILD if below else _NATIVE_DIFF
+        native(before, after, path, ops, work.sizes, packed.enc, packed.keep)
+    elif below:
+        _diff_child(before, after, path, ops, work.sizes, packed)
+    else:
+        _diff(before, after, path, ops, work.sizes, packed)
 
 
 def _list_shortcut(
