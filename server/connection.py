@@ -134,6 +134,11 @@ class Connection:
         that makes this connection runs (the transport in ``connection_made``, the protocol
         when the connection is made), and reading them on every frame was two generic
         attribute lookups each."""
+        self._is_closing: Callable[[], bool] = ws.transport.is_closing
+        self._buffered: Callable[[], int] = ws.transport.get_write_buffer_size
+        """The transport's ``is_closing`` and ``get_write_buffer_size``, bound once: called at
+        every frame, each was a method looked up by name on the transport's type first. (Not
+        ``write``: the tests spy on a live transport's by replacing it.)"""
         self._plain = not ws.protocol.extensions
         """No extension was negotiated (the server offers none): they are settled by the
         opening handshake, before this connection exists."""
@@ -187,7 +192,7 @@ class Connection:
             protocol._state is _OPEN
             and self._plain
             and not protocol.writes
-            and not self._transport.is_closing()
+            and not self._is_closing()
         )
 
     def frames_waiting(self) -> bool:
@@ -218,7 +223,7 @@ class Connection:
         metrics = self.metrics
         metrics.frames_out.inc()
         metrics.bytes_out.inc(len(data))
-        buffered = transport.get_write_buffer_size()
+        buffered = self._buffered()
         if buffered > self.send_buffer.limit:
             self._overflowed(buffered)
         return True
@@ -244,7 +249,7 @@ class Connection:
                 size += n
             framed = b"".join(parts)
         transport = self._transport
-        if not framed or transport.get_write_buffer_size() + len(framed) > self.send_buffer.limit:
+        if not framed or self._buffered() + len(framed) > self.send_buffer.limit:
             sent = self.send_bytes(frames[0])
             for data in frames[1:]:
                 self.send_bytes(data)
@@ -276,9 +281,8 @@ class Connection:
             return False
         if not self._direct():
             return False
-        transport = self._transport
-        transport.write(framed)
-        buffered = transport.get_write_buffer_size()
+        self._transport.write(framed)
+        buffered = self._buffered()
         if buffered > self.send_buffer.limit:
             self._overflowed(buffered)
         return True

@@ -111,13 +111,26 @@ class Effector:
         """Hand ``command`` (from ``conn``, queued at ``t0``) to the core at ``clock()``, carry
         out the effects it returns, and hand each answer of the store back to the core at its
         time, until the core waits for nothing more: one command of the actor's loop
-        (:func:`serve_room`), here so that it runs compiled."""
+        (:func:`serve_room`), here so that it runs compiled.
+
+        Each list is carried out by :meth:`carry` (no await) and the store effect it ends
+        with awaited here, the keeper's coroutine straight from this one: no coroutine of the
+        effector's own made and run per list (:meth:`execute` is one, for the rarer effects
+        between, and for the tests)."""
         core = self._core
         effects = core.handle(command, clock(), conn)
         while effects:
-            answer = await self.execute(effects, t0)
-            if answer is None:
+            at = self.carry(effects, 0, t0)
+            if at < 0:
                 return
+            effect = cast("list[object]", effects)[at]  # (see :meth:`carry`)
+            kind = type(effect)
+            if kind is Breathe or kind is Keep:  # (a bot's stretch, a snapshot: rare)
+                answer = await self._rest(effects, at, t0)
+                if answer is None:
+                    return
+            else:
+                answer = await self._keeper.carry_out(cast(Effect, effect), core.play.match)
             effects = core.handle(answer, clock())
 
     async def execute(self, effects: list[Effect], t0: float) -> Answer | None:
@@ -125,21 +138,53 @@ class Effector:
         effect the core waits for (only the last of a list may be one; a snapshot nobody waits
         for is stored where it stands and answered to nobody). ``t0``: when the command came
         into the inbox; a revision's time (``oasis_action_seconds``) is taken once its frames
-        are written.
+        are written. (:meth:`handle`'s own way, as one coroutine.)"""
+        return await self._rest(effects, self.carry(effects, 0, t0), t0)
+
+    async def _rest(self, effects: list[Effect], at: int, t0: float) -> Answer | None:
+        """:meth:`execute` from ``effects[at]``, the effect :meth:`carry` stopped at (-1: none
+        left)."""
+        while at >= 0:
+            effect = cast("list[object]", effects)[at]
+            kind = type(effect)
+            if kind is Keep and not cast(Keep, effect).waits:
+                keep = cast(Keep, effect)
+                answer = await self._keeper.carry_out(keep, self._core.play.match)
+                if isinstance(answer, Failed):  # (the keeper logs the store's own)
+                    error = answer.error
+                    self._log.error("snapshot_error", rev=keep.rev, exc_info=error)
+                at = self.carry(effects, at + 1, t0)
+                continue
+            if kind is Breathe:  # (a bot-only stretch lets the other rooms run)
+                await asyncio.sleep(0)
+                return Done()
+            return await self._keeper.carry_out(cast(Effect, effect), self._core.play.match)
+        return None
+
+    def carry(self, effects: list[Effect], start: int, t0: float) -> int:
+        """Carry out ``effects`` from ``start`` on up to the first that must be awaited (a
+        store effect, a snapshot due that nobody waits for, a bot's stretch): its index, or -1
+        at the end of the list. Every frame gathered before it is written first (nothing
+        awaits with a frame held), and a revision's time observed.
 
         A socket's frames are gathered on its connection (:attr:`Connection.held`), the
         sockets that have some in ``touched``: no dict per list, no lookup per frame. Nothing
-        awaits between gathering and writing (each write comes before any await), so no other
-        room's list can find a frame of this one held; if carrying one out raises (a write
-        among them), what was gathered and not yet written is dropped. Effects are told apart
-        by their exact type (``type(e) is``): a failed ``isinstance`` walks the class's bases,
-        and most effects of a list failed several."""
+        awaits between gathering and writing (each write comes before this returns), so no
+        other room's list can find a frame of this one held; if carrying one out raises (a
+        write among them), what was gathered and not yet written is dropped. Effects are told
+        apart by their exact type (``type(e) is``): a failed ``isinstance`` walks the class's
+        bases, and most effects of a list failed several."""
         touched: list[Connection] = []
         revised = False
+        at = start
+        end = len(effects)
         try:
             # (each read as an object, told apart by its type below: typed as the effects'
             # union, compiled, each was checked against its classes one by one first)
-            for effect in cast("list[object]", effects):
+            listed = cast("list[object]", effects)
+            while at < end:
+                effect = listed[at]
+                at += 1
                 kind = type(effect)
                 if kind is Send:
                     send = cast(Send, effect)
@@ -179,21 +224,11 @@ class Effector:
                 if revised:
                     revised = False
                     self._metrics.action_seconds.observe(_perf_counter() - t0)
-                if kind is Keep and not cast(Keep, effect).waits:
+                if kind is Keep:
                     keep = cast(Keep, effect)
-                    if not self._keeper.due(keep.rev, self._core.play.match):
+                    if not keep.waits and not self._keeper.due(keep.rev, self._core.play.match):
                         continue  # (nothing to store: no store call, no answer)
-                    answer = await self._keeper.carry_out(keep, self._core.play.match)
-                    if isinstance(answer, Failed):  # (the keeper logs the store's own)
-                        error = answer.error
-                        self._log.error("snapshot_error", rev=keep.rev, exc_info=error)
-                    continue
-                if kind is Breathe:  # (a bot-only stretch lets the other rooms run)
-                    await asyncio.sleep(0)
-                    return Done()
-                # (the keeper's call awaited here, not through a coroutine of the effector's
-                # own: one level less to make, run and unwind per store effect)
-                return await self._keeper.carry_out(cast(Effect, effect), self._core.play.match)
+                return at - 1
             if touched:
                 _write(touched)
         except BaseException:  # (a frame left held would be written with another list's)
@@ -202,7 +237,7 @@ class Effector:
             raise
         if revised:
             self._metrics.action_seconds.observe(_perf_counter() - t0)
-        return None
+        return -1
 
     def now(self, effect: object) -> bool:
         """Carry out one effect (an :data:`~server.effects.Effect`) that waits for nothing, at

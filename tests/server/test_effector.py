@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from server.effector import Effector
-from server.effects import Send
+from server.effects import Append, Done, Keep, Send
 
 
 class _Conn:
@@ -30,16 +30,16 @@ class _Conn:
         self.writes.append(frames)
 
 
-def _effector() -> Effector:
-    game = SimpleNamespace(settings=SimpleNamespace(game="tiny"))
+def _effector(core: Any = None, keeper: Any = None) -> Effector:
+    game = core or SimpleNamespace(settings=SimpleNamespace(game="tiny"))
     metrics = SimpleNamespace(actions=SimpleNamespace(labels=lambda game: None))
     stand_in: Any = SimpleNamespace()
     return Effector(
         stand_in,
-        game,  # type: ignore[arg-type]
+        game,
         fanout=SimpleNamespace(members=set()),  # type: ignore[arg-type]
         inbox=stand_in,
-        keeper=stand_in,
+        keeper=keeper or stand_in,
         metrics=metrics,  # type: ignore[arg-type]
         log=None,
         on_close=None,
@@ -64,3 +64,53 @@ async def test_a_failed_write_leaves_no_frame_held_for_a_later_list() -> None:
     # The next list writes what it gathers, and only that.
     assert await _effector().execute([Send([other], b"2")], 0.0) is None
     assert other.writes == [[b"2"]]
+
+
+class _Core:
+    """A room core that answers a command with ``lists`` in turn, one per call, and records
+    what it was handed (the command, then each store answer)."""
+
+    def __init__(self, *lists: list[Any]) -> None:
+        self.settings = SimpleNamespace(game="tiny")
+        self.play = SimpleNamespace(match="match")
+        self.lists = list(lists)
+        self.handed: list[Any] = []
+
+    def handle(self, item: Any, now: float, conn: Any = None) -> list[Any]:
+        self.handed.append(item)
+        return self.lists.pop(0) if self.lists else []
+
+
+class _Keeper:
+    """A keeper whose store answers each effect with ``Done(its name)``; it records the
+    frames each socket had been written when the store was called."""
+
+    def __init__(self, *conns: _Conn) -> None:
+        self.conns = conns
+        self.calls: list[tuple[str, list[list[list[bytes]]]]] = []
+
+    def due(self, rev: int, match: Any) -> bool:
+        return rev == 2
+
+    async def carry_out(self, effect: Any, match: Any) -> Done:
+        name = type(effect).__name__
+        self.calls.append((name, [list(c.writes) for c in self.conns]))
+        return Done(name)
+
+
+async def test_a_command_s_store_answers_go_back_to_the_core_after_its_frames_are_written() -> None:
+    """``Effector.handle``: each list's frames are written before the store effect it ends
+    with is awaited, the store's answer goes back to the core, and a snapshot nobody waits
+    for is stored where it stands (when due) and answered to nobody."""
+    a = _Conn()
+    core = _Core(
+        [Send([a], b"1"), Append(None, None)],  # type: ignore[arg-type]
+        [Send([a], b"2"), Keep(1, {}, waits=False), Keep(2, {}, waits=False), Send([a], b"3")],
+    )
+    keeper = _Keeper(a)
+    effector = _effector(core, keeper)
+    await effector.handle(None, "command", 0.0, lambda: 0.0)  # type: ignore[arg-type]
+    assert core.handed[0] == "command" and core.handed[1] == Done("Append")
+    assert len(core.handed) == 2  # (the snapshot's answer goes to nobody)
+    assert keeper.calls == [("Append", [[[b"1"]]]), ("Keep", [[[b"1"], [b"2"]]])]
+    assert a.writes == [[b"1"], [b"2"], [b"3"]]
