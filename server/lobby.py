@@ -75,10 +75,9 @@ def _rematch_settings(old: RoomSettings, host: str) -> RoomSettings:
 
     Written out, not ``dataclasses.replace``, which reads the class's fields anew at every call
     (about 38,000 instructions a rematch: more than making the settings);
-    tests/server/core/test_spliced_frames.py holds it to ``replace``'s result, field by field.
-    The finished room's own (frozen) settings when they already say so: the same player asking
-    again for a rematch of a rematch, where a new ``RoomSettings`` costs about 30,000
-    instructions (its dataclass ``__init__`` runs interpreted, compiled or not)."""
+    tests/server/test_new_match.py holds it to ``replace``'s result, field by field.
+    The finished room's own settings when they already say so (never changed once made): the
+    same player asking again for a rematch of a rematch, with nothing new to make."""
     if not old.quick and old.host == host:
         return old
     return RoomSettings(

@@ -83,11 +83,14 @@ _CLOSED: Final = RoomState.CLOSED
 globals and then its member.)"""
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Status:
     """What every part of a room reads of it: its lifecycle state (changed only by
     :meth:`Lifecycle.transition`), whether it is paused, and the facts the store
-    taught it through the answers to its store effects (:mod:`server.effects`)."""
+    taught it through the answers to its store effects (:mod:`server.effects`).
+
+    Its own ``__init__`` (one per room): compiled, the one ``dataclass`` writes runs as an
+    interpreted function (about 2,500 instructions)."""
 
     state: RoomState = RoomState.OPEN
     paused: bool = False
@@ -99,6 +102,18 @@ class Status:
     """The result of a match whose archive could not be written yet."""
     rematch: str | None = None
     """A finished room's rematch, once made (SPEC section 9): the new room's id, in ``info``."""
+
+    def __init__(
+        self,
+        state: RoomState = RoomState.OPEN,
+        paused: bool = False,
+        lost: bool = False,
+        unsure: bool = False,
+        finish_pending: dict[str, Any] | None = None,
+        rematch: str | None = None,
+    ) -> None:
+        self.state, self.paused, self.lost, self.unsure = state, paused, lost, unsure
+        self.finish_pending, self.rematch = finish_pending, rematch
 
 
 class Lifecycle:
@@ -154,8 +169,16 @@ class Lifecycle:
             self.transition(event)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, init=False)
 class RoomSettings:
+    """How a room was asked for: its game, seats, audience and host (one per new match).
+
+    Never changed once made (a rematch by its host shares the finished room's:
+    :func:`server.lobby._rematch_settings`); not a frozen dataclass, whose generated
+    ``__init__`` runs interpreted and sets each field through ``object.__setattr__`` (about
+    30,000 instructions a new match, compiled or not): its own ``__init__``, compiled, as
+    :mod:`server.effects`' effects."""
+
     game: str
     players: int
     options: dict[str, Any]
@@ -171,6 +194,26 @@ class RoomSettings:
     bot: str = "random"
     """The kind of bot that takes the seats filled at creation or by ``start {bots}``."""
     clock: ClockSettings | None = None
+
+    def __init__(
+        self,
+        game: str,
+        players: int,
+        options: dict[str, Any],
+        public: bool,
+        spectator_delay: int | float,
+        spectator_chat: bool,
+        quick: bool,
+        host: str,
+        replay_of: str | None = None,
+        replay_interval: float = 0.0,
+        bot: str = "random",
+        clock: ClockSettings | None = None,
+    ) -> None:
+        self.game, self.players, self.options, self.public = game, players, options, public
+        self.spectator_delay, self.spectator_chat = spectator_delay, spectator_chat
+        self.quick, self.host, self.replay_of = quick, host, replay_of
+        self.replay_interval, self.bot, self.clock = replay_interval, bot, clock
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,26 +297,41 @@ class RelayedChat:
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, init=False)
 class Admit:
     """A rematch (SPEC section 9), in the new room: the members of the finished room ``source``
     move in, each player to the seat of the same number under the same name, each spectator a
     spectator; the requester (the command's connection) gets ``ack`` with request id ``id``.
-    A member no longer in ``source`` as it was is left out."""
+    A member no longer in ``source`` as it was is left out.
+
+    Never changed once made; its own ``__init__`` (compiled) as :class:`RoomSettings`'s, not a
+    frozen dataclass's (about 7,600 instructions a rematch)."""
 
     id: m.RequestId
     source: str
     seats: tuple[tuple[Member, int, str], ...]
     spectators: tuple[Member, ...]
 
+    def __init__(
+        self,
+        id: m.RequestId,
+        source: str,
+        seats: tuple[tuple[Member, int, str], ...],
+        spectators: tuple[Member, ...],
+    ) -> None:
+        self.id, self.source, self.seats, self.spectators = id, source, seats, spectators
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(slots=True, init=False)
 class Moved:
     """A rematch, in the finished room: ``members`` moved into room ``to`` and leave this one,
-    told nothing more by it."""
+    told nothing more by it. (Never changed once made: its own ``__init__``, as :class:`Admit`.)"""
 
     to: str
     members: tuple[Member, ...]
+
+    def __init__(self, to: str, members: tuple[Member, ...]) -> None:
+        self.to, self.members = to, members
 
 
 Command = (

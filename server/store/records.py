@@ -97,12 +97,17 @@ class RoomRecord:
         return self.snapshot.rev if self.snapshot is not None else 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, init=False)
 class ArchiveRecord:
     """A finished match: enough to replay it exactly (seed, options, every choice) and its end.
 
     ``result`` is the game's ``Result.to_json()``, or ``{"abandoned": true, ...}`` for a match
-    that was given up (see :mod:`server.room`)."""
+    that was given up (see :mod:`server.room`).
+
+    Never changed once made; not a frozen dataclass (its generated ``__init__``, interpreted,
+    sets each of the eleven fields through ``object.__setattr__``: about 22,000 instructions
+    at the end of every match the memory store archives): its own ``__init__``, compiled, as
+    :class:`Action`'s."""
 
     room: str
     game: str
@@ -115,6 +120,24 @@ class ArchiveRecord:
     meta: dict[str, Any]
     finished: float
     schema_version: int = SCHEMA_VERSION
+
+    def __init__(
+        self,
+        room: str,
+        game: str,
+        players: int,
+        options: dict[str, Any],
+        seed: int,
+        actions: list[Action],
+        result: dict[str, Any],
+        chat: list[dict[str, Any]],
+        meta: dict[str, Any],
+        finished: float,
+        schema_version: int = SCHEMA_VERSION,
+    ) -> None:
+        self.room, self.game, self.players, self.options = room, game, players, options
+        self.seed, self.actions, self.result, self.chat = seed, actions, result, chat
+        self.meta, self.finished, self.schema_version = meta, finished, schema_version
 
     @property
     def info(self) -> RoomMeta:

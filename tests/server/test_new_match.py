@@ -1,7 +1,9 @@
 """What a new match costs the node: a rematch's settings, the room's event loop, the memory store.
 
-A rematch that changes nothing of the finished room's settings keeps them (a new frozen
-``RoomSettings`` runs its dataclass ``__init__`` interpreted, about 30,000 instructions); a room
+A rematch that changes nothing of the finished room's settings keeps them; the records a new
+match makes (its settings, status and holdings, a rematch's commands, the archive) are built by
+their own ``__init__``, not the one ``dataclass`` writes (interpreted, about 30,000 instructions
+for the settings alone), each field under its own name; a room
 asks for the running loop once, where it is made, not again when it starts
 (``asyncio.get_running_loop`` is a ``getpid`` system call on Python 3.11); the memory store's
 ``fail`` (a property made of two functions, the store's class being compiled as an ordinary
@@ -21,8 +23,10 @@ from games.base import Match
 from server.app import App
 from server.clock import parse_clock
 from server.lobby import _rematch_settings
-from server.room_state import RoomSettings
-from server.store import MemoryStore
+from server.quotas import Holdings, Quota
+from server.room_state import Admit, Moved, RoomSettings, RoomState, Status
+from server.store import ArchiveRecord, MemoryStore
+from server.store.records import Action
 from tests.server.conftest import MakeApp
 
 
@@ -59,6 +63,79 @@ def test_a_rematch_that_changes_the_settings_makes_new_ones(quick: bool, host: s
         if field.name not in ("quick", "host"):
             assert getattr(made, field.name) != field.default, field.name
             assert getattr(made, field.name) == getattr(old, field.name), field.name
+
+
+def _fields(record: object) -> dict[str, object]:
+    return {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("flag", ["public", "spectator_chat", "quick"])
+def test_the_settings_keep_each_field_given_under_its_own_name(flag: str) -> None:
+    given: dict[str, object] = {
+        "game": "tiny",
+        "players": 3,
+        "options": {"x": 1},
+        "public": False,
+        "spectator_delay": 2,
+        "spectator_chat": False,
+        "quick": False,
+        "host": "ann",
+        "replay_of": "arch",
+        "replay_interval": 0.5,
+        "bot": "greedy",
+        "clock": parse_clock({"initial": 60, "increment": 1}),
+    }
+    given[flag] = True  # (one flag at a time: three booleans cannot differ otherwise)
+    assert _fields(RoomSettings(**given)) == given  # type: ignore[arg-type]
+    defaults = RoomSettings("tiny", 2, {}, True, 0, True, False, "bob")
+    assert (defaults.replay_of, defaults.replay_interval, defaults.bot, defaults.clock) == (
+        None,
+        0.0,
+        "random",
+        None,
+    )
+
+
+def test_a_new_matchs_records_keep_each_field_given_under_its_own_name() -> None:
+    status = {
+        "state": RoomState.PLAYING,
+        "paused": True,
+        "lost": False,
+        "unsure": True,
+        "finish_pending": {"r": 1},
+        "rematch": "new",
+    }
+    assert _fields(Status(**status)) == status  # type: ignore[arg-type]
+    assert _fields(Status()) == {
+        "state": RoomState.OPEN,
+        "paused": False,
+        "lost": False,
+        "unsure": False,
+        "finish_pending": None,
+        "rematch": None,
+    }
+    quota = Quota("rooms", 5, "rooms")
+    assert Holdings().held == [] and Holdings().held is not Holdings().held
+    assert Holdings([(quota, "k")]).held == [(quota, "k")]
+    admit = {"id": 7, "source": "old", "seats": (("ann", 0, "a"),), "spectators": ("bob",)}
+    assert _fields(Admit(**admit)) == admit  # type: ignore[arg-type]
+    assert _fields(Moved("new", ("ann",))) == {"to": "new", "members": ("ann",)}  # type: ignore[arg-type]
+    archive = {
+        "room": "r1",
+        "game": "tiny",
+        "players": 2,
+        "options": {"x": 1},
+        "seed": 5,
+        "actions": [Action(1, 0, {"kind": "draw"})],
+        "result": {"scores": [1, 2]},
+        "chat": [{"text": "gg"}],
+        "meta": {"host": "ann"},
+        "finished": 12.5,
+        "schema_version": 7,
+    }
+    assert _fields(ArchiveRecord(**archive)) == archive  # type: ignore[arg-type]
+    archive.pop("schema_version")
+    assert ArchiveRecord(**archive).schema_version == 1  # type: ignore[arg-type]
 
 
 async def test_a_room_asks_for_the_running_loop_once_when_made_and_started(
