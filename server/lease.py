@@ -24,6 +24,12 @@ so a node that restarts is a new owner; the url is where ``redirect`` frames sen
 
 The node registry ``P:nodes`` (a hash: node id -> ``<url>|<expiry>``, refreshed with the leases)
 names the live nodes, so a node that stops can tell its clients where to go.
+
+On a single Redis the lease scripts (acquire, renew, release) go through the store's own
+pipelined connection (:meth:`.RedisStore.scripts`: EVALSHA packed by compiled code, the
+scripts loaded again where Redis lost them), not redis-py's pipeline, whose every command cost
+about 120,000 instructions: a lease is released at every match's end and renewed three times per
+ttl for every room. A Redis Cluster keeps redis-py's pipeline (of EVAL, each command in its slot).
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from server.store import keys, scripts
+from server.store.client import Call
 from server.store.redis import RedisStore
 
 
@@ -79,14 +86,32 @@ class Leases:
         self.ttl = fence.ttl
         self.token = fence.token
         self._ms = fence.ms
-        self._acquire = store.redis.register_script(scripts.ACQUIRE)
+        redis = store.redis
+        self._acquire = redis.register_script(scripts.ACQUIRE)
+        self._renew = redis.register_script(scripts.RENEW)
+        self._release = redis.register_script(scripts.RELEASE)
+        self._pipelined = store.pipelined
+        """A single Redis: the scripts go on the store's own connection (:meth:`_calls`)."""
 
     @property
     def _nodes_key(self) -> str:
         return keys.nodes(self.store.prefix)
 
+    async def _calls(self, what: str, script: Any, rooms: list[str], args: list[Any]) -> list[Any]:
+        """``script`` on each room's lease with ``args``, one round trip, one reply per room; an
+        error reply raised as its StoreError. On a single Redis through the store's own
+        connection (:meth:`.RedisStore.scripts`: packed by compiled code, about 120,000
+        instructions less per lease than redis-py's pipeline); not on a Redis Cluster."""
+        calls = [Call(script, [self.store.lease_key(room)], args) for room in rooms]
+        return await self.store.scripts(what, calls)
+
     async def acquire(self, room: str) -> bool:
         """Take ``room``'s lease if it is free (or held by a dead process of this node)."""
+        if self._pipelined:
+            args = [self.token, self._ms, self.node + "|"]
+            return bool(
+                (await self._calls(f"acquire lease of {room}", self._acquire, [room], args))[0]
+            )
         key = self.store.lease_key(room)
         got = await self.store.call(
             f"acquire lease of {room}",
@@ -98,6 +123,11 @@ class Leases:
         """:meth:`acquire` for many rooms in one round trip; the rooms now held."""
         if not rooms:
             return []
+        what = f"acquire {len(rooms)} leases"
+        if self._pipelined:
+            args = [self.token, self._ms, self.node + "|"]
+            got = await self._calls(what, self._acquire, rooms, args)
+            return [room for room, ok in zip(rooms, got, strict=True) if ok]
 
         async def op() -> list[Any]:
             pipe = self.store.redis.pipeline(transaction=False)
@@ -106,13 +136,17 @@ class Leases:
                 pipe.eval(scripts.ACQUIRE, 1, key, self.token, self._ms, self.node + "|")
             return list(await pipe.execute())
 
-        results = await self.store.call(f"acquire {len(rooms)} leases", op)
+        results = await self.store.call(what, op)
         return [room for room, ok in zip(rooms, results, strict=True) if ok]
 
     async def renew(self, rooms: list[str]) -> list[str]:
         """Extend the leases of ``rooms``; the rooms whose lease this node no longer holds."""
         if not rooms:
             return []
+        what = f"renew {len(rooms)} leases"
+        if self._pipelined:
+            renewed = await self._calls(what, self._renew, rooms, [self.token, self._ms])
+            return [room for room, ok in zip(rooms, renewed, strict=True) if not ok]
 
         async def op() -> list[Any]:
             # EVAL, not EVALSHA: a pipeline cannot load a script Redis does not know yet.
@@ -121,12 +155,16 @@ class Leases:
                 pipe.eval(scripts.RENEW, 1, self.store.lease_key(room), self.token, self._ms)
             return list(await pipe.execute())
 
-        results = await self.store.call(f"renew {len(rooms)} leases", op)
+        results = await self.store.call(what, op)
         return [room for room, ok in zip(rooms, results, strict=True) if not ok]
 
     async def release(self, rooms: list[str]) -> None:
         """Free the leases of ``rooms`` that this node still holds."""
         if not rooms:
+            return
+        what = f"release {len(rooms)} leases"
+        if self._pipelined:
+            await self._calls(what, self._release, rooms, [self.token])
             return
 
         async def op() -> None:
@@ -135,7 +173,7 @@ class Leases:
                 pipe.eval(scripts.RELEASE, 1, self.store.lease_key(room), self.token)
             await pipe.execute()
 
-        await self.store.call(f"release {len(rooms)} leases", op)
+        await self.store.call(what, op)
 
     async def holders(self, rooms: list[str]) -> dict[str, Holder | None]:
         """Who holds each of ``rooms`` (None: nobody)."""

@@ -51,9 +51,11 @@ POOL_IDLE_KEEP: Final = 32
 class Call:
     """One script call of the group commit (a :class:`~server.store.commit.GroupCommit`
     payload, sent by :meth:`Client.commit`): redis-py's registered script, its keys and args
-    (``str``, ``bytes``, ``int``), and ``head``: ``None``, or the command's bytes from its
+    (``str``, ``bytes``, ``int``), ``head``: ``None``, or the command's bytes from its
     name through its keys (:func:`evalsha_head` of ``script`` and ``keys``), packed once by
-    whoever sends the same call again and again.
+    whoever sends the same call again and again, and ``room``: the room whose lease fences
+    the call ("" if none), told to :attr:`.Writes.on_not_owner` when Redis refuses it for
+    that lease.
 
     Never changed once made; not a frozen dataclass, whose fields cost ``object.__setattr__``
     each (about 4,800 instructions per write): its own ``__init__``, compiled, as
@@ -63,11 +65,17 @@ class Call:
     keys: list[str]
     args: list[EncodableT]
     head: bytes | None
+    room: str
 
     def __init__(
-        self, script: Any, keys: list[str], args: list[EncodableT], head: bytes | None = None
+        self,
+        script: Any,
+        keys: list[str],
+        args: list[EncodableT],
+        head: bytes | None = None,
+        room: str = "",
     ) -> None:
-        self.script, self.keys, self.args, self.head = script, keys, args, head
+        self.script, self.keys, self.args, self.head, self.room = script, keys, args, head, room
 
 
 class Deadline:
@@ -288,6 +296,22 @@ class Client:
             raise self.unavailable(what, lost) from lost
         self.health.set_ready(True)
         return result
+
+    async def scripts(self, what: str, calls: Sequence[Call]) -> list[Any]:
+        """:meth:`commit`'s batch with the first error reply raised as its StoreError, as
+        :meth:`run` raises a redis-py pipeline's (:meth:`outcome`); the replies in order
+        otherwise. The leases' script calls (:mod:`server.lease`) on a single Redis: packed
+        here and sent on the group commit's connection, not through redis-py's pipeline, whose
+        every command costs about 120,000 instructions (its packing, response callbacks and a
+        timeout context per reply): a lease released at every match's end, and renewed for
+        every room three times per ttl."""
+        replies = await self.commit(what, calls)
+        for reply in replies:
+            if isinstance(reply, Exception):
+                error = self.outcome(what, reply)
+                if error is not None:
+                    raise error
+        return replies
 
     def unavailable(self, what: str, lost: BaseException) -> StoreError:
         """The StoreError for a call that got no answer (the connection lost, the deadline, an

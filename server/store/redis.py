@@ -57,7 +57,7 @@ from typing import Any
 from server import logging as oasis_logging
 from server.store import keys
 from server.store.archive import Archives
-from server.store.client import Client
+from server.store.client import Call, Client
 from server.store.errors import CorruptRecordError, NotOwnerError
 from server.store.fence import Fence
 from server.store.records import Action, ArchiveRecord, RoomRecord, pack
@@ -166,6 +166,18 @@ class RedisStore:
         """One bounded Redis call of another module (leases, the directory), with this store's
         timeouts, error mapping and readiness tracking."""
         return await self._run(what, op)
+
+    @property
+    def pipelined(self) -> bool:
+        """Whether :meth:`scripts` may be used: a single Redis, not a Redis Cluster (whose
+        calls go through redis-py, each in its own slot)."""
+        return not self._cluster
+
+    def scripts(self, what: str, calls: list[Call]) -> Coroutine[Any, Any, list[Any]]:
+        """Script calls of another module (the leases) in one round trip on the group commit's
+        connection, under this store's deadline, error mapping and readiness tracking
+        (:meth:`.Client.scripts`); only where :attr:`pipelined`."""
+        return self._client.scripts(what, calls)
 
     @property
     def _rooms_key(self) -> str:

@@ -106,6 +106,7 @@ class Writes:
         args: list[EncodableT] = [action.rev, pack([action.seat, action.choice])]
         if meta:
             put_fields(args, meta)
+        args.append(self._token)
         what = f"append rev {action.rev} to room {room}"
         return self.fenced(room, what, self.append, names, args, head)
 
@@ -116,6 +117,7 @@ class Writes:
             return _nothing()
         args: list[EncodableT] = []
         put_fields(args, meta)
+        args.append(self._token)
         return self.fenced(room, f"update room {room}", self.update, [k.meta, k.lease], args)
 
     def snapshot_state(
@@ -126,7 +128,7 @@ class Writes:
         blob = snapshot_blob(rev, state)
         names = [k.meta, k.log, k.choices, k.snap, k.lease]
         what = f"snapshot rev {rev} of room {room}"
-        return self.fenced(room, what, self.snapshot, names, [rev, blob])
+        return self.fenced(room, what, self.snapshot, names, [rev, blob, self._token])
 
     async def archive_room(self, room: str, result: dict[str, Any], index: str, ttl: float) -> None:
         """:meth:`.Archives.archive`: one script, :data:`.scripts.ARCHIVE` (on a Redis Cluster the
@@ -170,7 +172,7 @@ class Writes:
 
     # The script calls -------------------------------------------------------------------------
 
-    async def fenced(
+    def fenced(
         self,
         room: str,
         what: str,
@@ -178,20 +180,29 @@ class Writes:
         names: list[str],
         args: list[EncodableT],
         head: bytes | None = None,
+    ) -> Coroutine[Any, Any, Any]:
+        """One fenced script call of ``room`` (``args`` end with this node's lease token),
+        through the group commit (:meth:`call`; ``head``: see :class:`.Call`); a lost lease is
+        told to ``on_not_owner``.
+
+        The group commit's own coroutine, not one of this method around it: the batch's sender
+        tells ``on_not_owner`` (:meth:`_send`), so a room's write is one coroutine less to
+        make and to resume at every step (with the copy of its arguments that added the
+        token). On a Redis Cluster, :meth:`_alone`."""
+        if self._cluster:
+            return self._alone(room, what, script, names, args)
+        return self._commit.submit(what, Call(script, names, args, head, room))
+
+    async def _alone(
+        self, room: str, what: str, script: Any, names: list[str], args: list[EncodableT]
     ) -> Any:
-        """One fenced script call of ``room`` (this node's lease token goes last), through the
-        group commit (:meth:`call`; ``head``: see :class:`.Call`); a lost lease is told to
-        ``on_not_owner``."""
-        full = [*args, self._token]
+        """:meth:`fenced` on a Redis Cluster: the call alone, a lost lease told here."""
         try:
-            if self._cluster:
-                return await self._client.run(what, lambda: script(keys=names, args=full))
-            await self._commit.submit(what, Call(script, names, full, head))  # (call's, inline)
+            return await self._client.run(what, lambda: script(keys=names, args=args))
         except NotOwnerError:
             if self.on_not_owner is not None:
                 self.on_not_owner(room)
             raise
-        return None
 
     async def call(self, what: str, script: Any, names: list[str], args: list[EncodableT]) -> Any:
         """One script call through the group commit (on a cluster: alone, with its reply)."""
@@ -223,8 +234,14 @@ class Writes:
         outcomes: list[StoreError | None] = []
         for i in range(min(len(batch), len(replies))):  # (GroupCommit checks the lengths)
             reply = replies[i]
-            stored = not isinstance(reply, Exception)
-            outcomes.append(None if stored else self._client.outcome(batch[i].what, reply))
+            if not isinstance(reply, Exception):
+                outcomes.append(None)
+                continue
+            outcome = self._client.outcome(batch[i].what, reply)
+            room = batch[i].payload.room
+            if isinstance(outcome, NotOwnerError) and room and self.on_not_owner is not None:
+                self.on_not_owner(room)  # (before its submitter hears of it, as it did)
+            outcomes.append(outcome)
         return outcomes
 
 

@@ -9,7 +9,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from server.lease import Holder, Leases, parse_token
-from server.store import Action, NotOwnerError
+from server.store import Action, NotOwnerError, StoreError
 from server.store.fence import Fence
 from server.store.redis import RedisStore
 from tests.server.persistence.conftest import tiny_meta
@@ -153,3 +153,46 @@ async def test_leases_use_the_token_the_store_was_built_with(
     assert leases.token == fence.token and leases.node == "a" and leases.url == "ws://a/"
     assert await leases.acquire("r1")
     assert await raw.get(leases.store.lease_key("r1")) == fence.token.encode()
+
+
+async def test_lease_scripts_go_on_the_store_connection_not_a_redis_py_pipeline(
+    open_store: Opener, raw: aioredis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a single Redis the leases' scripts are the store's own packed calls, one round trip
+    each batch (redis-py's pipeline costs about 120,000 instructions a lease), and a Redis that
+    lost its scripts gets them loaded again."""
+    a = await _node(open_store, "a", "ws://a/", ttl=5.0)
+    b = await _node(open_store, "b", "ws://b/", ttl=5.0)
+
+    def no_pipeline(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a lease script went through redis-py's pipeline")
+
+    monkeypatch.setattr(a.store.redis, "pipeline", no_pipeline)
+    monkeypatch.setattr(a.store.redis, "evalsha", no_pipeline)
+    await raw.script_flush()
+    assert await a.acquire_many(["r1", "r2"]) == ["r1", "r2"]
+    assert await b.acquire_many(["r2", "r3"]) == ["r3"]
+    await raw.script_flush()
+    assert await a.renew(["r1", "r2", "r3"]) == ["r3"]
+    assert 4000 < await raw.pttl(a.store.lease_key("r2")) <= 5000
+    await raw.script_flush()
+    await a.release(["r1", "r3"])  # r3 is b's: left alone
+    assert await b.holders(["r1", "r2", "r3"]) == {
+        "r1": None,
+        "r2": Holder("a", "ws://a/"),
+        "r3": Holder("b", "ws://b/"),
+    }
+    assert await a.acquire("r1") and not await a.acquire("r3")
+
+
+async def test_a_lease_script_refused_by_redis_raises_a_store_error(
+    open_store: Opener, raw: aioredis.Redis
+) -> None:
+    """An error reply among a batch of lease calls is raised, as redis-py's pipeline raised it."""
+    a = await _node(open_store, "a", "ws://a/", ttl=5.0)
+    assert await a.acquire("r1")
+    await raw.hset(a.store.lease_key("r2"), "not", "a lease")  # GET on it: WRONGTYPE
+    for call in (a.renew, a.release, a.acquire_many):
+        with pytest.raises(StoreError, match="WRONGTYPE"):
+            await call(["r1", "r2"])
+    assert a.store.ready()  # Redis answered
