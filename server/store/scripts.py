@@ -243,3 +243,14 @@ end
 return 0
 """
 """KEYS lease; ARGV token: delete the lease if it holds the token (1), else 0."""
+
+COUNTS = """
+for i, key in ipairs(KEYS) do
+  redis.call('HSET', key, ARGV[1], ARGV[i + 2])
+  redis.call('PEXPIRE', key, ARGV[2])
+end
+return #KEYS
+"""
+"""KEYS rooms' spectator counts (``P:{room}:spectators``); ARGV this node's id, their expiry in
+ms, then each room's count value in the order of KEYS: a node's counts of many rooms in one
+command (:class:`server.relay.counts.Census`; keys of many slots: a single Redis only)."""
