@@ -141,7 +141,8 @@ def count(
 ) -> tuple[int, int]:
     """One server under callgrind (``server_env`` added to its environment): the instructions
     it ran and the actions it served. ``store`` redis: the server's private ``redis-server``,
-    a child that valgrind does not follow (its work is not counted, the client's is). ``out``:
+    a child that valgrind does not follow (its work is not counted, the client's is), in a
+    directory of its own that goes with the run. ``out``:
     where callgrind writes its profile (none kept if None). ``rematch``: the bots start each
     next match by ``rematch`` (SPEC section 9) instead of six leaves and eight requests."""
     valgrind = shutil.which("valgrind")
@@ -158,6 +159,9 @@ def count(
         ]  # fmt: skip
         # No keepalive pings: their count would follow the run's wall time, not its actions.
         env = {**os.environ, **OASIS_ENV, "OASIS_PING_INTERVAL": str(NO_PINGS), **HASH_SEED}
+        # A new Redis directory per run: in the tree's own ``var/redis`` the rooms one run
+        # leaves unfinished would be restored by the next at start-up (counted as its work).
+        env["OASIS_REDIS_DIR"] = str(Path(tmp) / "redis")
         env.update(server_env)
         server = subprocess.Popen(
             command, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
