@@ -119,3 +119,15 @@ async def redis_app(url: str, config: Config = TEST_CONFIG, *, restore: bool = T
         await restore_rooms(app)
     await app.start()
     return app
+
+
+@pytest.fixture
+async def store(redis_server: RedisServer) -> AsyncIterator[RedisStore]:
+    """A store on the test's private redis-server with short timeouts, so Redis trouble shows
+    within a second (the persistence and relay tests; other modules make their own)."""
+    s = RedisStore(redis_server.url, timeout=0.3, probe_interval=0.05)
+    await s.start()
+    try:
+        yield s
+    finally:
+        await s.close()

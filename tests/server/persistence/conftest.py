@@ -5,27 +5,12 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
-
-import pytest
 
 from games.base import Match
 from server.store import Action
-from server.store.redis import RedisStore
 from tests.games.tiny import TINY
-from tests.services import RedisServer
-
-
-@pytest.fixture
-async def store(redis_server: RedisServer) -> AsyncIterator[RedisStore]:
-    """A store with short timeouts, so Redis trouble shows within a second."""
-    s = RedisStore(redis_server.url, timeout=0.3, probe_interval=0.05)
-    await s.start()
-    try:
-        yield s
-    finally:
-        await s.close()
 
 
 def tiny_meta(room: str, players: int = 3, seed: int = 7) -> dict[str, Any]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any, NoReturn
 
 import pytest
@@ -14,16 +13,6 @@ from server.relay.wire import COUNT_TTL
 from server.store import keys
 from server.store.redis import RedisStore
 from tests.services import RedisServer
-
-
-@pytest.fixture
-async def store(redis_server: RedisServer) -> AsyncIterator[RedisStore]:
-    opened = RedisStore(redis_server.url, timeout=0.5, probe_interval=0.05)
-    await opened.start()
-    try:
-        yield opened
-    finally:
-        await opened.close()
 
 
 def _no_pipeline(*args: Any, **kwargs: Any) -> NoReturn:
