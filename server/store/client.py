@@ -300,11 +300,12 @@ class Client:
     async def scripts(self, what: str, calls: Sequence[Call]) -> list[Any]:
         """:meth:`commit`'s batch with the first error reply raised as its StoreError, as
         :meth:`run` raises a redis-py pipeline's (:meth:`outcome`); the replies in order
-        otherwise. The leases' script calls (:mod:`server.lease`) on a single Redis: packed
-        here and sent on the group commit's connection, not through redis-py's pipeline, whose
-        every command costs about 120,000 instructions (its packing, response callbacks and a
-        timeout context per reply): a lease released at every match's end, and renewed for
-        every room three times per ttl."""
+        otherwise. The leases' script calls (:mod:`server.lease`) and the relay's spectator
+        counts (:mod:`server.relay.counts`) on a single Redis: packed here and sent on the group
+        commit's connection, not through redis-py's pipeline, whose every command costs about
+        120,000 instructions (its packing, response callbacks and a timeout context per reply):
+        a lease released at every match's end and renewed for every room three times per ttl,
+        the counts written every two seconds."""
         replies = await self.commit(what, calls)
         for reply in replies:
             if isinstance(reply, Exception):

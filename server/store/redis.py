@@ -174,9 +174,9 @@ class RedisStore:
         return not self._cluster
 
     def scripts(self, what: str, calls: list[Call]) -> Coroutine[Any, Any, list[Any]]:
-        """Script calls of another module (the leases) in one round trip on the group commit's
-        connection, under this store's deadline, error mapping and readiness tracking
-        (:meth:`.Client.scripts`); only where :attr:`pipelined`."""
+        """Script calls of another module (the leases, the relay's counts) in one round trip on
+        the group commit's connection, under this store's deadline, error mapping and readiness
+        tracking (:meth:`.Client.scripts`); only where :attr:`pipelined`."""
         return self._client.scripts(what, calls)
 
     @property
