@@ -115,8 +115,8 @@ class Effector:
 
         Each list is carried out by :meth:`carry` (no await) and the store effect it ends
         with awaited here, the keeper's coroutine straight from this one: no coroutine of the
-        effector's own made and run per list (:meth:`execute` is one, for the rarer effects
-        between, and for the tests)."""
+        effector's own made and run per list (:meth:`_rest` is one, for the rarer effects
+        between)."""
         core = self._core
         effects = core.handle(command, clock(), conn)
         while effects:
@@ -133,17 +133,11 @@ class Effector:
                 answer = await self._keeper.carry_out(cast(Effect, effect), core.play.match)
             effects = core.handle(answer, clock())
 
-    async def execute(self, effects: list[Effect], t0: float) -> Answer | None:
-        """Carry out ``effects`` in order; the store's answer to the last, if it is a store
-        effect the core waits for (only the last of a list may be one; a snapshot nobody waits
-        for is stored where it stands and answered to nobody). ``t0``: when the command came
-        into the inbox; a revision's time (``oasis_action_seconds``) is taken once its frames
-        are written. (:meth:`handle`'s own way, as one coroutine.)"""
-        return await self._rest(effects, self.carry(effects, 0, t0), t0)
-
     async def _rest(self, effects: list[Effect], at: int, t0: float) -> Answer | None:
-        """:meth:`execute` from ``effects[at]``, the effect :meth:`carry` stopped at (-1: none
-        left)."""
+        """The rest of ``effects`` from ``effects[at]``, the effect :meth:`carry` stopped at (-1:
+        none left), in order: the store's answer to the last, if it is a store effect the core
+        waits for (only the last of a list may be one; a snapshot nobody waits for is stored
+        where it stands and answered to nobody, :class:`Done` after a bot's stretch)."""
         while at >= 0:
             effect = cast("list[object]", effects)[at]
             kind = type(effect)
@@ -165,7 +159,8 @@ class Effector:
         """Carry out ``effects`` from ``start`` on up to the first that must be awaited (a
         store effect, a snapshot due that nobody waits for, a bot's stretch): its index, or -1
         at the end of the list. Every frame gathered before it is written first (nothing
-        awaits with a frame held), and a revision's time observed.
+        awaits with a frame held), and a revision's time (``oasis_action_seconds``) observed
+        from ``t0``, when the command came into the inbox, once its frames are written.
 
         A socket's frames are gathered on its connection (:attr:`Connection.held`), the
         sockets that have some in ``touched``: no dict per list, no lookup per frame. Nothing
@@ -272,7 +267,7 @@ class Effector:
         return True
 
     def _revised(self, effect: Revised) -> None:
-        """A revision went out: the counters (its time is :meth:`execute`'s)."""
+        """A revision went out: the counters (its time is :meth:`carry`'s)."""
         self._actions.inc()
         self._metrics.patch_bytes.observe(effect.size)
 

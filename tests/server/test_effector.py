@@ -1,5 +1,5 @@
 """The effector's frames held on their connections while a list of effects is carried out
-(:meth:`server.effector.Effector.execute`), with stand-ins for the connections and the room:
+(:meth:`server.effector.Effector.carry`), with stand-ins for the connections and the room:
 pure Python only (compiled, the effector takes its members' real classes), so this file is not
 among ``tests/test_compiled.py``'s."""
 
@@ -49,7 +49,7 @@ def _effector(core: Any = None, keeper: Any = None) -> Effector:
 async def test_a_socket_s_frames_of_one_list_go_in_one_write_in_order() -> None:
     a, b = _Conn(), _Conn()
     effects: list[Any] = [Send([a, b], b"1"), Send([a], b"2", b"2-ack"), Send([b], b"3")]
-    assert await _effector().execute(effects, 0.0) is None
+    assert _effector().carry(effects, 0, 0.0) == -1
     assert a.writes == [[b"1", b"2", b"2-ack"]] and b.writes == [[b"1", b"3"]]
     assert a.held is None and b.held is None
 
@@ -59,10 +59,10 @@ async def test_a_failed_write_leaves_no_frame_held_for_a_later_list() -> None:
     dropped, not left on their connections where another room's list would add to them."""
     broken, other = _Conn(fails=True), _Conn()
     with pytest.raises(OSError, match="the socket is gone"):
-        await _effector().execute([Send([broken, other], b"1")], 0.0)
+        _effector().carry([Send([broken, other], b"1")], 0, 0.0)
     assert broken.held is None and other.held is None and other.writes == []
     # The next list writes what it gathers, and only that.
-    assert await _effector().execute([Send([other], b"2")], 0.0) is None
+    assert _effector().carry([Send([other], b"2")], 0, 0.0) == -1
     assert other.writes == [[b"2"]]
 
 
