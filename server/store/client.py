@@ -33,7 +33,6 @@ from redis.exceptions import (
     RedisError,
     ResponseError,
 )
-from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.maint_notifications import MaintNotificationsConfig
 from redis.typing import EncodableT
 
@@ -249,10 +248,8 @@ class Client:
         try:
             async with asyncio.timeout(self.deadline):
                 result = await op()
-        except ResponseError as exc:
-            raise self.refused(what, exc) from exc
-        except (RedisConnectionError, RedisTimeoutError, RedisError, OSError) as lost:
-            raise self.unavailable(what, lost) from lost
+        except (RedisError, OSError) as exc:
+            raise self.failed(what, exc) from exc
         self.health.set_ready(True)
         return result
 
@@ -290,10 +287,8 @@ class Client:
                     raise TimeoutError from stopped
                 raise
             self._deadlines.leave(deadline)
-        except ResponseError as exc:
-            raise self.refused(what, exc) from exc
-        except (RedisConnectionError, RedisTimeoutError, RedisError, OSError) as lost:
-            raise self.unavailable(what, lost) from lost
+        except (RedisError, OSError) as exc:
+            raise self.failed(what, exc) from exc
         self.health.set_ready(True)
         return result
 
@@ -313,6 +308,13 @@ class Client:
                 if error is not None:
                     raise error
         return replies
+
+    def failed(self, what: str, exc: BaseException) -> StoreError:
+        """The StoreError for a call that failed: an error reply :meth:`refused`, anything
+        else (the connection lost, the deadline, an OS error) :meth:`unavailable`."""
+        if isinstance(exc, ResponseError):
+            return self.refused(what, exc)
+        return self.unavailable(what, exc)
 
     def unavailable(self, what: str, lost: BaseException) -> StoreError:
         """The StoreError for a call that got no answer (the connection lost, the deadline, an
