@@ -121,13 +121,31 @@ async def redis_app(url: str, config: Config = TEST_CONFIG, *, restore: bool = T
     return app
 
 
+OpenStore = Callable[..., Awaitable[RedisStore]]
+"""Opens a started :class:`RedisStore` on the test's redis-server: ``deadline`` (its timeout,
+0.3 s unless given) and any other keyword of the store's (``fence``, ``archive_ttl``)."""
+
+
 @pytest.fixture
-async def store(redis_server: RedisServer) -> AsyncIterator[RedisStore]:
-    """A store on the test's private redis-server with short timeouts, so Redis trouble shows
-    within a second (the persistence and relay tests; other modules make their own)."""
-    s = RedisStore(redis_server.url, timeout=0.3, probe_interval=0.05)
-    await s.start()
+async def open_redis_store(redis_server: RedisServer) -> AsyncIterator[OpenStore]:
+    """Stores on the test's private redis-server (:data:`OpenStore`), closed at the end; short
+    timeouts, so Redis trouble shows within a second."""
+    made: list[RedisStore] = []
+
+    async def opener(deadline: float = 0.3, **options: Any) -> RedisStore:
+        opened = RedisStore(redis_server.url, timeout=deadline, probe_interval=0.05, **options)
+        await opened.start()
+        made.append(opened)
+        return opened
+
     try:
-        yield s
+        yield opener
     finally:
-        await s.close()
+        for opened in made:
+            await opened.close()
+
+
+@pytest.fixture
+async def store(open_redis_store: OpenStore) -> RedisStore:
+    """A store on the test's private redis-server (:func:`open_redis_store`'s defaults)."""
+    return await open_redis_store()

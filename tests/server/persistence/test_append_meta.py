@@ -5,29 +5,21 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator
 
 import pytest
 
 from server.store import MemoryStore, RevisionError, Store
 from server.store.redis import RedisStore
+from tests.server.conftest import OpenStore
 from tests.server.persistence.conftest import new_match, next_action, tiny_meta
 from tests.services import RedisServer
 
 
 @pytest.fixture(params=["redis", "memory"])
-async def any_store(
-    request: pytest.FixtureRequest, redis_server: RedisServer
-) -> AsyncIterator[Store]:
+async def any_store(request: pytest.FixtureRequest, open_redis_store: OpenStore) -> Store:
     if request.param == "memory":
-        yield MemoryStore()
-        return
-    store = RedisStore(redis_server.url, timeout=1.0, probe_interval=0.05)
-    await store.start()
-    try:
-        yield store
-    finally:
-        await store.close()
+        return MemoryStore()
+    return await open_redis_store(deadline=1.0)
 
 
 async def _meta(store: Store, room: str) -> dict[str, object]:

@@ -5,7 +5,6 @@ redis-server."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -13,6 +12,7 @@ import redis.asyncio as aioredis
 
 from server.store import Action, RoomGoneError
 from server.store.redis import RedisStore
+from tests.server.conftest import OpenStore
 from tests.services import RedisServer
 
 
@@ -31,13 +31,8 @@ def meta(room: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-async def store(redis_server: RedisServer) -> AsyncIterator[RedisStore]:
-    s = RedisStore(redis_server.url, timeout=0.5, probe_interval=0.05)
-    await s.start()
-    try:
-        yield s
-    finally:
-        await s.close()
+async def store(open_redis_store: OpenStore) -> RedisStore:
+    return await open_redis_store(deadline=0.5)
 
 
 async def test_appends_seat_updates_and_snapshots_of_many_rooms_share_a_round_trip(

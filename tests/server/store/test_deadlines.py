@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -14,7 +13,7 @@ import pytest
 from server.store import Action, StoreError
 from server.store.client import Deadlines
 from server.store.redis import RedisStore
-from tests.services import RedisServer
+from tests.server.conftest import OpenStore
 
 SECONDS = 0.05
 
@@ -116,13 +115,8 @@ async def test_a_cancellation_from_elsewhere_as_the_deadline_falls_still_propaga
 
 
 @pytest.fixture
-async def store(redis_server: RedisServer) -> AsyncIterator[RedisStore]:
-    s = RedisStore(redis_server.url, timeout=0.1, probe_interval=0.05)
-    await s.start()
-    try:
-        yield s
-    finally:
-        await s.close()
+async def store(open_redis_store: OpenStore) -> RedisStore:
+    return await open_redis_store(deadline=0.1)
 
 
 def _meta(room: str) -> dict[str, Any]:
