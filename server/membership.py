@@ -53,8 +53,8 @@ _ELAPSED_KEY: Final = pack("elapsed_ms")
 _MOVED_FROM_KEY: Final = pack("moved_from")
 _ID_KEY: Final = pack("id")
 _VIEW_KEY: Final = pack("view")
-"""(The fixed parts of the ``joined`` and ``ack`` frames :func:`joined_frame`,
-:func:`ack_frame` and :func:`room_ack_frame` splice.)"""
+"""(The fixed parts of the ``joined`` and ``ack`` frames :func:`joined_frame` and
+:func:`ack_frame` splice.)"""
 
 
 def shared_part(info: bytes, chat: list[dict[str, Any]]) -> bytes:
@@ -119,26 +119,30 @@ def joined_frame(
     return b"".join(parts)
 
 
-def ack_frame(rid: m.RequestId, room: str, rev: int, info: bytes) -> bytes:
+def ack_frame(
+    rid: m.RequestId, room: str, rev: int | None = None, info: bytes | None = None
+) -> bytes:
     """The bytes of ``f.encode_frame(f.Ack(rid, room, rev, info_map))`` (``info``: ``pack`` of
-    the map, encoded once for the ``joined`` frames beside it)."""
-    parts = [map_header(4 if rid is None else 5), _ACK_HEAD, pack(room), _REV_KEY, pack(rev)]
-    parts.append(_INFO_KEY)
-    parts.append(info)
+    the map, encoded once for the ``joined`` frames beside it), keys in ``to_wire``'s order:
+    the frozen dataclass (its generated ``__init__`` interpreted) and its interpreted
+    ``to_wire`` cost more than the frame's few bytes (every ``join``, and every ``leave`` of a
+    new match's requests, which acks with the room alone)."""
+    parts = [b"", _ACK_HEAD, pack(room)]
+    fields = 2
+    if rev is not None:
+        parts.append(_REV_KEY)
+        parts.append(pack(rev))
+        fields += 1
+    if info is not None:
+        parts.append(_INFO_KEY)
+        parts.append(info)
+        fields += 1
     if rid is not None:
         parts.append(_ID_KEY)
         parts.append(pack(rid))
+        fields += 1
+    parts[0] = map_header(fields)
     return b"".join(parts)
-
-
-def room_ack_frame(rid: m.RequestId, room: str) -> bytes:
-    """The bytes of ``f.encode_frame(f.Ack(rid, room))``, spliced from compiled code: the
-    frozen dataclass (its generated ``__init__`` interpreted) and its interpreted ``to_wire``
-    cost more than the frame's few bytes (each ``leave`` of a new match's requests; held equal
-    by tests/server/core/test_spliced_frames.py)."""
-    if rid is None:
-        return b"".join((map_header(2), _ACK_HEAD, pack(room)))
-    return b"".join((map_header(3), _ACK_HEAD, pack(room), _ID_KEY, pack(rid)))
 
 
 class Announcer(Protocol):
@@ -378,7 +382,7 @@ class Membership:
             raise RequestError(ErrorCode.NOT_ALLOWED, f"not in room {self.room}")
         spectator = conn.rooms[self.room] is None
         yield from self._drop(conn)
-        self._out.send((conn,), room_ack_frame(req.id, self.room))
+        self._out.send((conn,), ack_frame(req.id, self.room))
         if spectator:
             self.announce_spectators()
         else:
