@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from server.store import keys, scripts
-from server.store.client import Call
+from server.store.client import script_call
 from server.store.redis import RedisStore
 
 
@@ -102,7 +102,7 @@ class Leases:
         error reply raised as its StoreError. On a single Redis through the store's own
         connection (:meth:`.RedisStore.scripts`: packed by compiled code, about 120,000
         instructions less per lease than redis-py's pipeline); not on a Redis Cluster."""
-        calls = [Call(script, [self.store.lease_key(room)], args) for room in rooms]
+        calls = [script_call(script, [self.store.lease_key(room)], args) for room in rooms]
         return await self.store.scripts(what, calls)
 
     async def acquire(self, room: str) -> bool:

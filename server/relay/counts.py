@@ -25,7 +25,7 @@ from typing import Any
 from server import logging as oasis_logging
 from server.relay.wire import CHECK_EVERY, COUNT_TTL, count_value, live_count
 from server.store import StoreError, keys, scripts
-from server.store.client import Call
+from server.store.client import script_call
 from server.store.redis import RedisStore
 
 COUNTS_PER_CALL = 256
@@ -103,7 +103,7 @@ class Census:
                 chunk = rooms[start : start + COUNTS_PER_CALL]
                 names = [keys.spectators(prefix, room) for room, _ in chunk]
                 values = [count_value(count, until) for _, count in chunk]
-                calls.append(Call(self._counts, names, [self.node, ttl, *values]))
+                calls.append(script_call(self._counts, names, [self.node, ttl, *values]))
             await self.store.scripts(what, calls)
             return
 

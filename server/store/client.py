@@ -34,13 +34,21 @@ from redis.exceptions import (
     ResponseError,
 )
 from redis.maint_notifications import MaintNotificationsConfig
-from redis.typing import EncodableT
 
 from server.store.errors import NotOwnerError, RevisionError, RoomGoneError, StoreError
 from server.store.lane import Lane
 from server.store.readiness import Readiness
 
-__all__ = ["POOL_IDLE_KEEP", "Call", "Client", "Deadline", "Deadlines", "evalsha_head"]
+__all__ = [
+    "POOL_IDLE_KEEP",
+    "Call",
+    "Client",
+    "Deadline",
+    "Deadlines",
+    "bulk",
+    "evalsha_head",
+    "script_call",
+]
 
 POOL_IDLE_KEEP: Final = 32
 """Idle pooled Redis connections kept between bursts (:meth:`Client.trim_pool`)."""
@@ -49,32 +57,34 @@ POOL_IDLE_KEEP: Final = 32
 @dataclass(slots=True, init=False)
 class Call:
     """One script call of the group commit (a :class:`~server.store.commit.GroupCommit`
-    payload, sent by :meth:`Client.commit`): redis-py's registered script, its keys and args
-    (``str``, ``bytes``, ``int``), ``head``: ``None``, or the command's bytes from its
-    name through its keys (:func:`evalsha_head` of ``script`` and ``keys``), packed once by
-    whoever sends the same call again and again, and ``room``: the room whose lease fences
-    the call ("" if none), told to :attr:`.Writes.on_not_owner` when Redis refuses it for
-    that lease.
+    payload, sent by :meth:`Client.commit`): redis-py's registered script (loaded again if
+    Redis lost it), its whole ``EVALSHA`` command as RESP bytes, packed when the call is made
+    (:func:`script_call`, or by whoever knows its bytes better: an append,
+    :meth:`.Writes.append_action`), and ``room``: the room whose lease fences the call ("" if
+    none), told to :attr:`.Writes.on_not_owner` when Redis refuses it for that lease.
 
     Never changed once made; not a frozen dataclass, whose fields cost ``object.__setattr__``
     each (about 4,800 instructions per write): its own ``__init__``, compiled, as
     :class:`~server.store.records.Action`."""
 
     script: Any
-    keys: list[str]
-    args: list[EncodableT]
-    head: bytes | None
+    command: bytes
     room: str
 
-    def __init__(
-        self,
-        script: Any,
-        keys: list[str],
-        args: list[EncodableT],
-        head: bytes | None = None,
-        room: str = "",
-    ) -> None:
-        self.script, self.keys, self.args, self.head, self.room = script, keys, args, head, room
+    def __init__(self, script: Any, command: bytes, room: str = "") -> None:
+        self.script, self.command, self.room = script, command, room
+
+
+def script_call(
+    script: Any,
+    keys: Sequence[Any],
+    args: Sequence[Any],
+    head: bytes | None = None,
+    room: str = "",
+) -> Call:
+    """The :class:`Call` of ``script`` with ``keys`` and ``args`` (``str``, ``bytes``, ``int``;
+    ``head``: see :func:`_evalsha`)."""
+    return Call(script, _evalsha(script, keys, args, head), room)
 
 
 class Deadline:
@@ -260,8 +270,8 @@ class Client:
         ``asyncio.timeout`` context.
 
         One connection serves the group commit, several batches in flight on it: held for good
-        (no checkout and release per batch), its commands packed here (keys and args are
-        ``str``, ``bytes`` and ``int``), written at once and their replies parsed as they arrive
+        (no checkout and release per batch), its commands packed when each call was made
+        (:class:`Call`), written at once and their replies parsed as they arrive
         (:class:`~server.store.lane.Lane`), instead of redis-py's per-call path (its pipeline,
         retry, encoder and a timeout per reply: most of what the Redis log cost per action,
         BENCHMARKS.md). A dropped connection is retried once on a new one, as redis-py's pool
@@ -271,7 +281,7 @@ class Client:
         deadline = self._deadlines.enter()
         try:
             try:
-                commands = [_evalsha(c.script, c.keys, c.args, c.head) for c in calls]
+                commands = [c.command for c in calls]
                 lane = self._lane
                 try:
                     result = await lane.round_trip(commands)
@@ -296,11 +306,11 @@ class Client:
         """:meth:`commit`'s batch with the first error reply raised as its StoreError, as
         :meth:`run` raises a redis-py pipeline's (:meth:`outcome`); the replies in order
         otherwise. The leases' script calls (:mod:`server.lease`) and the relay's spectator
-        counts (:mod:`server.relay.counts`) on a single Redis: packed here and sent on the group
-        commit's connection, not through redis-py's pipeline, whose every command costs about
-        120,000 instructions (its packing, response callbacks and a timeout context per reply):
-        a lease released at every match's end and renewed for every room three times per ttl,
-        the counts written every two seconds."""
+        counts (:mod:`server.relay.counts`) on a single Redis: packed by :func:`script_call`
+        and sent on the group commit's connection, not through redis-py's pipeline, whose
+        every command costs about 120,000 instructions (its packing, response callbacks and a
+        timeout context per reply): a lease released at every match's end and renewed for every
+        room three times per ttl, the counts written every two seconds."""
         replies = await self.commit(what, calls)
         for reply in replies:
             if isinstance(reply, Exception):
@@ -463,7 +473,7 @@ class Client:
 
         async def send(todo: list[int]) -> list[Any]:
             again = [calls[i] for i in todo]
-            commands = [_evalsha(c.script, c.keys, c.args, c.head) for c in again]
+            commands = [c.command for c in again]
             try:
                 return await self._lane.round_trip(commands)
             except RedisConnectionError:
@@ -505,7 +515,7 @@ def evalsha_head(script: Any, names: Sequence[Any]) -> bytes:
     sha = script.sha
     named = _HEADS.get(sha)
     if named is None:
-        named = _HEADS[sha] = _EVALSHA + _bulk(sha)
+        named = _HEADS[sha] = _EVALSHA + bulk(sha)
     parts: list[bytes] = [named]
     _put(parts, len(names))
     for name in names:
@@ -533,11 +543,30 @@ def _put(parts: list[bytes], value: object) -> None:
     parts.append(b"\r\n")
 
 
-def _bulk(value: object) -> bytes:
-    """One RESP bulk string."""
+def bulk(value: object) -> bytes:
+    """One RESP bulk string (as :func:`_evalsha` writes each argument)."""
     parts: list[bytes] = []
     _put(parts, value)
     return b"".join(parts)
+
+
+def evalsha_append(head: bytes, keys: int, rev: int, blob: bytes, token: bytes) -> bytes:
+    """``_evalsha(script, names, [rev, blob, token], head)`` for a ``head`` of ``keys`` names
+    and ``token`` given as its bulk string (:func:`bulk`): an append's command without meta
+    fields (tested against it), in one piece. Compiled, one formatting of bytes and ints is
+    one allocation of the result and a copy of each piece (mypyc's ``CPyBytes_Build``):
+    :func:`_evalsha` put the same bytes in a list of eleven pieces to join, about 9,000
+    instructions per append with its pieces' objects."""
+    digits = b"%d" % rev
+    return b"*%d\r\n%b$%d\r\n%b\r\n$%d\r\n%b\r\n%b" % (
+        keys + 6,
+        head,
+        len(digits),
+        digits,
+        len(blob),
+        blob,
+        token,
+    )
 
 
 _EVALSHA: Final = b"$7\r\nEVALSHA\r\n"

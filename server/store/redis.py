@@ -119,6 +119,10 @@ class RedisStore:
         )
         """Every write of a room's life, through the group commit (see "Group commit"), its
         script calls made there (compiled: this module is not)."""
+        if type(self).append is RedisStore.append:  # (a subclass's own append is kept)
+            # A room's every choice calls the compiled method itself: :meth:`append`, which
+            # hands the call on, is an interpreted frame per action (about 2,000 instructions).
+            self.append = self._writes.append_action  # type: ignore[method-assign]
         self._archives = Archives(
             self._client, self._writes, self._keys, keys.archived(prefix), ttl=archive_ttl
         )
@@ -252,7 +256,9 @@ class RedisStore:
         (:meth:`.Writes.append_action`), which hands back the group commit's coroutine for the
         room to await. As a coroutine of this interpreted module it would be one more frame
         that every step of the write resumes (issue 21: 35,000 instructions per tiny action
-        with the Redis log, 5 %)."""
+        with the Redis log, 5 %). Nor is this method called: the constructor puts
+        :meth:`.Writes.append_action` in its place on the instance (unless a subclass has its
+        own), so that the call is not an interpreted frame either."""
         return self._writes.append_action(room, action, meta)
 
     @property

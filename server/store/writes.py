@@ -1,20 +1,19 @@
 """A room's writes, from its creation to its archive: each one script, through the group commit.
 
-Group commit. A room's creation (:data:`~server.store.scripts.CREATE`), its seat updates,
-appends and snapshots, and its archive (:data:`~server.store.scripts.ARCHIVE`), each one
-EVALSHA, go through :class:`~server.store.commit.GroupCommit` (a lone call at once; what
-arrives meanwhile goes together next), whose sender :class:`Writes` is: a batch (a lone call
-too) is its EVALSHAs written at once on the group commit's own connection
-(:meth:`.Client.commit`: packed there, not by redis-py's pipeline), each reply mapped on
-its own (a wrong rev fails that room only; a batch that fails as a whole fails each of its
-calls, an unknown outcome like any lost reply). A room has one write in flight at a time and a
-batch keeps the order of its calls, so nothing about order or acknowledgement changes: a room
-is created before its first seat update is sent, its last choice is stored before its archive
-is sent. What they share is the per-call path (issue 21: with matches ending and starting all
-the time, their creations, seat updates and archives were as many lone round trips as their
-choices' appends, and a creation and an archive each went through redis-py's pipeline). On a
-Redis Cluster each call keeps its own round trip (and the global indexes are written apart:
-:mod:`server.store.redis`).
+Group commit. A room's creation (:data:`~server.store.scripts.CREATE`), its seat updates, appends
+and snapshots, and its archive (:data:`~server.store.scripts.ARCHIVE`), each one EVALSHA, go
+through :class:`~server.store.commit.GroupCommit` (a lone call at once; what arrives meanwhile goes
+together next), whose sender :class:`Writes` is: a batch (a lone call too) is its EVALSHAs written
+at once on the group commit's own connection (:meth:`.Client.commit`; each packed here as it is
+made, :class:`~.client.Call`, not by redis-py's pipeline), each reply mapped on its own (a wrong
+rev fails that room only; a batch that fails as a whole fails each of its calls, an unknown outcome
+like any lost reply). A room has one write in flight at a time and a batch keeps the order of its
+calls, so nothing about order or acknowledgement changes: a room is created before its first seat
+update is sent, its last choice is stored before its archive is sent. What they share is the
+per-call path (issue 21: with matches ending and starting all the time, their creations, seat
+updates and archives were as many lone round trips as their choices' appends, and a creation and an
+archive each went through redis-py's pipeline). On a Redis Cluster each call keeps its own round
+trip (and the global indexes are written apart: :mod:`server.store.redis`).
 
 Failures are those of :meth:`.Client.run` (here :meth:`.Client.commit`): a dropped connection
 is retried once (every script is idempotent: a resent append, creation or archive stores
@@ -31,7 +30,7 @@ from typing import Any
 from redis.typing import EncodableT
 
 from server.store import keys, scripts
-from server.store.client import Call, Client, evalsha_head
+from server.store.client import Call, Client, bulk, evalsha_append, evalsha_head, script_call
 from server.store.commit import GroupCommit, Pending
 from server.store.errors import NotOwnerError, StoreError
 from server.store.keys import KEY_CACHE_SIZE
@@ -53,6 +52,8 @@ class Writes:
         self._cluster = cluster
         self._token = token
         """This node's lease token (:mod:`.fence`); empty: no leases, nothing is fenced."""
+        self._token_bulk = bulk(token)
+        """The token as the last argument of a fenced command (:func:`.client.evalsha_append`)."""
         self._lease_ms = lease_ms
         """The lease's ttl in milliseconds, given to a room created here (0: no leases)."""
         redis = client.redis
@@ -93,22 +94,37 @@ class Writes:
         await self.call(what, self.create, names, args)
 
     def append_action(
-        self, room: str, action: Action, meta: dict[str, Any] | None
+        self, room: str, action: Action, meta: dict[str, Any] | None = None
     ) -> Coroutine[Any, Any, Any]:
-        """:meth:`.RedisStore.append`: the choice and ``meta``'s fields, one script call."""
-        k = self._keys.get(room)
-        names = [k.meta, k.log, k.choices, k.lease]
+        """:meth:`.RedisStore.append`: the choice and ``meta``'s fields, one script call, its
+        command packed here (without ``meta``, in one piece: :func:`.client.evalsha_append`)."""
         head = self._append_heads.get(room)
         if head is None:
             if len(self._append_heads) >= KEY_CACHE_SIZE:  # (bounded as the key names are)
                 self._append_heads.clear()
-            head = self._append_heads[room] = evalsha_head(self.append, names)
-        args: list[EncodableT] = [action.rev, pack([action.seat, action.choice])]
-        if meta:
-            put_fields(args, meta)
-        args.append(self._token)
+            head = self._append_heads[room] = evalsha_head(self.append, self._append_keys(room))
+        blob = pack([action.seat, action.choice])
         what = f"append rev {action.rev} to room {room}"
-        return self.fenced(room, what, self.append, names, args, head)
+        if self._cluster:
+            args: list[EncodableT] = [action.rev, blob]
+            if meta:
+                put_fields(args, meta)
+            args.append(self._token)
+            return self._alone(room, what, self.append, self._append_keys(room), args)
+        if meta:
+            args = [action.rev, blob]
+            put_fields(args, meta)
+            args.append(self._token)
+            call = script_call(self.append, self._append_keys(room), args, head, room)
+        else:
+            command = evalsha_append(head, 4, action.rev, blob, self._token_bulk)
+            call = Call(self.append, command, room)
+        return self._commit.submit(what, call)
+
+    def _append_keys(self, room: str) -> list[str]:
+        """An append's keys (:data:`.scripts.APPEND`'s order)."""
+        k = self._keys.get(room)
+        return [k.meta, k.log, k.choices, k.lease]
 
     def update_room(self, room: str, meta: dict[str, Any]) -> Coroutine[Any, Any, Any]:
         """:meth:`.RedisStore.update_room`: ``meta``'s fields, one script call (none: none)."""
@@ -179,11 +195,9 @@ class Writes:
         script: Any,
         names: list[str],
         args: list[EncodableT],
-        head: bytes | None = None,
     ) -> Coroutine[Any, Any, Any]:
         """One fenced script call of ``room`` (``args`` end with this node's lease token),
-        through the group commit (:meth:`call`; ``head``: see :class:`.Call`); a lost lease is
-        told to ``on_not_owner``.
+        through the group commit (:meth:`call`); a lost lease is told to ``on_not_owner``.
 
         The group commit's own coroutine, not one of this method around it: the batch's sender
         tells ``on_not_owner`` (:meth:`_send`), so a room's write is one coroutine less to
@@ -191,7 +205,7 @@ class Writes:
         token). On a Redis Cluster, :meth:`_alone`."""
         if self._cluster:
             return self._alone(room, what, script, names, args)
-        return self._commit.submit(what, Call(script, names, args, head, room))
+        return self._commit.submit(what, script_call(script, names, args, room=room))
 
     async def _alone(
         self, room: str, what: str, script: Any, names: list[str], args: list[EncodableT]
@@ -208,7 +222,7 @@ class Writes:
         """One script call through the group commit (on a cluster: alone, with its reply)."""
         if self._cluster:
             return await self._client.run(what, lambda: script(keys=names, args=args))
-        await self._commit.submit(what, Call(script, names, args))
+        await self._commit.submit(what, script_call(script, names, args))
         return None
 
     @property

@@ -127,3 +127,36 @@ async def test_what_the_writes_keep_of_a_room_goes_with_it(store: RedisStore) ->
     record = await store.load_room("kept")
     assert record is not None and [a.rev for a in record.actions] == [1, 2]
     assert await store.load_archive("archived") is not None
+
+
+async def test_a_stores_append_is_the_compiled_writes_own_unless_a_subclass_has_one(
+    store: RedisStore, redis_server: RedisServer
+) -> None:
+    """RedisStore hands each append on to :meth:`.Writes.append_action` by putting it in the
+    instance's ``append`` (no interpreted frame per action); a subclass's own append stays."""
+    assert store.append == store._writes.append_action
+    await store.create_room("r1", meta("r1"))
+    await store.append("r1", Action(1, 0, {"kind": "draw"}))
+    await store.append("r1", Action(2, 1, {"kind": "play", "card": 3}), {"rev": 2})
+    loaded = await store.load_room("r1")
+    assert loaded is not None
+    assert [(a.rev, a.seat, a.choice) for a in loaded.actions] == [
+        (1, 0, {"kind": "draw"}),
+        (2, 1, {"kind": "play", "card": 3}),
+    ]
+    assert loaded.meta["rev"] == 2
+
+    seen: list[int] = []
+
+    class Counting(RedisStore):
+        def append(self, room: str, action: Action, meta: Any = None) -> Any:
+            seen.append(action.rev)
+            return super().append(room, action, meta)
+
+    other = Counting(redis_server.url, timeout=0.5)
+    try:
+        await other.start()
+        await other.append("r1", Action(3, 0, {"kind": "draw"}))
+        assert seen == [3]
+    finally:
+        await other.close()

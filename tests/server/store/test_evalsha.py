@@ -10,7 +10,7 @@ from hiredis import pack_command
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server.store.client import _evalsha, evalsha_head
+from server.store.client import _evalsha, bulk, evalsha_append, evalsha_head
 
 
 class Script:
@@ -47,3 +47,20 @@ def test_what_hiredis_refuses_is_refused(wrong: Any) -> None:
         pack_command(("EVALSHA", Script.sha, 0, wrong))
     with pytest.raises(TypeError):
         _evalsha(Script, [], [wrong])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.text(max_size=30), min_size=1, max_size=6),
+    st.integers(min_value=0, max_value=2**63 - 1),
+    st.binary(max_size=300),
+    st.text(max_size=40),
+)
+def test_an_append_packed_in_one_piece_is_the_same_command(
+    names: list[str], rev: int, blob: bytes, token: str
+) -> None:
+    """The append's fast path (no meta fields) writes what the general one writes."""
+    head = evalsha_head(Script, names)
+    expected = _evalsha(Script, names, [rev, blob, token], head)
+    assert evalsha_append(head, len(names), rev, blob, bulk(token)) == expected
+    assert expected == pack_command(("EVALSHA", Script.sha, len(names), *names, rev, blob, token))
