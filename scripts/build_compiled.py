@@ -10,7 +10,7 @@ requests' parser (``messages.py``: its one untyped field is spelled ``builtins.o
 a compiled dataclass looks up among the module's globals); the game contract
 (``games/base.py``: the match, the views' parts, the default labels and texts; its ``Game``
 allows the engines' interpreted subclasses) and the engines' random generator (``games/rng.py``:
-the dice and shuffles: interpreted, about 0.7 % of a Yspahan action);
+the dice and shuffles: interpreted, about 0.7 % of a Yspahan action; its draws in C beside it);
 Ishtar's and Yspahan's views, labels and legal
 choices, their states (``state.py``: native classes, so that the compiled modules read a field
 directly instead of looking it up in an instance dict; a native class has no ``__dict__``, so
@@ -51,13 +51,14 @@ name has one type); and a coroutine that handled an exception, then reaches a ``
 holding an ``await`` that does not run, raises the exception underneath the one handled when a
 compiled coroutine awaits it (no ``await`` in a ``finally``).
 
-Beside them one hand-written C extension (``NATIVE``): ``protocol/_diffc.c``, the view diff of
-``protocol/patch.py`` in C (issue 21, "native diff") and the views' other per-revision work (the
-view hash's BLAKE2b, the codec's plain-value pack, canonical and unpack, a revision's ops
-joined), built by setuptools with the groups (gcc ``-O3`` always, the tests' copy too: the
-tested binary is then the shipped one), removed by ``--clean`` and counted in ``--check``'s
-staleness like a module. ``patch.py``, ``tree.py`` and ``hashing.py`` use it when it imports and
-their own Python otherwise, so a tree without it still runs.
+Beside them two hand-written C extensions (``NATIVE``), built by setuptools with the groups (gcc
+``-O3`` always, the tests' copy too: the tested binary is then the shipped one), removed by
+``--clean`` and counted in ``--check``'s staleness like a module. ``protocol/_diffc.c``: the view
+diff of ``protocol/patch.py`` in C (issue 21, "native diff") and the views' other per-revision
+work (the view hash's BLAKE2b, the codec's plain-value pack, canonical and unpack, a revision's
+ops joined); ``patch.py``, ``tree.py`` and ``hashing.py`` use it when it imports and their own
+Python otherwise. ``games/_rngc.c``: the random generator's draws on a machine word, which
+``games/rng.py`` uses the same way. A tree without them still runs.
 
 One mypyc group per package (``GROUPS``): each builds one shared library beside its modules
 (``protocol/native__mypyc.*.so``, ...), so that an installed tree (the image's wheel) carries
@@ -182,7 +183,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
 }
 """Package -> its compiled modules: one mypyc group (one shared library) per package."""
 MODULES = tuple(m for group in GROUPS.values() for m in group)
-NATIVE: dict[str, str] = {"protocol/_diffc.c": "protocol._diffc"}
+NATIVE: dict[str, str] = {"protocol/_diffc.c": "protocol._diffc", "games/_rngc.c": "games._rngc"}
 """Hand-written C extensions: source -> module, built in place beside the mypyc groups."""
 NATIVE_OPT = "3"
 """gcc's optimisation of the native extensions, whatever ``--opt-level`` says (a second's build)."""
