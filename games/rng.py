@@ -5,7 +5,7 @@ seed gives the same match byte for byte on every platform and Python version. Sp
 enough for shuffling tiles and rolling dice: it is simple, passes BigCrush, and its state (a
 single 64-bit int) serialises trivially. The state must never appear in a view.
 
-Its draws have a native twin, ``games._rngc`` (``games/_rngc.c``, built with the compiled
+Its draws have a native twin, ``games._gamesc`` (``games/_gamesc.c``, built with the compiled
 modules): the same steps on a machine word, where Python computes on integers beyond 62 bits
 (heap objects even when compiled: about 7,000 instructions a draw, a shuffle of Tiny's deck 11
 draws). :class:`Rng` calls it when it imports (:data:`_NATIVE`) and the Python here otherwise;
@@ -51,10 +51,10 @@ def _shuffle(state: int, items: MutableSequence[T]) -> int:
 
 
 def _native() -> Any:
-    """``games._rngc``, the same draws in C, or None where it is not built (pure Python, or a
+    """``games._gamesc``, the same draws in C, or None where it is not built (pure Python, or a
     compiled build without it)."""
     try:
-        return importlib.import_module("games._rngc")
+        return importlib.import_module("games._gamesc")
     except ImportError:
         return None
 

@@ -57,7 +57,7 @@ Beside them two hand-written C extensions (``NATIVE``), built by setuptools with
 diff of ``protocol/patch.py`` in C (issue 21, "native diff") and the views' other per-revision
 work (the view hash's BLAKE2b, the codec's plain-value pack, canonical and unpack, a revision's
 ops joined); ``patch.py``, ``tree.py`` and ``hashing.py`` use it when it imports and their own
-Python otherwise. ``games/_rngc.c``: the random generator's draws on a machine word, which
+Python otherwise. ``games/_gamesc.c``: the random generator's draws on a machine word, which
 ``games/rng.py`` uses the same way. A tree without them still runs.
 
 One mypyc group per package (``GROUPS``): each builds one shared library beside its modules
@@ -183,7 +183,10 @@ GROUPS: dict[str, tuple[str, ...]] = {
 }
 """Package -> its compiled modules: one mypyc group (one shared library) per package."""
 MODULES = tuple(m for group in GROUPS.values() for m in group)
-NATIVE: dict[str, str] = {"protocol/_diffc.c": "protocol._diffc", "games/_rngc.c": "games._rngc"}
+NATIVE: dict[str, str] = {
+    "protocol/_diffc.c": "protocol._diffc",
+    "games/_gamesc.c": "games._gamesc",
+}
 """Hand-written C extensions: source -> module, built in place beside the mypyc groups."""
 NATIVE_OPT = "3"
 """gcc's optimisation of the native extensions, whatever ``--opt-level`` says (a second's build)."""

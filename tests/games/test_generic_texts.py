@@ -4,7 +4,12 @@ for one another (``1``, ``True`` and ``1.0`` are equal keys to a dict but read d
 
 from __future__ import annotations
 
+import os
+import random
 from types import MappingProxyType
+from typing import Any
+
+import pytest
 
 from games import base
 from games.base import generic_label, generic_text
@@ -48,3 +53,34 @@ def test_any_mapping_is_read_and_the_memo_stays_bounded() -> None:
     assert generic_label({"kind": "count", "i": base._TEXTS_MAX + 5}) == (
         f"count (i {base._TEXTS_MAX + 5})"
     )
+
+
+def test_the_native_memo_key_is_the_pythons() -> None:
+    """``games._gamesc.text_key`` (where built: :data:`games.base._KEY`) makes the very tuple
+    of :func:`games.base._text_key`, or None where it does: maps of every plain type, bools,
+    floats, containers, other key types, an empty map, a dict subclass and another mapping.
+    Where it is not built it is skipped, except in the compiled tier
+    (``OASIS_NATIVE_DIFF=required``)."""
+    if base._KEY is base._text_key:
+        if os.environ.get("OASIS_NATIVE_DIFF") == "required":
+            pytest.fail("games._gamesc is not built")
+        pytest.skip("games._gamesc is not built (pure Python)")
+
+    class Sub(dict[str, object]):
+        pass
+
+    plain: list[object] = ["a", "", "ünï", 0, -1, 2**70, None]
+    other: list[object] = [True, False, 1.0, [1], {"a": 1}, (1,), b"x"]
+    maps: list[Any] = [{}, Sub(kind="x"), MappingProxyType({"kind": "x"}), {1: 2, None: "x"}]
+    source = random.Random(19)
+    for _ in range(2000):
+        values = plain + other if source.random() < 0.3 else plain
+        maps.append(
+            {f"k{source.randrange(9)}": source.choice(values) for _ in range(source.randrange(6))}
+        )
+    for mapping in maps:
+        for mark in ("label", "text"):
+            assert base._KEY(mark, mapping) == base._text_key(mark, mapping)
+            key = base._KEY(mark, mapping)
+            if key is not None:  # (equal tuples may still differ in types: 1 == True)
+                assert [type(v) for v in key] == [type(v) for v in base._text_key(mark, mapping)]
