@@ -505,9 +505,13 @@ def memo_entries(
 
 
 def shared_part(game: Game[S], state: S, decision: Decision | None = None) -> dict[str, JSON]:
+    """The part of every audience's view that they share (:func:`audience_view`). The result
+    is asked for only when no seat must decide: a match with a pending decision is not over,
+    and a game's :meth:`Game.result` is None until it is (the contract; ``result`` costs the
+    tiny game more than the rest of this part)."""
     if decision is None:
         decision = game.decision(state)
-    result = game.result(state)
+    result = None if decision is not None else game.result(state)
     return {
         "game": game.shared_view(state),
         "turn": None

@@ -271,3 +271,23 @@ def test_texts_name_seats_from_one_and_default_to_words() -> None:
     assert event.project(None)["text"] == f"P{seat + 1}: drew"
     assert event.project(seat)["text"] == f"P{seat + 1}: drew (card {event.private[seat]['card']})"
     assert seat_name(3) == "P4"
+
+
+@pytest.mark.parametrize("name", ["tiny", "ishtar", "yspahan"])
+def test_a_match_has_a_result_exactly_when_nobody_must_decide(name: str) -> None:
+    """The contract :func:`shared_part` counts on to ask for the result only at the end: at
+    every step of a match, :meth:`Game.result` is None while a decision is pending, and the
+    shared part's result is the game's."""
+    game = TINY if name == "tiny" else registry.get(name)
+
+    def check(match: Match[Any]) -> None:
+        decision = match.game.decision(match.state)
+        result = match.game.result(match.state)
+        assert (result is None) == (decision is not None)
+        expected = None if result is None else result.to_json()
+        assert shared_part(match.game, match.state)["result"] == expected
+        assert shared_part(match.game, match.state, decision)["result"] == expected
+
+    out = play_random(game, 2, 3, on_step=check)
+    assert out.match is not None and out.match.over
+    check(out.match)
