@@ -421,11 +421,14 @@ class Game(ABC, Generic[S]):
         is the state after the events."""
         out = []
         for e in events:
-            private = {
-                seat: {**extra, "text": generic_text({"kind": e.kind, **e.data, **extra})}
-                for seat, extra in e.private.items()
-            }
-            out.append(Event(e.kind, {**e.data, "text": generic_text(e.project(None))}, private))
+            seen = {"kind": e.kind, **e.data}  # (e.project(None), without the call)
+            private: dict[int, Mapping[str, JSON]] | None = None
+            if e.private:  # (most events have no private part: no comprehension to run)
+                private = {
+                    seat: {**extra, "text": generic_text({**seen, **extra})}
+                    for seat, extra in e.private.items()
+                }
+            out.append(Event(e.kind, {**e.data, "text": generic_text(seen)}, private))
         return out
 
     def static_data(self) -> dict[str, JSON]:
@@ -679,7 +682,7 @@ class Match(Generic[S]):
         self._known = False
         rng = game.generator(state)
         if rng is None:
-            self._barrier = f"{game.title} has no undo"
+            self._barrier = ""  # (no undo at all: why_no_undo names the game, if ever asked)
             return game.narrate(state, game.apply(state, legal))
         drawn, turns = rng.state, game.turn_count(state)
         record = self._turn
@@ -714,7 +717,7 @@ class Match(Generic[S]):
             return "only the seat to move may take back a step"
         record = self._turn
         if record is None:
-            return self._barrier
+            return self._barrier or f"{self.game.title} has no undo"
         if len(record.steps) == record.first:
             return "nothing left to take back this turn"
         if record.steps[-1][0] != seat:

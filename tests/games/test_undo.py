@@ -249,11 +249,16 @@ def test_a_game_without_a_generator_has_no_undo() -> None:
     match = Match.new(TINY, 2, {}, 1)
     decision = match.decision
     assert decision is not None
-    match.act(decision.seat, 0)
-    seat = match.to_move
-    if seat == decision.seat:
-        assert "no undo" in _refused(match, seat)
-    assert not match.can_undo(decision.seat)
+    assert _refused(match, decision.seat) == "nothing to take back yet"
+    for _ in range(3):
+        match.act(decision.seat, 0)
+        seat = match.to_move
+        assert seat is not None
+        assert _refused(match, seat) == "Tiny has no undo"
+        assert match.why_no_undo(seat) == "Tiny has no undo"
+        assert not match.can_undo(decision.seat)
+        decision = match.decision
+        assert decision is not None
 
 
 @pytest.mark.parametrize("name", sorted(GAMES))
