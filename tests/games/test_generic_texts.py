@@ -58,7 +58,8 @@ def test_any_mapping_is_read_and_the_memo_stays_bounded() -> None:
 def test_the_native_memo_key_is_the_pythons() -> None:
     """``games._gamesc.text_key`` (where built: :data:`games.base._KEY`) makes the very tuple
     of :func:`games.base._text_key`, or None where it does: maps of every plain type, bools,
-    floats, containers, other key types, an empty map, a dict subclass and another mapping.
+    floats, containers, an empty map, a dict subclass and another mapping (str keys and JSON
+    values only: the compiled Python refuses others, as its types say).
     Where it is not built it is skipped, except in the compiled tier
     (``OASIS_NATIVE_DIFF=required``)."""
     if base._KEY is base._text_key:
@@ -70,8 +71,8 @@ def test_the_native_memo_key_is_the_pythons() -> None:
         pass
 
     plain: list[object] = ["a", "", "ünï", 0, -1, 2**70, None]
-    other: list[object] = [True, False, 1.0, [1], {"a": 1}, (1,), b"x"]
-    maps: list[Any] = [{}, Sub(kind="x"), MappingProxyType({"kind": "x"}), {1: 2, None: "x"}]
+    other: list[object] = [True, False, 1.0, -0.0, [1], {"a": 1}]
+    maps: list[Any] = [{}, Sub(kind="x"), MappingProxyType({"kind": "x"})]
     source = random.Random(19)
     for _ in range(2000):
         values = plain + other if source.random() < 0.3 else plain
