@@ -4,11 +4,13 @@ games' and the server's own tests.
 One build per session (:func:`compiled_tree`, shared with ``tests/deploy``'s compiled server): a
 copy of ``protocol/``, ``games/`` and ``server/`` (this checkout stays as it is) with every
 module of ``scripts/build_compiled.py``'s ``MODULES`` compiled in place and its ``NATIVE``
-extensions built (the view diff in C, ``protocol._diffc``), checked to import the extensions,
-not the sources, and the diff to use its native twin; then ``tests/protocol``, ``tests/games``
+extensions built (the view diff in C, ``protocol._diffc``; the random draws and text keys,
+``games._gamesc``), checked to import the extensions, not the sources, and the diff and the
+draws to use their native twins; then ``tests/protocol``, ``tests/games``
 and ``tests/server`` run against it in subprocesses, with ``OASIS_NATIVE_DIFF=required``: the
 native diff's differential tests (``tests/protocol/test_diffc.py``, skipped where it is not
-built) run there and fail if it is missing.
+built) and the draws' (``tests/games/test_rng.py``, ``test_generic_texts.py``) run there and
+fail if it is missing.
 
 The default tier runs a representative part: the protocol's tests but the six slowest property
 tests (the diff's, the tree's and the mutated frames': their smaller siblings still run), and the
@@ -141,7 +143,8 @@ def _compiled_copy(tmp: Path) -> Path:
     where = subprocess.run(
         [sys.executable, "-c", f"import importlib, sys\nfor m in {names!r}: "
          "print(m, importlib.import_module(m).__file__)\n"
-         "from protocol import patch\nassert patch._NATIVE is not None, 'no native diff'"],
+         "from protocol import patch\nassert patch._NATIVE is not None, 'no native diff'\n"
+         "from games import rng\nassert rng._NATIVE is not None, 'no native draws'"],
         cwd=tmp, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert where.returncode == 0, where.stderr
