@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import dataclasses
+import os
+import secrets
 
 import pytest
 
@@ -19,7 +22,7 @@ from server.metrics import Metrics
 from server.quotas import Holdings, Quota
 from server.room_state import TRANSITIONS as ROOM_TRANSITIONS
 from server.room_state import Lifecycle, RoomEvent, RoomSettings, RoomState, Status
-from server.seats import Seat, digest, find_by_token
+from server.seats import Seat, digest, find_by_token, new_token, urlsafe
 
 
 def test_flags_override_the_environment_which_overrides_defaults() -> None:
@@ -151,6 +154,17 @@ def test_a_new_seat_has_every_field_at_its_declared_default() -> None:
     for field in dataclasses.fields(Seat):
         if field.name != "index":
             assert getattr(seat, field.name) == field.default, field.name
+
+
+@pytest.mark.parametrize("size", [0, 1, 2, 3, 31, 32, 33])
+def test_a_token_is_written_as_secrets_token_urlsafe_writes_it(size: int) -> None:
+    for raw in (bytes(range(256))[:size], b"\xfb\xff\xfe" * 11, os.urandom(size)):
+        assert urlsafe(raw) == base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+    token = new_token()
+    assert (
+        len(token) == len(secrets.token_urlsafe(32))
+        and len(base64.urlsafe_b64decode(token + "=")) == 32
+    )
 
 
 def test_tokens_are_stored_as_digests_and_found_in_constant_time() -> None:
