@@ -28,6 +28,7 @@ import asyncio
 import dataclasses
 import functools
 import secrets
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
@@ -41,6 +42,7 @@ from server.bots import BOT_KINDS
 from server.clock import parse_clock
 from server.config import Config
 from server.connection import Connection
+from server.core import RoomCore
 from server.listing import Filters, Key, RoomIndex, cut, page_size, parse_cursor
 from server.metrics import Metrics
 from server.quotas import Holdings, Quotas
@@ -94,6 +96,15 @@ def _rematch_settings(old: RoomSettings, host: str) -> RoomSettings:
         bot=old.bot,
         clock=old.clock,
     )
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    """The running event loop, or None outside one (a room made in a test: its task's loop
+    is then the one it starts in, :meth:`Room.start_task <server.room.Room.start_task>`)."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def _pick(
@@ -415,26 +426,43 @@ class Lobby:
         seed: int,
         store: Store | None = None,
     ) -> Room:
-        return Room(
+        """A new room's actor (:class:`~server.room.Room`) around its core, the core made here:
+        compiled, a native call with its arguments in place, where the interpreted actor's
+        ``__init__`` had the core's keywords parsed anew at every new match. The core's time
+        is the room's (:meth:`Room._now <server.room.Room._now>`: the loop's clock, or
+        ``time.monotonic`` outside a loop, in tests)."""
+        store = self.store if store is None else store
+        loop = _running_loop()
+        created = time.time()
+        now = loop.time() if loop is not None else time.monotonic()
+        core = RoomCore(
             room_id,
             settings,
             match,
-            store=self.store if store is None else store,
-            metrics=self.metrics,
-            tuning=self._replay_tuning if settings.replay_of is not None else self._tuning,
-            inbox_size=self.config.inbox_size,
+            self._replay_tuning if settings.replay_of is not None else self._tuning,
             seed=seed,
+            metrics=self.metrics,
+            log=oasis_logging.get(room=room_id, game=settings.game),
+            paused=not store.ready(),
+            epoch=created - now,
+            quotas=self.quotas,
+        )
+        return Room(
+            core,
+            store=store,
+            metrics=self.metrics,
+            inbox_size=self.config.inbox_size,
+            created=created,
+            loop=loop,
             snapshot_every=self.config.snapshot_every,
             on_close=self._closed,
             on_fail=self._failed,
-            quotas=self.quotas,
+            forward=self._forward,
+            publish=self.publish if settings.replay_of is None else None,
         )
 
     def _add(self, room: Room) -> None:
         self.rooms[room.id] = room
-        room.forward = self._forward
-        if room.settings.replay_of is None:
-            room.publish = self.publish
         if room.settings.public and room.settings.replay_of is None:
             key = (room.created, room.id)
             self._keys[room.id] = (key, room.settings.game)
@@ -453,7 +481,8 @@ class Lobby:
         room = self.rooms.pop(room_id, None)
         entry = self._keys.pop(room_id, None)
         if entry is not None:
-            self.index.remove(*entry)
+            key, game = entry  # (not ``*entry``: a call through a tuple, not a native one)
+            self.index.remove(key, game)
         if room is not None:
             room.release()
         return room

@@ -75,7 +75,6 @@ from typing import Any, cast
 from games.base import Match
 from protocol import frames as f
 from protocol.errors import ErrorCode
-from server import logging as oasis_logging
 from server.connection import Connection
 from server.core import RoomCore
 from server.effector import Effector, serve_room
@@ -84,15 +83,13 @@ from server.fanout import Fanout
 from server.inbox import Inbox
 from server.keeper import Keeper
 from server.metrics import Metrics
-from server.quotas import Holdings, Quotas
+from server.quotas import Holdings
 from server.room_state import (
     Command,
     Evict,
     Internal,
-    RoomSettings,
     RoomState,
     Stop,
-    Tuning,
 )
 from server.seats import Seat
 from server.spectators import Spectators
@@ -105,59 +102,43 @@ SLOW_LOG_EVERY = 10.0
 at most once per room every this many seconds, counting the slow commands since the last."""
 
 
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    """The running event loop, or None outside one."""
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
-
-
 class Room:
     """One room's actor: its task, inbox and store calls around its core (see the module doc)."""
 
     def __init__(
         self,
-        room_id: str,
-        settings: RoomSettings,
-        match: Match[Any],
+        core: RoomCore,
         *,
         store: Store,
         metrics: Metrics,
-        tuning: Tuning,
         inbox_size: int,
-        seed: int,
+        created: float,
+        loop: asyncio.AbstractEventLoop | None,
         snapshot_every: int = 50,
         on_close: Any = None,
         on_fail: Callable[[Room, list[Connection]], None] | None = None,
-        quotas: Quotas | None = None,
+        forward: Callable[[str, Internal], None] | None = None,
+        publish: Callable[[Room, bytes, bytes], None] | None = None,
     ) -> None:
-        """``tuning``: the node's numbers for its rooms (the lobby makes it once, not once per
-        room)."""
-        self.id = room_id
-        self.settings = settings
+        """The actor around ``core``, which the lobby made (:meth:`server.lobby.Lobby._room`:
+        compiled, a native call, where this interpreted ``__init__`` made it through the
+        core's keywords parsed anew, about 6,000 instructions a new match), with the room's
+        logger (``core.log``), at wall-clock time ``created`` in ``loop`` (see :meth:`_now`);
+        ``forward`` and ``publish``: see :attr:`forward` and :attr:`publish` (given here, not
+        set through a property by the lobby: an interpreted call each)."""
+        self.id = core.id
+        self.settings = core.settings
         self.store = store
         self.metrics = metrics
-        self.created = time.time()
-        self._loop: asyncio.AbstractEventLoop | None = _running_loop()
+        self.created = created
+        self._loop = loop
         """The loop the task runs in (see :meth:`_now`): the one the room is made in (None
         outside one, in tests: then the one :meth:`start_task` runs in)."""
-        self.log = oasis_logging.get(room=room_id, game=settings.game)
-        self.keeper = Keeper(store, room_id, snapshot_every, self.log)
-        self.core = RoomCore(
-            room_id,
-            settings,
-            match,
-            tuning,
-            seed=seed,
-            metrics=metrics,
-            log=self.log,
-            paused=not store.ready(),
-            epoch=self.created - self._now(),
-            quotas=quotas,
-        )
+        self.log = core.log
+        self.keeper = Keeper(store, self.id, snapshot_every, self.log)
+        self.core = core
         # (the core's compiled ``closed``, asked at every command queued: not a closure)
-        self.inbox: Inbox[Command | Internal] = Inbox(room_id, inbox_size, self.core.closed)
+        self.inbox: Inbox[Command | Internal] = Inbox(self.id, inbox_size, core.closed)
         # (the core names its members by the structural server.member.Member; this shell submits
         # only its Connections, so every one of them is a Connection)
         self.fanout = Fanout(cast("set[Connection]", self.core.spectators.members))
@@ -173,6 +154,14 @@ class Room:
             on_close=on_close,
         )
         """Carries out the core's effects (:mod:`server.effector`)."""
+        self.effector.forward = forward
+        self.effector.publish = publish
+        core.relayed = publish is not None
+        self.seats: list[Seat] = core.seating.seats
+        """The core's seats (a list it never replaces: an attribute, which the lobby reads at
+        every rematch, not a property, an interpreted call)."""
+        self.spectators: Spectators = core.spectators
+        """The core's spectators (the same object for the room's life, as :attr:`seats`)."""
         self._on_fail = on_fail
         self._task: asyncio.Task[None] | None = None
         self._slow = 0
@@ -187,20 +176,11 @@ class Room:
         """The relay's publisher (:mod:`server.relay`): the spectator frames for other nodes."""
         return self.effector.publish
 
-    @publish.setter
-    def publish(self, publish: Callable[[Room, bytes, bytes], None] | None) -> None:
-        self.effector.publish = publish
-        self.core.relayed = publish is not None
-
     @property
     def forward(self) -> Callable[[str, Internal], None] | None:
         """Posts a command to another room of the node (the lobby's; a rematch's new room tells
         the finished one who moved out)."""
         return self.effector.forward
-
-    @forward.setter
-    def forward(self, forward: Callable[[str, Internal], None] | None) -> None:
-        self.effector.forward = forward
 
     # What the node reads of the room (its core's) ---------------------------------------------
 
@@ -215,14 +195,6 @@ class Room:
     @property
     def match(self) -> Match[Any]:
         return self.core.play.match
-
-    @property
-    def seats(self) -> list[Seat]:
-        return self.core.seating.seats
-
-    @property
-    def spectators(self) -> Spectators:
-        return self.core.spectators
 
     @property
     def views(self) -> Views:
