@@ -107,7 +107,7 @@ class RevisionFrames:
     __slots__ = ("_end", "_head", "_shared", "_start", "count")
 
     def __init__(self, room: str, rev: int, shared: bytes, count: int, public: bytes) -> None:
-        head = b"".join([_PATCH_HEAD, pack(room), _REV, pack(rev), _OPS])
+        head = b"".join([_PATCH_HEAD, _pack(room), _REV, _pack(rev), _OPS])
         self._head = head
         self._shared = shared
         self.count = count
@@ -132,7 +132,7 @@ class RevisionFrames:
                 self._shared,
                 own,
                 _HASH,
-                pack(view_hash),
+                _pack(view_hash),
                 _EVENTS,
                 events,
             ]

@@ -473,8 +473,9 @@ class Views:
 
     def _advance_own(
         self, match: Match[Any], decision: Decision | None, work: Work
-    ) -> list[list[Op]]:
-        """Bring every seat's own part up to date (``self._own``) and give each seat's ops.
+    ) -> tuple[list[bytes], list[int]]:
+        """Bring every seat's own part up to date (``self._own``) and give each seat's ops,
+        encoded (:func:`protocol.frames.encode_ops`' bytes), and their number (0: none).
 
         Every seat's ``private`` and the deciding seat's ``choices`` are encoded in one
         canonical call, as one array (``[private_0, ..., private_n, choices]``: an array's
@@ -494,8 +495,11 @@ class Views:
         the unchanged ones: about 6,000 instructions less per changed seat, in the tiny game and
         in Yspahan): the ``choices`` replaced whole (:data:`_WHOLE`), the ``private`` part
         diffed as a leaf below the top (:func:`protocol.tree._diff_leaf`, its size noted for the
-        size rule), ``undo`` replaced (a bool), in the entries' canonical order. The ops are
-        the same (tests/server/test_views.py compares them with ``diff_trees``'s).
+        size rule), ``undo`` replaced (a bool), in the entries' canonical order. The ``replace``
+        of ``choices`` or ``undo`` is written as its bytes only (its head, then the value's
+        canonical bytes, held already), never made as an op to be encoded: a seat's ops are
+        only ever sent. The ops are the same (tests/server/test_views.py compares those of the
+        frames with ``diff_trees``'s).
         """
         players = self.players
         decider = -1 if decision is None else decision.seat
@@ -516,43 +520,48 @@ class Views:
             privates.append(kept)
             pos = end
         choices = data[pos:] if deciding else _EMPTY_ARRAY
-        out: list[list[Op]] = []
+        encoded: list[bytes] = []
+        counts: list[int] = []
         for seat in range(players):
             prev = owns[seat]
             parts = prev.parts
             assert parts is not None
             private = privates[seat]
             mine_choices = choices if seat == decider else _EMPTY_ARRAY
-            undo = match.can_undo(seat)
-            undo_enc = _TRUE if undo else _FALSE
+            undo_enc = _TRUE if match.can_undo(seat) else _FALSE
             if private is parts[4] and mine_choices == parts[2] and undo_enc == parts[8]:
-                out.append(_NO_OPS)  # (most seats, most revisions: nothing changed)
+                encoded.append(b"")  # (most seats, most revisions: nothing changed)
+                counts.append(0)
                 continue
             pieces = parts.copy()
-            ops: list[Op] = []
+            chunks: list[bytes] = []
+            count = 0
             if mine_choices != parts[2]:  # (replaced whole: its bytes, not encoded again)
                 pieces[2] = mine_choices
-                value = batch[players] if seat == decider else []
-                op: Op = {"op": "replace", "path": _CHOICES_PATH, "value": value}
-                work.packed.put(op, _REPLACE_CHOICES + mine_choices)
-                ops.append(op)
+                chunks.append(_REPLACE_CHOICES)
+                chunks.append(mine_choices)
+                count += 1
             if private is not parts[4]:
                 pieces[4] = private
                 after = batch[seat]
                 kind = type(after)
                 if kind is dict or kind is list or kind is tuple:  # (for the size rule)
                     work.sizes[id(after)] = len(private)
+                ops: list[Op] = []
                 _diff_leaf(parts[4], private, after, _PRIVATE_PATH, ops, work, True)
+                chunks.append(work.encode_ops(ops))
+                count += len(ops)
             if undo_enc != parts[8]:  # (a bool: its one op, bytes known)
                 pieces[8] = undo_enc
-                op = {"op": "replace", "path": _UNDO_PATH, "value": undo}
-                work.packed.put(op, _REPLACE_UNDO + undo_enc)
-                ops.append(op)
+                chunks.append(_REPLACE_UNDO)
+                chunks.append(undo_enc)
+                count += 1
             mine = Tree(b"".join(pieces), None)
             mine.parts = pieces
-            out.append(ops)
+            encoded.append(b"".join(chunks))
+            counts.append(count)
             owns[seat] = mine
-        return out
+        return encoded, counts
 
     def advance(
         self,
@@ -606,11 +615,11 @@ class Views:
         for event in events:
             if event.private:
                 secret = True
-        all_ops = self._advance_own(match, decision, work)
+        own_bytes, own_counts = self._advance_own(match, decision, work)
         owns = self._own
         for seat in range(self.players):
             mine = owns[seat]
-            own_ops = all_ops[seat]
+            own = own_counts[seat]
             seen = (
                 encode_events([e.project(seat) for e in events])
                 if secret and any(seat in e.private for e in events)
@@ -626,8 +635,8 @@ class Views:
                     hasher = self._hasher()
                 digest = hasher.hash(mine.enc)
                 used.append(1)
-            if own_ops:  # (their bytes from the diff: the choices' are the canonical ones)
-                frame = spliced.with_own(work.encode_ops(own_ops), len(own_ops), digest, seen)
+            if own:  # (their bytes from the diff: the choices' are the canonical ones)
+                frame = spliced.with_own(own_bytes[seat], own, digest, seen)
             elif seen is public:
                 frame = spliced.plain(digest)
             else:
