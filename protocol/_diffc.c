@@ -1890,6 +1890,99 @@ static void b2_compress(B2State *s, const uint8_t *block, int last)
         s->h[i] ^= v[i] ^ v[i + 8];
 }
 
+/* The same compression with the state's four rows in AVX2 registers (four 64-bit lanes: the
+   column step is one G on four lanes, the diagonal step the same after rotating three rows),
+   as the reference's AVX2 code does: about 750 instructions where the scalar one above takes
+   about 1,900 (a seat's rule-2 hash is one compression; a revision of the tiny game hashes
+   five). Taken when the CPU has AVX2 (``b2_simd``, asked once), else the scalar one. */
+#if defined(__GNUC__) && defined(__x86_64__) \
+    && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#include <immintrin.h>
+#define B2_AVX2 1
+
+#define B2V_ROT32(x) _mm256_shuffle_epi32((x), _MM_SHUFFLE(2, 3, 0, 1))
+#define B2V_ROT24(x) _mm256_shuffle_epi8((x), rot24)
+#define B2V_ROT16(x) _mm256_shuffle_epi8((x), rot16)
+#define B2V_ROT63(x) _mm256_or_si256(_mm256_srli_epi64((x), 63), _mm256_add_epi64((x), (x)))
+
+/* (the message words of lanes 0 to 3, from sigma's row ``r`` at ``i``, ``i + 2``, ...) */
+#define B2V_MSG(r, i)                                                                    \
+    _mm256_set_epi64x((long long)m[b2_sigma[r][(i) + 6]], (long long)m[b2_sigma[r][(i) + 4]], \
+                      (long long)m[b2_sigma[r][(i) + 2]], (long long)m[b2_sigma[r][(i)]])
+
+#define B2V_HALF(x, rot_d, rot_b)                                 \
+    do {                                                          \
+        a = _mm256_add_epi64(_mm256_add_epi64(a, (x)), b);        \
+        d = rot_d(_mm256_xor_si256(d, a));                        \
+        c = _mm256_add_epi64(c, d);                               \
+        b = rot_b(_mm256_xor_si256(b, c));                        \
+    } while (0)
+
+#define B2V_ROUND(r)                                                        \
+    do {                                                                    \
+        B2V_HALF(B2V_MSG(r, 0), B2V_ROT32, B2V_ROT24);                      \
+        B2V_HALF(B2V_MSG(r, 1), B2V_ROT16, B2V_ROT63);                      \
+        b = _mm256_permute4x64_epi64(b, _MM_SHUFFLE(0, 3, 2, 1));           \
+        c = _mm256_permute4x64_epi64(c, _MM_SHUFFLE(1, 0, 3, 2));           \
+        d = _mm256_permute4x64_epi64(d, _MM_SHUFFLE(2, 1, 0, 3));           \
+        B2V_HALF(B2V_MSG(r, 8), B2V_ROT32, B2V_ROT24);                      \
+        B2V_HALF(B2V_MSG(r, 9), B2V_ROT16, B2V_ROT63);                      \
+        b = _mm256_permute4x64_epi64(b, _MM_SHUFFLE(2, 1, 0, 3));           \
+        c = _mm256_permute4x64_epi64(c, _MM_SHUFFLE(1, 0, 3, 2));           \
+        d = _mm256_permute4x64_epi64(d, _MM_SHUFFLE(0, 3, 2, 1));           \
+    } while (0)
+
+__attribute__((target("avx2"))) static void b2_compress_avx2(B2State *s, const uint8_t *block,
+                                                             int last)
+{
+    uint64_t m[16];
+    memcpy(m, block, sizeof(m));
+    const __m256i rot24 = _mm256_setr_epi8(3, 4, 5, 6, 7, 0, 1, 2, 11, 12, 13, 14, 15, 8, 9, 10,
+                                           3, 4, 5, 6, 7, 0, 1, 2, 11, 12, 13, 14, 15, 8, 9, 10);
+    const __m256i rot16 = _mm256_setr_epi8(2, 3, 4, 5, 6, 7, 0, 1, 10, 11, 12, 13, 14, 15, 8, 9,
+                                           2, 3, 4, 5, 6, 7, 0, 1, 10, 11, 12, 13, 14, 15, 8, 9);
+    const __m256i h0 = _mm256_loadu_si256((const __m256i *)(const void *)&s->h[0]);
+    const __m256i h1 = _mm256_loadu_si256((const __m256i *)(const void *)&s->h[4]);
+    __m256i a = h0, b = h1;
+    __m256i c = _mm256_loadu_si256((const __m256i *)(const void *)&b2_iv[0]);
+    __m256i d = _mm256_xor_si256(
+        _mm256_loadu_si256((const __m256i *)(const void *)&b2_iv[4]),
+        _mm256_set_epi64x(0, last ? -1LL : 0, (long long)s->t[1], (long long)s->t[0]));
+    B2V_ROUND(0);
+    B2V_ROUND(1);
+    B2V_ROUND(2);
+    B2V_ROUND(3);
+    B2V_ROUND(4);
+    B2V_ROUND(5);
+    B2V_ROUND(6);
+    B2V_ROUND(7);
+    B2V_ROUND(8);
+    B2V_ROUND(9);
+    B2V_ROUND(10);
+    B2V_ROUND(11);
+    _mm256_storeu_si256((__m256i *)(void *)&s->h[0], _mm256_xor_si256(h0, _mm256_xor_si256(a, c)));
+    _mm256_storeu_si256((__m256i *)(void *)&s->h[4], _mm256_xor_si256(h1, _mm256_xor_si256(b, d)));
+}
+
+static int b2_simd = -1; /* whether the CPU has AVX2: -1 until asked (b2_compress_any) */
+#endif
+
+/* The compression: AVX2's where the CPU has it, else the scalar one (the same state after). */
+static void b2_compress_any(B2State *s, const uint8_t *block, int last)
+{
+#ifdef B2_AVX2
+    if (b2_simd < 0) {
+        __builtin_cpu_init();
+        b2_simd = __builtin_cpu_supports("avx2") ? 1 : 0;
+    }
+    if (b2_simd) {
+        b2_compress_avx2(s, block, last);
+        return;
+    }
+#endif
+    b2_compress(s, block, last);
+}
+
 static void b2_count(B2State *s, uint64_t n)
 {
     s->t[0] += n;
@@ -1916,12 +2009,12 @@ static void b2_update(B2State *s, const uint8_t *in, size_t n)
         s->buflen = 0;
         memcpy(s->buf + left, in, fill);
         b2_count(s, 128);
-        b2_compress(s, s->buf, 0);
+        b2_compress_any(s, s->buf, 0);
         in += fill;
         n -= fill;
         while (n > 128) {
             b2_count(s, 128);
-            b2_compress(s, in, 0);
+            b2_compress_any(s, in, 0);
             in += 128;
             n -= 128;
         }
@@ -1982,7 +2075,7 @@ static PyObject *py_blake2b_hex(PyObject *module, PyObject *const *args, Py_ssiz
         return NULL;
     b2_count(&s, s.buflen);
     memset(s.buf + s.buflen, 0, 128 - (size_t)s.buflen);
-    b2_compress(&s, s.buf, 1);
+    b2_compress_any(&s, s.buf, 1);
     PyObject *out = PyUnicode_New(16, 127);
     if (out == NULL)
         return NULL;
