@@ -94,6 +94,11 @@ _REPLACE_UNDO: Final = (
 )
 """A ``replace`` op of a seat's ``choices`` or ``undo`` up to its value's bytes (``pack`` of the
 op: its keys in the order :func:`protocol.patch.diff` writes them)."""
+_REPLACE_NO_CHOICES: Final = _REPLACE_CHOICES + _EMPTY_ARRAY
+_REPLACE_UNDO_TRUE: Final = _REPLACE_UNDO + _TRUE
+_REPLACE_UNDO_FALSE: Final = _REPLACE_UNDO + _FALSE
+"""The whole op of a seat's ``choices`` gone (a seat that no longer decides: made once) or of
+its ``undo``."""
 _NO_OPS: Final[list[Op]] = []
 """The ops of a seat whose own part did not change (never appended to: only tested)."""
 _NO_KEPT: Final[dict[str, Any]] = {}
@@ -534,13 +539,16 @@ class Views:
                 counts.append(0)
                 continue
             pieces = parts.copy()
-            chunks: list[bytes] = []
+            own = b""
             count = 0
             if mine_choices != parts[2]:  # (replaced whole: its bytes, not encoded again)
                 pieces[2] = mine_choices
-                chunks.append(_REPLACE_CHOICES)
-                chunks.append(mine_choices)
-                count += 1
+                own = (
+                    _REPLACE_NO_CHOICES
+                    if mine_choices is _EMPTY_ARRAY
+                    else _REPLACE_CHOICES + mine_choices
+                )
+                count = 1
             if private is not parts[4]:
                 pieces[4] = private
                 after = batch[seat]
@@ -549,16 +557,15 @@ class Views:
                     work.sizes[id(after)] = len(private)
                 ops: list[Op] = []
                 _diff_leaf(parts[4], private, after, _PRIVATE_PATH, ops, work, True)
-                chunks.append(work.encode_ops(ops))
+                own += work.encode_ops(ops)
                 count += len(ops)
             if undo_enc != parts[8]:  # (a bool: its one op, bytes known)
                 pieces[8] = undo_enc
-                chunks.append(_REPLACE_UNDO)
-                chunks.append(undo_enc)
+                own += _REPLACE_UNDO_TRUE if undo_enc is _TRUE else _REPLACE_UNDO_FALSE
                 count += 1
             mine = Tree(b"".join(pieces), None)
             mine.parts = pieces
-            encoded.append(b"".join(chunks))
+            encoded.append(own)
             counts.append(count)
             owns[seat] = mine
         return encoded, counts
