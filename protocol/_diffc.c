@@ -1983,6 +1983,28 @@ static void b2_compress_any(B2State *s, const uint8_t *block, int last)
     b2_compress(s, block, last);
 }
 
+/* blake2b_simd(on): whether the compression may take its AVX2 code (the CPU's answer at first
+   use otherwise; False forces the scalar one), the setting before returned: so that the tests
+   run both on a machine with AVX2. */
+static PyObject *py_blake2b_simd(PyObject *module, PyObject *on)
+{
+    (void)module;
+    int want = PyObject_IsTrue(on);
+    if (want < 0)
+        return NULL;
+#ifdef B2_AVX2
+    if (b2_simd < 0) {
+        __builtin_cpu_init();
+        b2_simd = __builtin_cpu_supports("avx2") ? 1 : 0;
+    }
+    int before = b2_simd;
+    b2_simd = want && __builtin_cpu_supports("avx2") ? 1 : 0;
+    return PyBool_FromLong(before);
+#else
+    return PyBool_FromLong(0);
+#endif
+}
+
 static void b2_count(B2State *s, uint64_t n)
 {
     s->t[0] += n;
@@ -2116,6 +2138,9 @@ static PyMethodDef methods[] = {
      "blake2b_state(data=b''): BLAKE2b-64's state after data, for blake2b_hex."},
     {"blake2b_hex", (PyCFunction)(void (*)(void))py_blake2b_hex, METH_FASTCALL,
      "blake2b_hex(state, value, after): the hex digest of state's data, value and after."},
+    {"blake2b_simd", py_blake2b_simd, METH_O,
+     "blake2b_simd(on): let the compression take AVX2 where the CPU has it (False: the scalar "
+     "one); the setting before."},
     {NULL, NULL, 0, NULL},
 };
 

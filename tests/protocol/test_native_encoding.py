@@ -14,6 +14,7 @@ import contextlib
 import hashlib
 import math
 import random
+from collections.abc import Iterator
 from typing import Any
 
 import msgpack
@@ -201,9 +202,21 @@ def _blake2b(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=8).hexdigest()
 
 
-def test_blake2b_is_hashlib_s_at_every_length_and_split() -> None:
+@pytest.fixture(params=[True, False], ids=["simd", "scalar"])
+def compression(request: pytest.FixtureRequest) -> Iterator[bool]:
+    """Each test of the hash twice: with the compression's AVX2 code where the CPU has it,
+    then with the scalar code forced (``blake2b_simd``), so that both stay tested."""
+    before = NATIVE.blake2b_simd(request.param)
+    try:
+        yield NATIVE.blake2b_simd(request.param)
+    finally:
+        NATIVE.blake2b_simd(before)
+
+
+def test_blake2b_is_hashlib_s_at_every_length_and_split(compression: bool) -> None:
     """Every length over three blocks, cut anywhere between the state, the value and what
-    follows it (the block boundaries the buffering must get right included)."""
+    follows it (the block boundaries the buffering must get right included), by both
+    compressions."""
     rng = random.Random(21)
     for length in range(0, 3 * 128 + 3):
         data = rng.randbytes(length)
