@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any
+from typing import Any, Final
 
 from redis.typing import EncodableT
 
@@ -37,6 +37,9 @@ from server.store.keys import KEY_CACHE_SIZE
 from server.store.records import Action, archive_head, pack, snapshot_blob
 
 __all__ = ["Call", "Writes", "put_fields"]
+
+_APPEND_KEYS: Final = 4
+"""How many keys an append names (:meth:`Writes._append_keys`: meta, log, choices, lease)."""
 
 
 class Writes:
@@ -98,26 +101,26 @@ class Writes:
     ) -> Coroutine[Any, Any, Any]:
         """:meth:`.RedisStore.append`: the choice and ``meta``'s fields, one script call, its
         command packed here (without ``meta``, in one piece: :func:`.client.evalsha_append`)."""
-        head = self._append_heads.get(room)
-        if head is None:
-            if len(self._append_heads) >= KEY_CACHE_SIZE:  # (bounded as the key names are)
-                self._append_heads.clear()
-            head = self._append_heads[room] = evalsha_head(self.append, self._append_keys(room))
         blob = pack([action.seat, action.choice])
         what = f"append rev {action.rev} to room {room}"
-        if self._cluster:
+        if self._cluster:  # (each call its own round trip: no command packed here)
             args: list[EncodableT] = [action.rev, blob]
             if meta:
                 put_fields(args, meta)
             args.append(self._token)
             return self._alone(room, what, self.append, self._append_keys(room), args)
+        head = self._append_heads.get(room)
+        if head is None:
+            if len(self._append_heads) >= KEY_CACHE_SIZE:  # (bounded as the key names are)
+                self._append_heads.clear()
+            head = self._append_heads[room] = evalsha_head(self.append, self._append_keys(room))
         if meta:
             args = [action.rev, blob]
             put_fields(args, meta)
             args.append(self._token)
             call = script_call(self.append, self._append_keys(room), args, head, room)
         else:
-            command = evalsha_append(head, 4, action.rev, blob, self._token_bulk)
+            command = evalsha_append(head, _APPEND_KEYS, action.rev, blob, self._token_bulk)
             call = Call(self.append, command, room)
         return self._commit.submit(what, call)
 
