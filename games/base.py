@@ -53,7 +53,6 @@ public events told everyone.
 
 from __future__ import annotations
 
-import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -67,7 +66,7 @@ from games.errors import (
     OptionsError,
     UndoRefused,
 )
-from games.rng import Rng
+from games.rng import NATIVE, Rng
 
 try:  # (read by mypyc at build time; a no-op where mypy_extensions is not installed)
     from mypy_extensions import mypyc_attr
@@ -134,16 +133,9 @@ def _text_key(mark: str, mapping: Mapping[str, JSON]) -> tuple[object, ...] | No
     return tuple(parts)
 
 
-def _native_key() -> Callable[[str, Mapping[str, JSON]], tuple[object, ...] | None]:
-    try:
-        native = importlib.import_module("games._gamesc")
-    except ImportError:
-        return _text_key
-    key: Callable[[str, Mapping[str, JSON]], tuple[object, ...] | None] = native.text_key
-    return key
-
-
-_KEY: Final = _native_key()
+_KEY: Final[Callable[[str, Mapping[str, JSON]], tuple[object, ...] | None]] = (
+    _text_key if NATIVE is None else NATIVE.text_key
+)
 """:func:`_text_key`, in C where built (``games/_gamesc.c``)."""
 
 

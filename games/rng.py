@@ -8,7 +8,7 @@ single 64-bit int) serialises trivially. The state must never appear in a view.
 Its draws have a native twin, ``games._gamesc`` (``games/_gamesc.c``, built with the compiled
 modules): the same steps on a machine word, where Python computes on integers beyond 62 bits
 (heap objects even when compiled: about 7,000 instructions a draw, a shuffle of Tiny's deck 11
-draws). :class:`Rng` calls it when it imports (:data:`_NATIVE`) and the Python here otherwise;
+draws). :class:`Rng` calls it when it imports (:data:`NATIVE`) and the Python here otherwise;
 ``tests/games/test_rng.py`` compares the two draw by draw.
 """
 
@@ -51,21 +51,22 @@ def _shuffle(state: int, items: MutableSequence[T]) -> int:
 
 
 def _native() -> Any:
-    """``games._gamesc``, the same draws in C, or None where it is not built (pure Python, or a
-    compiled build without it)."""
+    """``games._gamesc``, the same draws in C (and :mod:`games.base`'s memo key of a text), or
+    None where it is not built (pure Python, or a compiled build without it)."""
     try:
         return importlib.import_module("games._gamesc")
     except ImportError:
         return None
 
 
-_NATIVE: Final[Any] = _native()
-_NEXT: Final[Callable[[int], tuple[int, int]]] = _next_u64 if _NATIVE is None else _NATIVE.next_u64
+NATIVE: Final[Any] = _native()
+"""The games' C extension, imported once for :mod:`games.base` too (None: not built)."""
+_NEXT: Final[Callable[[int], tuple[int, int]]] = _next_u64 if NATIVE is None else NATIVE.next_u64
 _BELOW: Final[Callable[[int, int], tuple[int, int]]] = (
-    _below if _NATIVE is None else _NATIVE.below
+    _below if NATIVE is None else NATIVE.below
 )  # (native: for n < 2**64, a machine word)
 _SHUFFLE: Final[Callable[[int, list[Any]], int]] = (
-    _shuffle if _NATIVE is None else _NATIVE.shuffle
+    _shuffle if NATIVE is None else NATIVE.shuffle
 )  # (native: for a list only)
 """(The draws bound once: Final, held in C statics when compiled.)"""
 

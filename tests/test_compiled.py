@@ -144,7 +144,7 @@ def _compiled_copy(tmp: Path) -> Path:
         [sys.executable, "-c", f"import importlib, sys\nfor m in {names!r}: "
          "print(m, importlib.import_module(m).__file__)\n"
          "from protocol import patch\nassert patch._NATIVE is not None, 'no native diff'\n"
-         "from games import rng\nassert rng._NATIVE is not None, 'no native draws'"],
+         "from games import rng\nassert rng.NATIVE is not None, 'no native draws'"],
         cwd=tmp, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert where.returncode == 0, where.stderr

@@ -48,11 +48,11 @@ def test_the_native_draws_are_the_pythons_draw_for_draw() -> None:
     Python steps, over many states (0, the top, any int read modulo 2**64), bounds (1, powers of
     two, just past them, near 2**64) and shuffles of lists of every small length. Where it is
     not built it is skipped, except in the compiled tier (``OASIS_NATIVE_DIFF=required``)."""
-    if rng_module._NATIVE is None:
+    if rng_module.NATIVE is None:
         if os.environ.get("OASIS_NATIVE_DIFF") == "required":
             pytest.fail("games._gamesc is not built")
         pytest.skip("games._gamesc is not built (pure Python)")
-    native = rng_module._NATIVE
+    native = rng_module.NATIVE
     source = random.Random(21)
     states = [0, 1, 2**63, 2**64 - 1, -1, 2**64, 2**70 + 5] + [
         source.getrandbits(64) for _ in range(500)
