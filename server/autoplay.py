@@ -22,7 +22,7 @@ from protocol.errors import ErrorCode, RequestError
 from server.bots import Bot, RandomPlayer, make_bot
 from server.clock import ClockDue
 from server.effects import Breathe, Outbox, Steps
-from server.room_state import BotTurn, RoomSettings, RoomState, Status, Tuning
+from server.room_state import BotTurn, RoomSettings, RoomState, Status, Tuning, detached
 from server.seats import Seating
 from server.store.records import UNDO, Action
 from server.takeover import STANDIN_KIND
@@ -42,6 +42,8 @@ BOT_RETRY_SECONDS: Final = 0.2
 
 class Autoplay:
     """One room's bots, replay script and timeouts (see the module doc)."""
+
+    __deletable__ = ("_play",)
 
     def __init__(
         self,
@@ -72,6 +74,11 @@ class Autoplay:
         self._announce = announce
         self._log = log
         self._seed = seed
+
+    def detach(self) -> None:
+        """The room closed: let go of its play and its core (see :meth:`Play.detach`)."""
+        self._announce = detached
+        del self._play
 
     def bot(self, kind: str, seat: int) -> Bot:
         """A new bot of ``kind`` for ``seat`` (of this room's game and seed)."""

@@ -98,6 +98,11 @@ class Config:
     finished_room_ttl: float = 30.0
     """A room whose match is over and that nobody is connected to is closed after this many
     seconds (at most ``room_idle_ttl``); its archive keeps the match for replays."""
+    moved_room_ttl: float = 2.0
+    """A finished room whose every player moved to its rematch (SPEC section 9) and that
+    nobody is in any more is closed after this many seconds (at most ``finished_room_ttl``):
+    nobody is left to come back to it; the grace answers a rematch asked again at the same
+    moment as the first, or retried."""
     max_rooms: int = 10_000
     """Rooms in memory on this node (replay rooms included); checked before the store is
     touched, counting the rooms being created (no race past it)."""

@@ -395,6 +395,19 @@ class RoomCore:
         if self.status.state is not _CLOSED:
             self._close()
 
+    def detach(self) -> None:
+        """The room is closed and its task over: its parts let go of each other where they
+        form reference cycles (their callbacks into this core, the bots' reference to the
+        play), so that the room is freed by reference counting once nothing outside refers to
+        it. The server runs with the collector's automatic collections off
+        (:mod:`server.collector`): a room left in a cycle would stay in memory until the next
+        full collection, and with matches ending all the time those come to thousands of
+        rooms. Its state, info, rev and members can still be read."""
+        self.description.detach(self.play.rev)
+        self.play.detach()
+        self.membership.detach()
+        self.upkeep.detach()
+
     # Who is told what -------------------------------------------------------------------------
 
     def _announce(self, info: dict[str, Any] | None = None) -> None:

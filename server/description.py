@@ -58,6 +58,11 @@ class Description:
         self._clocks = timekeeper
         self._rev = rev
 
+    def detach(self, rev: int) -> None:
+        """The room closed at ``rev``: let go of the core's closure that read it
+        (:meth:`server.core.RoomCore.detach`)."""
+        self._rev = lambda: rev
+
     def info(self) -> dict[str, Any]:
         """What the lobby lists and members are told when it changes."""
         s = self._settings

@@ -74,6 +74,8 @@ seconds)."""
 class Effector:
     """Carries out one room's effects (see the module doc)."""
 
+    __deletable__ = ("_room",)
+
     def __init__(
         self,
         room: Room,
@@ -100,6 +102,11 @@ class Effector:
         self._actions = metrics.actions.labels(core.settings.game)
         self._log = log
         self._on_close = on_close
+
+    def detach(self) -> None:
+        """The room's task is over: let go of the room (a reference cycle, the room holding
+        this effector; :meth:`server.room.Room.start_task`)."""
+        del self._room
 
     async def handle(
         self,

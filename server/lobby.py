@@ -155,6 +155,7 @@ class Lobby:
             bot_delay=c.bot_delay,
             idle_ttl=c.room_idle_ttl,
             finished_ttl=c.finished_room_ttl,
+            moved_ttl=c.moved_room_ttl,
             takeover_grace=c.takeover_grace,
         )
         """The node's numbers for its rooms, made once (the config does not change)."""

@@ -25,7 +25,16 @@ from protocol.errors import ErrorCode, RequestError
 from server.chat import ChatLog
 from server.effects import Forward, Outbox, Send, Steps, StoreSeats
 from server.play import Play
-from server.room_state import Admit, Announce, Moved, RoomSettings, RoomState, Status, Tuning
+from server.room_state import (
+    Admit,
+    Announce,
+    Moved,
+    RoomSettings,
+    RoomState,
+    Status,
+    Tuning,
+    detached,
+)
 from server.seats import Seat, Seating, missed
 from server.spectators import Spectators
 from server.store.meta import RoomMeta
@@ -193,6 +202,10 @@ class Membership:
         """A batched announcement of spectators is armed."""
         self.spectators = spectators
         self.restart_feed()
+
+    def detach(self) -> None:
+        """The room closed: let go of the core's method (:meth:`server.core.RoomCore.detach`)."""
+        self._announce = detached
 
     def restart_feed(self) -> None:
         """The spectators' feed starts at the current rev (the view is computed only for a
@@ -510,7 +523,14 @@ class Membership:
         still here (a player who had left and resumes, a delayed room's spectators, who stay
         until their feed has shown the end) reads the rematch's room in ``info.rematch``."""
         room = self.room
-        self._status.rematch = command.to
+        status = self._status
+        status.rematch = command.to
+        seats = self.seating.seats
+        # (every seat a person holds is held by a connection that moves now: nobody left)
+        holders = [seat.conn for seat in seats if seat.token_digest and not seat.bot]
+        status.everyone_moved = all(
+            conn is not None and conn in command.members for conn in holders
+        )
         left = 0
         for member in command.members:
             index = member.rooms.pop(room, -1)

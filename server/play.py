@@ -46,6 +46,7 @@ from server.room_state import (
     RoomState,
     Status,
     Tuning,
+    detached,
     lost_error,
 )
 from server.seats import PatchBuffer, Seat, Seating
@@ -125,6 +126,12 @@ class Play:
         self._room = room_id
         self._ack_head = f.ack_head(room_id)
         """(A choice's ``ack`` spliced from it: :func:`protocol.frames.encode_ack`.)"""
+
+    def detach(self) -> None:
+        """The room closed: let go of the core's methods and of the bots' back reference, the
+        reference cycles between the room's parts (:meth:`server.core.RoomCore.detach`)."""
+        self._announce = self._finished = detached
+        self.auto.detach()
 
     # Starting ---------------------------------------------------------------------------------
 

@@ -102,6 +102,8 @@ class Status:
     """The result of a match whose archive could not be written yet."""
     rematch: str | None = None
     """A finished room's rematch, once made (SPEC section 9): the new room's id, in ``info``."""
+    everyone_moved: bool = False
+    """Every player of this finished room moved to its rematch: none is left to come back."""
 
     def __init__(
         self,
@@ -111,9 +113,11 @@ class Status:
         unsure: bool = False,
         finish_pending: dict[str, Any] | None = None,
         rematch: str | None = None,
+        everyone_moved: bool = False,
     ) -> None:
         self.state, self.paused, self.lost, self.unsure = state, paused, lost, unsure
         self.finish_pending, self.rematch = finish_pending, rematch
+        self.everyone_moved = everyone_moved
 
 
 class Lifecycle:
@@ -232,6 +236,9 @@ class Tuning:
     """Seconds a room may stay empty."""
     finished_ttl: float | None = None
     """Seconds a room whose match is over may stay empty (None: ``idle_ttl``)."""
+    moved_ttl: float | None = None
+    """Seconds a finished room may stay empty once every player moved to its rematch (None:
+    as any finished room)."""
     takeover_grace: float = -1.0
     """Seconds before a stand-in plays for a gone player (< 0: never)."""
 
@@ -363,6 +370,11 @@ Internal = (
     | ReleaseDue
     | Moved
 )
+
+
+def detached(*_: object, **__: object) -> None:
+    """What a closed room's components call instead of its core's methods once the core let go
+    of them (:meth:`server.core.RoomCore.detach`): nothing."""
 
 
 def lost_error(room: str, rev: int) -> RequestError:

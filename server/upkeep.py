@@ -18,7 +18,7 @@ from protocol.errors import RequestError
 from server.effects import Closed, Finish, Outbox, Retire, Steps
 from server.membership import Membership
 from server.play import Play
-from server.room_state import Reap, RoomSettings, RoomState, Status, Tuning
+from server.room_state import Reap, RoomSettings, RoomState, Status, Tuning, detached
 from server.timekeeping import Timekeeper
 
 _PLAYING: Final = RoomState.PLAYING
@@ -61,8 +61,14 @@ class Upkeep:
         self._idle_ttl = tuning.idle_ttl
         finished = tuning.finished_ttl
         self._finished_ttl = tuning.idle_ttl if finished is None else finished
+        moved = tuning.moved_ttl
+        self._moved_ttl = self._finished_ttl if moved is None else moved
         self._empty_since: float | None = None
         self._told_lost = False
+
+    def detach(self) -> None:
+        """The room closed: let go of the core's method (:meth:`server.core.RoomCore.detach`)."""
+        self._close = detached
 
     # The store's health -----------------------------------------------------------------------
 
@@ -132,9 +138,14 @@ class Upkeep:
     def _reap_after(self) -> float:
         """How long the room may stay empty: ``room_idle_ttl``, or once its match is over the
         shorter ``finished_room_ttl`` (its archive keeps the match; an all-bot match that
-        nobody watches must not hold its memory for ten minutes)."""
-        if self._status.state is _FINISHED:
-            return min(self._finished_ttl, self._idle_ttl)
+        nobody watches must not hold its memory for ten minutes), and once every player moved
+        to its rematch the shorter ``moved_room_ttl`` (nobody is left to come back to it; with
+        matches ending all the time, finished rooms kept for ``finished_room_ttl`` each would
+        come to thousands)."""
+        status = self._status
+        if status.state is _FINISHED:
+            ttl = min(self._finished_ttl, self._idle_ttl)
+            return min(ttl, self._moved_ttl) if status.everyone_moved else ttl
         return self._idle_ttl
 
     def reap(self) -> Steps:

@@ -29,6 +29,7 @@ from server.store.redis import RedisStore
 from server.warmup import load_engines
 from tests.server.client import Client
 from tests.server.conftest import MakeApp, MakeClient
+from tests.server.test_rematch import _finished
 from tests.services import RedisServer
 
 ROOMS = 24
@@ -200,3 +201,67 @@ def test_start_up_builds_what_the_engines_cache_before_any_room() -> None:
     game.setup(2, game.check_options(2, {}), seed=99)  # a first room after start: cached
     assert board._build.cache_info().hits == before.hits + 1
     assert board._build.cache_info().currsize == before.currsize
+
+
+def _cyclic_garbage() -> list[str]:
+    """The project's objects that only a collection of the garbage collector would free (kept
+    apart with ``DEBUG_SAVEALL``, then let go): their types' names."""
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        gc.collect()
+        found = sorted(
+            f"{type(thing).__module__}.{type(thing).__qualname__}"
+            for thing in gc.garbage
+            if type(thing).__module__.split(".")[0] in ("server", "games", "protocol")
+        )
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    return found
+
+
+async def test_closed_rooms_are_freed_by_reference_counting_alone(
+    make_app: MakeApp, make_client: MakeClient
+) -> None:
+    # The server runs with the collector's automatic collections off (server.collector): a room
+    # caught in a reference cycle would stay in memory until the next full collection, and
+    # with rooms finishing continuously those grow by the thousand between two. So nothing of
+    # a closed room may be in a cycle: every kind of end below, its weak reference dead with no
+    # collection, and no object of the project left for a collection to find.
+    app = await make_app(room_idle_ttl=0.2, finished_room_ttl=0.05, bot_delay=0.0)
+    probe = await make_client("probe", target=app)
+    enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        refs: list[weakref.ref[Room]] = []
+        ids: list[str] = []
+        for i in range(6):
+            client = await make_client(f"c{i}", target=app)
+            create = {"type": "create", "game": "tiny", "players": 2, "seed": i}
+            if i % 3 == 0:  # all bots, played to the end
+                room = (await client.request({**create, "bots": 2}))["room"]
+                await client.request({"type": "start", "room": room})
+            elif i % 3 == 1:  # two people start, then both leave: abandoned mid-match
+                room = (await client.request(create))["room"]
+                other = await make_client(f"o{i}", target=app)
+                await client.request({"type": "join", "room": room})
+                await other.request({"type": "join", "room": room})
+                await client.request({"type": "start", "room": room})
+                await other.close()
+            else:  # two people play to the end, then a rematch they both leave
+                other = await make_client(f"o{i}", target=app)
+                room = await _finished([client, other], [], seed=i)
+                refs.append(weakref.ref(app.lobby.rooms[room]))
+                ids.append(room)
+                room = (await client.request({"type": "rematch", "room": room}))["room"]
+                await other.close()
+            refs.append(weakref.ref(app.lobby.rooms[room]))
+            ids.append(room)
+            await client.close()
+        await _until(probe, lambda: _settled(app, ids))
+        assert [ref() for ref in refs] == [None] * len(refs)
+        assert _cyclic_garbage() == []
+    finally:
+        if enabled:
+            gc.enable()

@@ -104,6 +104,7 @@ def test_a_new_matchs_records_keep_each_field_given_under_its_own_name() -> None
         "unsure": True,
         "finish_pending": {"r": 1},
         "rematch": "new",
+        "everyone_moved": True,
     }
     assert _fields(Status(**status)) == status  # type: ignore[arg-type]
     assert _fields(Status()) == {
@@ -113,6 +114,7 @@ def test_a_new_matchs_records_keep_each_field_given_under_its_own_name() -> None
         "unsure": False,
         "finish_pending": None,
         "rematch": None,
+        "everyone_moved": False,
     }
     quota = Quota("rooms", 5, "rooms")
     assert Holdings().held == [] and Holdings().held is not Holdings().held

@@ -117,6 +117,27 @@ async def test_a_rematch_moves_every_member_into_a_new_started_match(
     assert third["type"] == "ack" and third["room"] not in (old, new)
 
 
+async def test_a_finished_room_every_player_left_for_its_rematch_closes_after_moved_room_ttl(
+    make_app: MakeApp, make_client: MakeClient
+) -> None:
+    # moved_room_ttl, not finished_room_ttl (600 s here): nobody is left to come back to it. A
+    # finished room one of whose players was gone when the others moved waits for that player
+    # as any finished room does.
+    app: App = await make_app(finished_room_ttl=600.0, moved_room_ttl=0.05)
+    a, b, c, d = [await make_client(n, target=app) for n in ("a", "b", "c", "d")]
+    old = await _finished([a, b], [], seed=21)
+    assert (await a.request({"type": "rematch", "room": old}))["type"] == "ack"
+    await wait_for(lambda: old not in app.lobby.rooms, within=10)
+
+    waits = await _finished([c, d], [], seed=22)
+    assert (await d.request({"type": "leave", "room": waits}))["type"] == "ack"
+    assert (await c.request({"type": "rematch", "room": waits}))["type"] == "ack"
+    kept = app.lobby.rooms[waits]
+    assert kept.core.status.rematch is not None and not kept.core.status.everyone_moved
+    await asyncio.sleep(0.3)  # (six times moved_room_ttl)
+    assert app.lobby.rooms.get(waits) is kept
+
+
 async def test_a_rematch_is_refused_before_the_end_to_spectators_and_to_strangers(
     make_client: MakeClient,
 ) -> None:
