@@ -1,7 +1,8 @@
 """Giving memory back to the system after many rooms closed (issue 14: RSS must come back).
 
-Rooms are freed by reference counting as soon as they close (no timer or cycle keeps them,
-see :meth:`server.room.Room._later`), but the allocators keep the freed memory for reuse:
+Rooms are freed by reference counting as soon as they close (no timer keeps them, see
+:mod:`server.inbox`, and their parts cut their reference cycles when the room's task ends,
+:meth:`server.core.RoomCore.detach`), but the allocators keep the freed memory for reuse:
 
 - glibc's ``malloc`` returns the top of its heap only, so the large blocks of closed rooms (dict
   tables, list buffers, encoded frames) stay resident. ``malloc_trim(0)`` gives back every free
