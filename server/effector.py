@@ -105,7 +105,7 @@ class Effector:
 
     def detach(self) -> None:
         """The room's task is over: let go of the room (a reference cycle, the room holding
-        this effector; :meth:`server.room.Room.start_task`)."""
+        this effector; :meth:`server.room.Room._over`)."""
         del self._room
 
     async def handle(
