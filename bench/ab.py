@@ -36,10 +36,6 @@ from bench import procs
 TINY = "tests.games.tiny:TINY"
 
 
-def _env(parser: argparse.ArgumentParser, items: list[str]) -> dict[str, str]:
-    return procs.server_env(parser, items)
-
-
 def _use(tree: Path) -> None:
     """Start what comes next from ``tree`` (its ``bench/serve.py`` and ``.venv``): the
     launchers of :mod:`bench.procs` read these two names when they start a process."""
@@ -65,8 +61,12 @@ def one_round(
             running.append((name, tree, server, procs.Worker(bots)))
         for _, _, _, worker in running:
             worker.expect("ready", 180)
-        phase = {"mode": "saturation", "rooms": args.rooms, "warmup": args.warmup}
-        phase["seconds"] = args.seconds
+        phase = {
+            "mode": "saturation",
+            "rooms": args.rooms,
+            "warmup": args.warmup,
+            "seconds": args.seconds,
+        }
         for _, _, _, worker in running:
             worker.send("go " + json.dumps(phase))
         time.sleep(args.warmup)
@@ -118,8 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     sides = [
-        ("A", args.a.resolve(), _env(parser, args.env_a)),
-        ("B", args.b.resolve(), _env(parser, args.env_b)),
+        ("A", args.a.resolve(), procs.server_env(parser, args.env_a)),
+        ("B", args.b.resolve(), procs.server_env(parser, args.env_b)),
     ]
     for side, tree, env in sides:
         if not (tree / ".venv" / "bin" / "python").exists():
