@@ -105,7 +105,7 @@ class Effector:
 
     def detach(self) -> None:
         """The room's task is over: let go of the room (a reference cycle, the room holding
-        this effector; :meth:`server.room.Room._over`)."""
+        this effector; :meth:`server.room.Room.detach`)."""
         del self._room
 
     async def handle(
@@ -315,12 +315,15 @@ class Served(Protocol):
 
     def _slow_command(self, command: object, started: float, took: float, t0: float) -> None: ...
 
+    def detach(self) -> None: ...
+
 
 async def serve_room(room: Served) -> None:
     """A room's task (:meth:`server.room.Room.start_task`): each command of its inbox, in
     order, to its effector, until a :class:`~server.room_state.Stop`, the room closed or a bug
     (``room._failed``: the room fails, its lobby rebuilds it); then the inbox's timers are
-    cancelled.
+    cancelled and the room's parts let go of each other (``room.detach``), in the task's last
+    step: no loop turn between its end and the room's being free to go.
 
     Here, compiled, rather than in the room: the loop runs once per command, and an
     interpreted coroutine costs its frame at every resume (the actor's loop was 0.5 % of an
@@ -350,3 +353,4 @@ async def serve_room(room: Served) -> None:
                 return
     finally:
         inbox.cancel_timers()
+        room.detach()  # (its parts' reference cycles cut: freed once the lobby lets go)

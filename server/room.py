@@ -244,15 +244,15 @@ class Room:
         if loop is None:
             loop = self._loop = asyncio.get_running_loop()
         self._task = loop.create_task(serve_room(self), name=f"room-{self.id}")
-        self._task.add_done_callback(self._over)
         self._now_effects(self.core.open(self._now()))
 
-    def _over(self, task: asyncio.Task[None]) -> None:
-        """The task is over (closed, stopped, evicted, failed): the room handles no command
-        again, and its parts let go of each other (the reference cycles between them,
-        :meth:`server.core.RoomCore.detach`), so that reference counting frees it once the
-        lobby lets go of it. Nothing else frees a cycle while the server serves: the
-        collector's automatic collections are off (:mod:`server.collector`)."""
+    def detach(self) -> None:
+        """The task is ending (closed, stopped, evicted, failed; :func:`serve_room` calls this
+        last): the room handles no command again, and its parts let go of each other (the
+        reference cycles between them, :meth:`server.core.RoomCore.detach`), so that
+        reference counting frees it once the lobby lets go of it. Nothing else frees a cycle
+        while the server serves: the collector's automatic collections are off
+        (:mod:`server.collector`)."""
         self.core.detach()
         if isinstance(self.effector, Effector):  # (not a test's stand-in)
             self.effector.detach()
