@@ -33,6 +33,8 @@ without Redis). The lobby's and the memory store's classes are ordinary Python c
 compiled methods (mypyc's ``native_class=False``): tests replace a method of one lobby or store
 and subclass the store. Such a class cannot hold a lambda or a nested function in a method
 (mypyc fails on it) nor a property with a setter.
+Where a checkout has it, the benchmarks' game too (``BENCH``: the tests' tiny card game, which
+the peer comparison serves), as the engines are.
 Not compiled: ``server/room.py``, the actor around the core (a native class cannot be weakly
 referenced, which ``tests/server/test_memory.py`` proves freed rooms by; compiled as an
 ordinary class, the compiled effector would check the room it is given is one, and
@@ -191,8 +193,20 @@ NATIVE: dict[str, str] = {
 NATIVE_OPT = "3"
 """gcc's optimisation of the native extensions, whatever ``--opt-level`` says (a second's build)."""
 SOURCES = MODULES + tuple(NATIVE)
-"""Every source of a full build (the stamp's digests)."""
-SCANNED = ("protocol", "games", "games/ishtar", "games/yspahan", "server", "server/store")
+"""Every source of the shipped build (the stamp's digests)."""
+BENCH: dict[str, tuple[str, ...]] = {"tests.games": ("tests/games/tiny.py",)}
+"""The benchmarks' game, compiled as the engines are wherever the checkout has it (a checkout,
+the tests' copy; not the image, which holds no tests, nor its ``compiled_modules`` line, which
+names the project's modules only): the tests' tiny card game that ``bench/cost.py``,
+``bench/server_instructions.py`` and the peer comparison (``bench/peers``) serve. Interpreted,
+its own code (a decision, a move, the shared view and four hands per action, called through
+``Game``'s glue) was about 7 % of the server's instructions per action there: a cost of the
+game, not of the framework the benchmarks measure, whose own engines run compiled, as the
+peers' tiny games run compiled by V8 (BENCHMARKS.md, twentieth session)."""
+BENCH_MODULES = tuple(m for group in BENCH.values() for m in group)
+SCANNED = (
+    "protocol", "games", "games/ishtar", "games/yspahan", "server", "server/store", "tests/games"
+)  # fmt: skip
 """Where extensions may be (``--modules`` may compile any of these packages' modules)."""
 LIBRARY = "native"
 """mypyc's shared library of a package's group: ``<package>/native__mypyc.*.so``."""
@@ -217,6 +231,12 @@ setup(name="oasis-compiled", packages=[], py_modules=[], ext_modules=compiled + 
 """
 
 
+def sources(root: Path) -> tuple[str, ...]:
+    """Every source of a full build in ``root``: the shipped ones (``SOURCES``) and those of
+    ``BENCH`` that ``root`` holds."""
+    return MODULES + tuple(m for m in BENCH_MODULES if (root / m).is_file()) + tuple(NATIVE)
+
+
 def package(module: str) -> str:
     """``games/ishtar/views.py`` -> ``games.ishtar``."""
     return str(Path(module).parent).replace(os.sep, ".")
@@ -238,11 +258,12 @@ def clean(root: Path) -> None:
     (root / STAMP).unlink(missing_ok=True)
 
 
-def build(root: Path, modules: tuple[str, ...] = SOURCES, opt: str = "3") -> None:
+def build(root: Path, modules: tuple[str, ...] | None = None, opt: str = "3") -> None:
     """Build ``modules`` in place in ``root``: the ``.py`` ones by mypyc, the ``.c`` ones
     (``NATIVE``) as they are; ``opt``: the mypyc modules' C optimisation level (``3`` as
     shipped; the tests' copy takes ``0``: it changes how fast the code runs, not what it does,
     and takes about half the time to build)."""
+    modules = sources(root) if modules is None else modules
     clean(root)
     unknown = [m for m in modules if m.endswith(".c") and m not in NATIVE]
     if unknown:
@@ -272,11 +293,12 @@ def build(root: Path, modules: tuple[str, ...] = SOURCES, opt: str = "3") -> Non
     (root / STAMP).write_text(json.dumps(digests(root, modules), indent=1) + "\n")
 
 
-def stale(root: Path, modules: tuple[str, ...] = SOURCES) -> list[str]:
+def stale(root: Path, modules: tuple[str, ...] | None = None) -> list[str]:
     """Modules that a build in place lacks or whose source changed since (an empty list for a
     tree with no extensions at all: pure Python is never stale)."""
     if not extensions(root):
         return []
+    modules = sources(root) if modules is None else modules
     try:
         built = json.loads((root / STAMP).read_text())
     except (OSError, ValueError):
@@ -307,7 +329,7 @@ def auto(root: Path, setting: str) -> str:
             clean(root)
         return f"oasis: pure Python (OASIS_COMPILED={setting})"
     built = bool(extensions(root))
-    old = stale(root) if built else list(SOURCES)
+    old = stale(root) if built else list(sources(root))
     if not old:
         return f"oasis: compiled: {len(MODULES)} modules, {len(NATIVE)} native (up to date)"
     why = compiler()
@@ -350,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     root = args.root.resolve()
-    modules = tuple(args.modules.split(",")) if args.modules else SOURCES
+    modules = tuple(args.modules.split(",")) if args.modules else sources(root)
     if args.clean:
         clean(root)
         print("compiled modules removed: pure Python")

@@ -2,15 +2,15 @@
 games' and the server's own tests.
 
 One build per session (:func:`compiled_tree`, shared with ``tests/deploy``'s compiled server): a
-copy of ``protocol/``, ``games/`` and ``server/`` (this checkout stays as it is) with every
-module of ``scripts/build_compiled.py``'s ``MODULES`` compiled in place and its ``NATIVE``
-extensions built (the view diff in C, ``protocol._diffc``; the random draws and text keys,
-``games._gamesc``), checked to import the extensions, not the sources, and the diff and the
-draws to use their native twins; then ``tests/protocol``, ``tests/games``
-and ``tests/server`` run against it in subprocesses, with ``OASIS_NATIVE_DIFF=required``: the
-native diff's differential tests (``tests/protocol/test_diffc.py``, skipped where it is not
-built) and the draws' (``tests/games/test_rng.py``, ``test_generic_texts.py``) run there and
-fail if it is missing.
+copy of ``protocol/``, ``games/`` and ``server/`` (this checkout stays as it is) with every module
+of ``scripts/build_compiled.py``'s ``MODULES`` compiled in place (and its ``BENCH``, the tests'
+tiny game) and its ``NATIVE`` extensions built (the view diff in C, ``protocol._diffc``; the random
+draws and text keys, ``games._gamesc``), checked to import the extensions, not the sources, and the
+diff and the draws to use their native twins; then ``tests/protocol``, ``tests/games`` and
+``tests/server`` run against it in subprocesses, with ``OASIS_NATIVE_DIFF=required``: the native
+diff's differential tests (``tests/protocol/test_diffc.py``, skipped where it is not built) and the
+draws' (``tests/games/test_rng.py``, ``test_generic_texts.py``) run there and fail if it is
+missing.
 
 The default tier runs a representative part: the protocol's tests but the six slowest property
 tests (the diff's, the tree's and the mutated frames': their smaller siblings still run), and the
@@ -40,7 +40,11 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "scripts" / "build_compiled.py"
 sys.path.insert(0, str(BUILD.parent))
-from build_compiled import MODULES, NATIVE  # noqa: E402
+from build_compiled import BENCH_MODULES, MODULES, NATIVE  # noqa: E402
+
+COMPILED = MODULES + BENCH_MODULES
+"""Every module compiled in the copy: the shipped ones and the benchmarks' game (its tests' copy
+holds it)."""
 
 SLOWEST = (
     "tests/protocol/test_patch.py::test_jsonpatch_applies_our_diff",
@@ -139,7 +143,7 @@ def _compiled_copy(tmp: Path) -> Path:
         timeout=1800,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    names = [module_name(m) for m in MODULES] + list(NATIVE.values())
+    names = [module_name(m) for m in COMPILED] + list(NATIVE.values())
     where = subprocess.run(
         [sys.executable, "-c", f"import importlib, sys\nfor m in {names!r}: "
          "print(m, importlib.import_module(m).__file__)\n"
@@ -286,7 +290,7 @@ def test_no_compiled_function_binds_one_except_name_to_two_types() -> None:
     a native class (seen: a room's store effects, their failure lost with the room's task).
     Every compiled module gives each ``except`` name one type."""
     found = []
-    for module in MODULES:
+    for module in COMPILED:
         tree = ast.parse((ROOT / module).read_text(), module)
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -352,7 +356,7 @@ def test_compiled_modules_declare_the_constants_their_functions_read_final() -> 
     were a measurable share of ``Views.advance``: BENCHMARKS.md, thirteenth session). Every
     compiled module declares what its functions read ``Final``, but for :data:`_NOT_FINAL`."""
     found = []
-    for module in MODULES:
+    for module in COMPILED:
         names = _unfinal_constants(ast.parse((ROOT / module).read_text(), module))
         found += [f"{module}: {n}" for n in names if n not in _NOT_FINAL.get(module, ())]
     assert not found, found
@@ -379,7 +383,7 @@ def test_no_compiled_coroutine_awaits_in_a_finally_block() -> None:
     ``Client.open_pool`` catches). No compiled module awaits in a ``finally``."""
     found = [
         f"{module}:{line}"
-        for module in MODULES
+        for module in COMPILED
         for line in _awaits_in_finally(ast.parse((ROOT / module).read_text(), module))
     ]
     assert not found, found
@@ -398,7 +402,7 @@ def test_a_compiled_build_is_refused_once_its_sources_changed(
     check = [sys.executable, str(BUILD), "--root", str(root), "--check"]
     ok = subprocess.run(check, capture_output=True, text=True, timeout=60)
     assert ok.returncode == 0 and "compiled" in ok.stdout, ok.stdout
-    for source in ("protocol/tree.py", "games/ishtar/views.py"):
+    for source in ("protocol/tree.py", "games/ishtar/views.py", "tests/games/tiny.py"):
         with (root / source).open("a") as f:
             f.write("\n# edited\n")
     with (root / "protocol/_diffc.c").open("a") as f:
@@ -406,8 +410,17 @@ def test_a_compiled_build_is_refused_once_its_sources_changed(
     done = subprocess.run(check, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1, done.stdout
     assert "protocol/tree.py" in done.stdout and "games/ishtar/views.py" in done.stdout
-    assert "protocol/_diffc.c" in done.stdout
+    assert "protocol/_diffc.c" in done.stdout and "tests/games/tiny.py" in done.stdout
     assert "games/yspahan/views.py" not in done.stdout
+
+
+def test_the_benchmarks_game_is_built_where_a_tree_has_it(tmp_path: Path) -> None:
+    """The tests' tiny game is among a full build's sources where the tree holds it (a
+    checkout, the tests' copy), and left out where it does not (the image holds no tests)."""
+    import build_compiled
+
+    assert "tests/games/tiny.py" in build_compiled.sources(ROOT)
+    assert build_compiled.sources(tmp_path) == build_compiled.SOURCES
 
 
 def test_serve_never_runs_a_stale_build_and_says_which_it_runs(

@@ -7,13 +7,20 @@ player plays a card from the hand (public, scores its value) or, while the deck 
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from games.base import JSON, Choice, Decision, Event, Game, Result
 from games.errors import SnapshotError
 from games.rng import Rng
+
+try:  # (read by mypyc at build time; a no-op where mypy_extensions is not installed)
+    from mypy_extensions import mypyc_attr
+except ImportError:  # pragma: no cover
+
+    def mypyc_attr(*attrs: str, **kwattrs: object) -> Any:  # type: ignore[misc]
+        return lambda x: x
 
 
 @dataclass
@@ -26,6 +33,7 @@ class TinyState:
     turns: int
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # (tests subclass it)
 class Tiny(Game[TinyState]):
     name = "tiny"
     title = "Tiny"
@@ -57,11 +65,11 @@ class Tiny(Game[TinyState]):
             state.hands[seat].append(card)
             events = [Event("drew", {"seat": seat}, {seat: {"card": card}})]
         else:
-            card = choice["card"]
-            assert isinstance(card, int)
-            state.hands[seat].remove(card)
-            state.scores[seat] += card
-            events = [Event("played", {"seat": seat, "card": card})]
+            played = choice["card"]
+            assert isinstance(played, int)
+            state.hands[seat].remove(played)
+            state.scores[seat] += played
+            events = [Event("played", {"seat": seat, "card": played})]
         state.turns += 1
         players = len(state.hands)
         for step in range(1, players + 1):
@@ -79,7 +87,8 @@ class Tiny(Game[TinyState]):
         }
 
     def own_view(self, state: TinyState, seat: int) -> dict[str, JSON]:
-        return {"hand": sorted(state.hands[seat])}
+        hand: list[JSON] = [*sorted(state.hands[seat])]
+        return {"hand": hand}
 
     def result(self, state: TinyState) -> Result | None:
         if state.deck or any(state.hands):  # (not over: what decision() says, without its list)
@@ -107,7 +116,7 @@ class Tiny(Game[TinyState]):
             return TinyState(
                 Rng(data["rng"]),  # type: ignore[arg-type]
                 list(data["deck"]),  # type: ignore[arg-type]
-                [list(h) for h in data["hands"]],  # type: ignore[union-attr]
+                [list(h) for h in data["hands"]],  # type: ignore[union-attr, arg-type]
                 list(data["scores"]),  # type: ignore[arg-type]
                 data["to_move"],  # type: ignore[arg-type]
                 data["turns"],  # type: ignore[arg-type]
@@ -116,8 +125,14 @@ class Tiny(Game[TinyState]):
             raise SnapshotError(f"not a tiny snapshot: {exc}") from None
 
     def hidden_variant(self, state: TinyState, viewer: int | None, rng: Rng) -> TinyState:
-        out = copy.deepcopy(state)
-        out.rng = Rng(rng.next_u64())
+        out = TinyState(  # (field by field: a compiled state is a native class, never copied)
+            Rng(rng.next_u64()),
+            list(state.deck),
+            [list(h) for h in state.hands],
+            list(state.scores),
+            state.to_move,
+            state.turns,
+        )
         pool = list(out.deck)
         for seat, hand in enumerate(out.hands):
             if seat != viewer:
