@@ -3,24 +3,23 @@
 Each player holds a hidden hand drawn from a shuffled deck of 12 cards (1-6, twice). On a turn a
 player plays a card from the hand (public, scores its value) or, while the deck lasts, draws one
 (only the drawer learns which). The match ends when the deck and every hand are empty.
+
+The benchmarks serve it (the peer comparison, ``bench/cost.py``), so a compiled checkout compiles
+it with the engines (``scripts/build_compiled.py``'s ``BENCH``): its state is then a native class,
+copied field by field, never by ``copy``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import cast
+
+from mypy_extensions import mypyc_attr  # (the tests' dev extras have it, with mypy)
 
 from games.base import JSON, Choice, Decision, Event, Game, Result
 from games.errors import SnapshotError
 from games.rng import Rng
-
-try:  # (read by mypyc at build time; a no-op where mypy_extensions is not installed)
-    from mypy_extensions import mypyc_attr
-except ImportError:  # pragma: no cover
-
-    def mypyc_attr(*attrs: str, **kwattrs: object) -> Any:  # type: ignore[misc]
-        return lambda x: x
 
 
 @dataclass
@@ -87,8 +86,7 @@ class Tiny(Game[TinyState]):
         }
 
     def own_view(self, state: TinyState, seat: int) -> dict[str, JSON]:
-        hand: list[JSON] = [*sorted(state.hands[seat])]
-        return {"hand": hand}
+        return {"hand": cast("list[JSON]", sorted(state.hands[seat]))}
 
     def result(self, state: TinyState) -> Result | None:
         if state.deck or any(state.hands):  # (not over: what decision() says, without its list)
