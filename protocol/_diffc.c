@@ -1718,6 +1718,13 @@ static PyObject *py_pack(PyObject *module, PyObject *value)
     return pack_value(value);
 }
 
+/* plain(value): protocol.codec.pack's bytes for the plain types, or None: a value this does not
+   write, for pack to encode (pack's own first try: no setup needed, and no call back into it). */
+static PyObject *py_plain(PyObject *module, PyObject *value)
+{
+    return encoded(value, 0);
+}
+
 /* canonical(value): protocol.codec.canonical's bytes for the plain types (its maps' keys
    sorted), or None: a value this does not write (a tuple, a subclass, a non-string key, an int
    beyond 64 bits, deep nesting...), for codec.canonical to encode. */
@@ -2128,6 +2135,8 @@ static PyMethodDef methods[] = {
     {"counted_size", py_counted_size, METH_O,
      "len(pack(value)) as counted without pack, or None where the count hands over to pack."},
     {"pack", py_pack, METH_O, "pack(value): protocol.codec.pack's bytes."},
+    {"plain", py_plain, METH_O,
+     "plain(value): protocol.codec.pack's bytes for the plain types, else None."},
     {"canonical", py_canonical, METH_O,
      "canonical(value): protocol.codec.canonical's bytes for the plain types, else None."},
     {"unpack", (PyCFunction)(void (*)(void))py_unpack, METH_FASTCALL,

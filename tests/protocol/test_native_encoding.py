@@ -1,4 +1,4 @@
-"""protocol._diffc's encoders and hash against the ones they stand in for: ``pack`` and
+"""protocol._diffc's encoders and hash against the ones they stand in for: ``pack``, ``plain`` and
 ``canonical`` write :mod:`protocol.codec`'s bytes (or hand over where they cannot), ``join_ops``
 is :meth:`protocol.patch._OpBytes.join`'s Python, and ``blake2b_state``/``blake2b_hex`` are
 hashlib's BLAKE2b-64; no reference leaked.
@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol import hashing, patch
+from protocol import codec, hashing, patch
 from protocol.codec import canonical, pack, unpack
 from tests.protocol import test_diffc
 from tests.protocol.test_diffc import _EDGES, _INT_EDGES, documents
@@ -41,6 +41,7 @@ def test_the_native_encoders_and_hash_are_what_the_modules_call() -> None:
     assert hashing._HEX is NATIVE.blake2b_hex
     assert hashing._STATE is NATIVE.blake2b_state
     assert patch._NATIVE_UNPACK is NATIVE.unpack
+    assert codec._NATIVE_PLAIN is NATIVE.plain
 
 
 def _outcome(function: Any, value: Any) -> Any:
@@ -88,6 +89,23 @@ def test_pack_and_canonical_write_the_codec_s_bytes(value: Any) -> None:
         assert written == canonical(value)
 
 
+def _msgpack(value: Any) -> bytes:
+    """What :func:`protocol.codec.pack` stands for: msgpack's own bytes."""
+    written: bytes = msgpack.packb(value, use_bin_type=True)
+    return written
+
+
+def test_plain_writes_msgpack_s_bytes_and_hands_the_rest_to_the_codec() -> None:
+    """``plain``, the codec's first try: msgpack's own bytes for every plain value, and None for
+    what the C does not write (the codec then encodes it with ormsgpack or msgpack, as before:
+    the same bytes or the same error as the native ``pack``, which calls the codec there)."""
+    for value in _EDGES + _FLOATS + _SORTING:
+        assert NATIVE.plain(value) == _msgpack(value) == pack(value), value
+    for value in _REFUSED:
+        assert NATIVE.plain(value) is None, value
+        assert _outcome(pack, value) == _outcome(NATIVE.pack, value)
+
+
 def test_canonical_writes_what_it_counts() -> None:
     """Every plain value is written (None only where the count hands over)."""
     for value in _EDGES + _FLOATS + _SORTING:
@@ -99,7 +117,8 @@ def test_canonical_writes_what_it_counts() -> None:
 @settings(max_examples=300, deadline=None)
 @given(documents())
 def test_random_documents_are_written_as_the_codec_writes_them(value: Any) -> None:
-    assert NATIVE.pack(value) == pack(value)
+    assert NATIVE.pack(value) == pack(value) == _msgpack(value)
+    assert NATIVE.plain(value) in (None, _msgpack(value))
     assert NATIVE.canonical(value) == canonical(value)
 
 
@@ -279,9 +298,11 @@ def test_the_encoders_and_hash_leak_no_reference() -> None:
 
     def run() -> None:
         NATIVE.pack(doc)
+        NATIVE.plain(doc)
         NATIVE.canonical(doc)
         for value in refused:
             NATIVE.canonical(value)
+            NATIVE.plain(value)
             with contextlib.suppress(OverflowError):
                 NATIVE.pack(value)
         NATIVE.join_ops(ops, enc)
