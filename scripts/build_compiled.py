@@ -58,9 +58,10 @@ Beside them two hand-written C extensions (``NATIVE``), built by setuptools with
 ``--clean`` and counted in ``--check``'s staleness like a module. ``protocol/_diffc.c``: the view
 diff of ``protocol/patch.py`` in C (issue 21, "native diff") and the views' other per-revision
 work (the view hash's BLAKE2b, the codec's plain-value pack, canonical and unpack, a revision's
-ops joined); ``patch.py``, ``tree.py`` and ``hashing.py`` use it when it imports and their own
-Python otherwise. ``games/_gamesc.c``: the random generator's draws on a machine word, which
-``games/rng.py`` uses the same way. A tree without them still runs.
+ops joined); ``patch.py``, ``tree.py``, ``hashing.py`` and ``codec.py`` (its ``pack`` of the
+plain types) use it when it imports and their own Python otherwise. ``games/_gamesc.c``: the
+random generator's draws on a machine word, which ``games/rng.py`` uses the same way. A tree
+without them still runs.
 
 One mypyc group per package (``GROUPS``): each builds one shared library beside its modules
 (``protocol/native__mypyc.*.so``, ...), so that an installed tree (the image's wheel) carries
