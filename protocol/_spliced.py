@@ -23,7 +23,6 @@ from typing import Any, Final
 
 from protocol.codec import array_header, map_header, pack
 from protocol.messages import RequestId
-from protocol.patch import _pack
 
 __all__ = [
     "RevisionFrames",
@@ -43,7 +42,7 @@ def encode_ops(ops: list[dict[str, Any]]) -> bytes:
 def encode_events(events: list[Any]) -> bytes:
     """The encoding of a patch frame's ``events`` array, to reuse for every audience that sees
     the same events."""
-    return _pack(events)
+    return pack(events)
 
 
 _PATCH_HEAD: Final = map_header(6) + pack("type") + pack("patch") + pack("room")
@@ -107,7 +106,7 @@ class RevisionFrames:
     __slots__ = ("_end", "_head", "_shared", "_start", "count")
 
     def __init__(self, room: str, rev: int, shared: bytes, count: int, public: bytes) -> None:
-        head = b"".join([_PATCH_HEAD, _pack(room), _REV, _pack(rev), _OPS])
+        head = b"".join([_PATCH_HEAD, pack(room), _REV, pack(rev), _OPS])
         self._head = head
         self._shared = shared
         self.count = count
@@ -132,7 +131,7 @@ class RevisionFrames:
                 self._shared,
                 own,
                 _HASH,
-                _pack(view_hash),
+                pack(view_hash),
                 _EVENTS,
                 events,
             ]

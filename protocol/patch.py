@@ -401,9 +401,10 @@ def _native() -> Any:
     (and ``sizes`` as a dict): ``diff`` is :func:`_diff`, ``diff_child`` :func:`_diff_child`,
     ``collapse`` :func:`_collapse` (its value a callable), ``replaces_list``
     :func:`_replaces_list`, ``op_size`` :meth:`_OpBytes.size`; and ``join_ops``
-    (:meth:`_OpBytes.join`), ``pack``, ``canonical`` and ``unpack`` (:func:`_pack`,
-    :func:`_canonical`, :func:`_unpack`), the view hash's ``blake2b_state`` and ``blake2b_hex``
-    (:mod:`protocol.hashing`)."""
+    (:meth:`_OpBytes.join`), ``pack`` (:func:`protocol.codec.pack`'s bytes, which the C calls
+    itself for the ops' encodings; the codec's own ``pack`` takes its ``plain``), ``canonical``
+    and ``unpack`` (:func:`_canonical`, :func:`_unpack`), the view hash's ``blake2b_state`` and
+    ``blake2b_hex`` (:mod:`protocol.hashing`)."""
     try:
         native = importlib.import_module("protocol._diffc")
     except ImportError:
@@ -425,21 +426,9 @@ def _native() -> Any:
 _NATIVE: Final[Any] = _native()
 _NATIVE_DIFF: Final[Any] = None if _NATIVE is None else _NATIVE.diff
 _NATIVE_JOIN: Final[Any] = None if _NATIVE is None else _NATIVE.join_ops
-_NATIVE_PACK: Final[Any] = None if _NATIVE is None else _NATIVE.pack
 _NATIVE_CANONICAL: Final[Any] = None if _NATIVE is None else _NATIVE.canonical
 _NATIVE_UNPACK: Final[Any] = None if _NATIVE is None else _NATIVE.unpack
 """(The native functions bound once: Final, held in C statics when compiled.)"""
-
-
-def _pack(value: Any) -> bytes:
-    """:func:`protocol.codec.pack`'s bytes: written in C where built (``protocol._diffc``'s
-    ``pack``: the plain types in msgpack's forms, tested against it; one C call where pack
-    calls ormsgpack, whose call costs about 2,000 instructions before its first byte), else
-    pack's."""
-    if _NATIVE_PACK is not None:
-        enc: bytes = _NATIVE_PACK(value)
-        return enc
-    return pack(value)
 
 
 def _canonical(value: Any) -> bytes:

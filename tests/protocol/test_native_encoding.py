@@ -36,7 +36,6 @@ def test_the_native_encoders_and_hash_are_what_the_modules_call() -> None:
     """Where the extension is built, the ops are joined, the views encoded and hashed by it."""
     assert NATIVE is not None, "protocol._diffc did not import"
     assert patch._NATIVE_JOIN is NATIVE.join_ops
-    assert patch._NATIVE_PACK is NATIVE.pack
     assert patch._NATIVE_CANONICAL is NATIVE.canonical
     assert hashing._HEX is NATIVE.blake2b_hex
     assert hashing._STATE is NATIVE.blake2b_state
